@@ -1,0 +1,1 @@
+../obstrace-demo/main.swift

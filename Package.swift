@@ -1,0 +1,56 @@
+// swift-tools-version:6.0
+// ObsTrace: see inside Swift's Observation framework.
+//
+// Data flow, one module per layer:
+//   ObsTrace (drop-in surface) ─▶ ObsTraceRecorder (registrar, rings, flusher) ─▶ CObsTraceRing (C hot path)
+//   ObsTraceFormat (trace file writer and reader, zlib) ◀─ ObsTraceAnalysis (replay) ◀─ ObsTraceCommands ◀─ obstrace
+//   ObsTraceSymbols (libdw: names and places)
+import PackageDescription
+
+let package = Package(
+  name: "ObsTrace",
+  products: [
+    .library(name: "ObsTrace", targets: ["ObsTrace"]),
+    .executable(name: "obstrace", targets: ["obstrace-cli"]),
+  ],
+  targets: [
+    // C: the recording hot path (per-thread SPSC rings) and the two Debian libraries.
+    .target(name: "CObsTraceRing"),
+    .systemLibrary(name: "CObsTraceZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+    .systemLibrary(name: "CDw", pkgConfig: "libdw", providers: [.apt(["libdw-dev"])]),
+
+    // The trace file: format, writer and streaming reader.
+    .target(name: "ObsTraceFormat", dependencies: ["CObsTraceZlib"]),
+    // Names and places: key-path getters and call stacks resolved with libdw.
+    .target(name: "ObsTraceSymbols", dependencies: ["CDw", "ObsTraceFormat"]),
+    // The recording engine: the tracing registrar, traced tracking, the flusher.
+    .target(
+      name: "ObsTraceRecorder",
+      dependencies: ["CObsTraceRing", "ObsTraceFormat", "ObsTraceSymbols"]
+    ),
+    // The drop-in surface: `import ObsTrace` in a file that declares @Observable classes.
+    .target(name: "ObsTrace", dependencies: ["ObsTraceRecorder"]),
+    // Replay: a model of Observation run over a trace, and the facts every command prints.
+    .target(name: "ObsTraceAnalysis", dependencies: ["ObsTraceFormat"]),
+    // The CLI's commands, as a library so that tests can run them in-process.
+    .target(name: "ObsTraceCommands", dependencies: ["ObsTraceFormat", "ObsTraceAnalysis", "ObsTraceSymbols"]),
+    .executableTarget(name: "obstrace-cli", dependencies: ["ObsTraceCommands"]),
+
+    // Fixtures: models declared in their own modules (another module, Swift 6 language mode).
+    .target(name: "ObsTraceFixtureModels", dependencies: ["ObsTrace"], path: "Tests/Fixtures/ObsTraceFixtureModels"),
+    .executableTarget(
+      name: "obstrace-demo", dependencies: ["ObsTrace"], path: "Examples/obstrace-demo",
+      swiftSettings: [.define("OBSTRACE")]),
+    .executableTarget(name: "obstrace-demo-untraced", path: "Examples/obstrace-demo-untraced"),
+    .executableTarget(name: "obstrace-scenarios", dependencies: ["ObsTrace"], path: "Examples/obstrace-scenarios"),
+
+    .testTarget(name: "ObsTraceFormatTests", dependencies: ["ObsTraceFormat"]),
+    .testTarget(
+      name: "ObsTraceRecorderTests",
+      dependencies: ["ObsTrace", "ObsTraceRecorder", "ObsTraceFormat", "ObsTraceFixtureModels"]
+    ),
+    .testTarget(name: "ObsTraceAnalysisTests", dependencies: ["ObsTraceAnalysis", "ObsTraceFormat"]),
+    .testTarget(name: "ObsTraceCommandsTests", dependencies: ["ObsTraceCommands", "ObsTraceFormat"]),
+  ],
+  swiftLanguageModes: [.v6]
+)

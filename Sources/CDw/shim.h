@@ -1,0 +1,3 @@
+#include <elfutils/libdwfl.h>
+#include <elfutils/libdw.h>
+#include <dwarf.h>

@@ -1,0 +1,278 @@
+// The recording hot path: one single-producer/single-consumer ring of fixed-size records per thread.
+//
+// A producer (any thread that records) finds its ring through a `__thread` pointer, stores one record and
+// publishes it with a release store of `head`. The one consumer, the flusher, loads `head` with acquire,
+// reads the records, and hands the slots back with a release store of `tail`, which the producer loads with
+// acquire when it believes the ring is full. Nothing on this path locks, allocates or touches a Swift object.
+//
+// Pairings (name them where they are used):
+//   producer: store head (release)  ──▶ flusher: load head (acquire)   — the record's bytes are visible
+//   flusher:  store tail (release)  ──▶ producer: load tail (acquire)  — the slots may be reused
+#ifndef COBSTRACE_RING_H
+#define COBSTRACE_RING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// One recorded event: 32 bytes, the unit of every ring. The meaning of the fields depends on `kind`
+/// (see docs/trace-format.md, "Event kinds").
+typedef struct obstrace_record {
+  uint64_t time;    ///< `obstrace_clock()` ticks; converted to nanoseconds by the flusher
+  uint8_t kind;     ///< an `ObsTraceEventKind` raw value
+  uint8_t flags;    ///< kind-specific bits
+  uint16_t depth;   ///< how many of ObsTrace's tracking scopes were open on the thread
+  uint32_t object;  ///< object serial (never an address), or 0
+  uint32_t key;     ///< key path id, label id or type id, by kind
+  uint32_t scope;   ///< scope id, or 0
+  uint32_t aux;     ///< type id of `object`, or a kind-specific value
+  uint32_t stack;   ///< interned call-stack id, or 0
+} obstrace_record;
+
+#define OBSTRACE_SCOPE_STACK_DEPTH 64
+#define OBSTRACE_POINTER_CACHE_SIZE 256
+#define OBSTRACE_STACK_CACHE_SIZE 128
+#define OBSTRACE_MAX_STACK_DEPTH 64
+
+/// A thread's ring and the little per-thread state the Swift layer keeps beside it. Allocated once per thread
+/// (cache-line aligned), handed to the flusher when the thread exits.
+typedef struct obstrace_ring {
+  // ── The producer's cache lines: written only by the owning thread. ──
+  uint64_t head;         ///< next slot to write; stored (release) by the producer, loaded (acquire) by the flusher
+  uint64_t cached_tail;  ///< the producer's last view of `tail`
+  uint64_t dropped;      ///< events dropped because the ring was full (drop mode); relaxed, read by the flusher
+  uint64_t mask;         ///< capacity - 1 (capacity is a power of two)
+  obstrace_record *slots;
+  uint32_t scope_depth;
+  uint32_t suppress_access;  ///< > 0 while ObsTrace itself reads a property (the unchanged-value check)
+  uint32_t writing_object;   ///< the willSet in progress on this thread, for `fired` events
+  uint32_t writing_key;
+  uint32_t scope_stack[OBSTRACE_SCOPE_STACK_DEPTH];
+  uintptr_t stack_low;   ///< the thread's stack bounds, for validating frame pointers
+  uintptr_t stack_high;
+  const void *cache_pointers[OBSTRACE_POINTER_CACHE_SIZE];  ///< per-thread intern cache: pointer → id
+  uint32_t cache_ids[OBSTRACE_POINTER_CACHE_SIZE];
+  uint64_t stack_hashes[OBSTRACE_STACK_CACHE_SIZE];  ///< per-thread intern cache: stack hash → stack id
+  uint32_t stack_ids[OBSTRACE_STACK_CACHE_SIZE];
+
+  char producer_padding[64];  // keeps the flusher's line off the producer's
+
+  // ── The flusher's cache line. ──
+  uint64_t tail;  ///< stored (release) by the flusher, loaded (acquire) by the producer
+  uint64_t flushed_dropped;                    ///< `dropped` as of the last chunk (flusher only)
+  uint64_t chunk_sequence;                     ///< chunks written for this thread (flusher only)
+
+  char consumer_padding[64];
+
+  // ── Shared, rarely written. ──
+  uint32_t thread_id;  ///< small serial, never reused in a process
+  int32_t os_thread_id;
+  uint32_t orphaned;  ///< set (release) when the thread exits; the flusher frees the ring once drained
+  uint32_t reserved;
+  struct obstrace_ring *next;  ///< the registry's list, under its mutex
+} obstrace_ring;
+
+/// Process-wide switches, read on every event with relaxed loads.
+extern uint32_t obstrace_enabled_flag;
+extern uint32_t obstrace_drop_when_full_flag;
+extern uint32_t obstrace_stack_level_flag;
+extern uint32_t obstrace_stack_depth_flag;
+extern __thread obstrace_ring *obstrace_thread_ring;
+
+/// The slow half of `obstrace_current_ring`: allocates and registers this thread's ring.
+obstrace_ring *obstrace_ring_attach(void);
+/// The slow half of `obstrace_emit` when the ring looks full: waits for the flusher (lossless) or counts a drop.
+bool obstrace_ring_make_room(obstrace_ring *ring, uint64_t head);
+
+/// The clock of the hot path: the TSC on x86-64 (≈ 10 ns here), CLOCK_MONOTONIC elsewhere.
+static inline uint64_t obstrace_clock(void) {
+#if defined(__x86_64__)
+  return __rdtsc();
+#else
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#endif
+}
+
+static inline bool obstrace_is_enabled(void) {
+  return __atomic_load_n(&obstrace_enabled_flag, __ATOMIC_RELAXED) != 0;
+}
+
+static inline uint32_t obstrace_stack_level(void) {
+  return __atomic_load_n(&obstrace_stack_level_flag, __ATOMIC_RELAXED);
+}
+
+static inline uint32_t obstrace_stack_depth(void) {
+  return __atomic_load_n(&obstrace_stack_depth_flag, __ATOMIC_RELAXED);
+}
+
+static inline obstrace_ring *obstrace_current_ring(void) {
+  obstrace_ring *ring = obstrace_thread_ring;
+  if (__builtin_expect(ring == NULL, 0)) ring = obstrace_ring_attach();
+  return ring;
+}
+
+/// Records one event on the calling thread's ring. Returns false only when the event was dropped.
+static inline bool obstrace_emit(uint8_t kind, uint8_t flags, uint32_t object, uint32_t key, uint32_t scope,
+                                 uint32_t aux, uint32_t stack) {
+  obstrace_ring *ring = obstrace_current_ring();
+  if (__builtin_expect(ring == NULL, 0)) return false;
+  uint64_t head = ring->head;  // only this thread writes head
+  if (__builtin_expect(head - ring->cached_tail > ring->mask, 0)) {
+    if (!obstrace_ring_make_room(ring, head)) return false;
+  }
+  obstrace_record *slot = &ring->slots[head & ring->mask];
+  slot->time = obstrace_clock();
+  slot->kind = kind;
+  slot->flags = flags;
+  slot->depth = (uint16_t)ring->scope_depth;
+  slot->object = object;
+  slot->key = key;
+  slot->scope = scope;
+  slot->aux = aux;
+  slot->stack = stack;
+  // Release: pairs with the flusher's acquire load of head in obstrace_ring_readable.
+  __atomic_store_n(&ring->head, head + 1, __ATOMIC_RELEASE);
+  return true;
+}
+
+// ── Per-thread state used by the Swift layer (owner thread only, no atomics needed). ──
+
+static inline uint32_t obstrace_innermost_scope(void) {
+  obstrace_ring *ring = obstrace_thread_ring;
+  if (ring == NULL || ring->scope_depth == 0) return 0;
+  uint32_t depth = ring->scope_depth;
+  return depth <= OBSTRACE_SCOPE_STACK_DEPTH ? ring->scope_stack[depth - 1] : ring->scope_stack[OBSTRACE_SCOPE_STACK_DEPTH - 1];
+}
+
+static inline bool obstrace_access_is_suppressed(void) {
+  obstrace_ring *ring = obstrace_thread_ring;
+  return ring != NULL && ring->suppress_access != 0;
+}
+
+/// Looks a pointer up in the thread's intern cache; 0 when absent.
+static inline uint32_t obstrace_cached_id(const void *pointer) {
+  obstrace_ring *ring = obstrace_thread_ring;
+  if (ring == NULL) return 0;
+  size_t index = ((uintptr_t)pointer >> 4) & (OBSTRACE_POINTER_CACHE_SIZE - 1);
+  return ring->cache_pointers[index] == pointer ? ring->cache_ids[index] : 0;
+}
+
+static inline void obstrace_cache_id(const void *pointer, uint32_t id) {
+  obstrace_ring *ring = obstrace_current_ring();
+  if (ring == NULL) return;
+  size_t index = ((uintptr_t)pointer >> 4) & (OBSTRACE_POINTER_CACHE_SIZE - 1);
+  ring->cache_pointers[index] = pointer;
+  ring->cache_ids[index] = id;
+}
+
+void obstrace_push_scope(uint32_t scope);
+void obstrace_pop_scope(uint32_t scope);
+void obstrace_set_writing(uint32_t object, uint32_t key, uint32_t *saved_object, uint32_t *saved_key);
+void obstrace_restore_writing(uint32_t object, uint32_t key);
+uint32_t obstrace_writing_object(void);
+uint32_t obstrace_writing_key(void);
+void obstrace_suppress_access(bool suppress);
+
+// ── Serial numbers. ──
+uint32_t obstrace_next_object_serial(void);
+uint32_t obstrace_next_scope_serial(void);
+
+// ── The consumer side, used by the flusher only. ──
+
+/// Configures the recorder before a session: ring capacity (rounded up to a power of two) for rings made from now
+/// on, drop mode and the stack level.
+void obstrace_configure(uint64_t ring_capacity, bool drop_when_full, uint32_t stack_level, uint32_t stack_depth);
+void obstrace_set_enabled(bool enabled);
+/// Marks the flusher as running (rings of exiting threads are then left for it) or stopped.
+void obstrace_set_flusher_running(bool running);
+
+/// Copies up to `capacity` ring pointers into `rings`; returns how many rings exist.
+size_t obstrace_registry_snapshot(obstrace_ring **rings, size_t capacity);
+/// Unlinks and frees an orphaned ring that the flusher has drained.
+void obstrace_registry_release(obstrace_ring *ring);
+
+/// How many records the flusher can read, and where the contiguous run of them starts.
+static inline size_t obstrace_ring_readable(obstrace_ring *ring, const obstrace_record **first) {
+  // Acquire: pairs with the producer's release store of head in obstrace_emit.
+  uint64_t head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+  uint64_t tail = ring->tail;  // only the flusher writes tail
+  uint64_t available = head - tail;
+  uint64_t index = tail & ring->mask;
+  uint64_t contiguous = ring->mask + 1 - index;
+  *first = &ring->slots[index];
+  return (size_t)(available < contiguous ? available : contiguous);
+}
+
+static inline void obstrace_ring_consume(obstrace_ring *ring, size_t count) {
+  // Release: pairs with the producer's acquire load of tail in obstrace_ring_make_room.
+  __atomic_store_n(&ring->tail, ring->tail + count, __ATOMIC_RELEASE);
+}
+
+static inline uint64_t obstrace_ring_dropped(const obstrace_ring *ring) {
+  return __atomic_load_n(&ring->dropped, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t obstrace_ring_head(const obstrace_ring *ring) {
+  return __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+}
+
+static inline bool obstrace_ring_is_orphaned(const obstrace_ring *ring) {
+  return __atomic_load_n(&ring->orphaned, __ATOMIC_ACQUIRE) != 0;
+}
+
+/// Sleeps until woken by a producer waiting for room, or until `milliseconds` pass.
+void obstrace_flusher_wait(uint32_t milliseconds);
+void obstrace_flusher_wake(void);
+
+/// One (clock ticks, CLOCK_MONOTONIC nanoseconds) pair taken back to back, for converting ticks.
+void obstrace_clock_sample(uint64_t *ticks, uint64_t *nanoseconds);
+/// CLOCK_REALTIME in nanoseconds since 1970.
+uint64_t obstrace_wall_clock_nanoseconds(void);
+
+// ── Call stacks (frame-pointer walk). ──
+
+/// Walks the caller's frame-pointer chain into `frames` (return addresses), skipping `skip` frames. A frame
+/// pointer that is null, misaligned, not above the previous one or too far from it ends the walk.
+int obstrace_capture_stack(uintptr_t *frames, int capacity, int skip);
+
+/// FNV-1a over the frames: the key of the per-thread stack cache.
+static inline uint64_t obstrace_hash_frames(const uintptr_t *frames, int count) {
+  uint64_t hash = 1469598103934665603ull;
+  for (int index = 0; index < count; index++) {
+    hash ^= (uint64_t)frames[index];
+    hash *= 1099511628211ull;
+  }
+  return hash | 1;  // never 0, the empty slot
+}
+
+static inline uint32_t obstrace_cached_stack(uint64_t hash) {
+  obstrace_ring *ring = obstrace_thread_ring;
+  if (ring == NULL) return 0;
+  size_t index = (size_t)(hash >> 7) & (OBSTRACE_STACK_CACHE_SIZE - 1);
+  return ring->stack_hashes[index] == hash ? ring->stack_ids[index] : 0;
+}
+
+static inline void obstrace_cache_stack(uint64_t hash, uint32_t id) {
+  obstrace_ring *ring = obstrace_current_ring();
+  if (ring == NULL) return;
+  size_t index = (size_t)(hash >> 7) & (OBSTRACE_STACK_CACHE_SIZE - 1);
+  ring->stack_hashes[index] = hash;
+  ring->stack_ids[index] = id;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,284 @@
+// The slow paths of the per-thread rings: attaching a ring to a thread, waiting for room, handing a ring over
+// when its thread exits, and the registry the flusher walks.
+#define _GNU_SOURCE
+#include "CObsTraceRing.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+uint32_t obstrace_enabled_flag = 0;
+uint32_t obstrace_drop_when_full_flag = 0;
+uint32_t obstrace_stack_level_flag = 0;
+uint32_t obstrace_stack_depth_flag = 16;
+__thread obstrace_ring *obstrace_thread_ring = NULL;
+
+static pthread_mutex_t registry_mutex = PTHREAD_MUTEX_INITIALIZER;
+static obstrace_ring *registry_head = NULL;
+static bool flusher_running = false;
+static uint64_t configured_capacity = 1u << 16;
+static uint32_t next_thread_id = 0;
+static uint32_t next_object_serial = 0;
+static uint32_t next_scope_serial = 0;
+
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
+static pthread_mutex_t wake_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake_cond = PTHREAD_COND_INITIALIZER;
+static bool wake_pending = false;
+
+static void free_ring(obstrace_ring *ring) {
+  free(ring->slots);
+  free(ring);
+}
+
+/// Unlinks `ring` from the registry; the caller holds registry_mutex.
+static void unlink_ring(obstrace_ring *ring) {
+  obstrace_ring **link = &registry_head;
+  while (*link != NULL && *link != ring) link = &(*link)->next;
+  if (*link == ring) *link = ring->next;
+}
+
+/// Runs when a thread that recorded exits: its ring goes to the flusher, which frees it once drained.
+static void thread_exited(void *value) {
+  obstrace_ring *ring = value;
+  obstrace_thread_ring = NULL;
+  pthread_mutex_lock(&registry_mutex);
+  bool empty = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE) == ring->tail;
+  if (!flusher_running && empty) {
+    unlink_ring(ring);
+    pthread_mutex_unlock(&registry_mutex);
+    free_ring(ring);
+    return;
+  }
+  // Release: pairs with the flusher's acquire load in obstrace_ring_is_orphaned.
+  __atomic_store_n(&ring->orphaned, 1, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&registry_mutex);
+}
+
+static void make_exit_key(void) { pthread_key_create(&exit_key, thread_exited); }
+
+obstrace_ring *obstrace_ring_attach(void) {
+  if (obstrace_thread_ring != NULL) return obstrace_thread_ring;
+  obstrace_ring *ring = aligned_alloc(64, (sizeof(obstrace_ring) + 63) & ~(size_t)63);
+  if (ring == NULL) return NULL;
+  memset(ring, 0, sizeof(*ring));
+  uint64_t capacity = __atomic_load_n(&configured_capacity, __ATOMIC_RELAXED);
+  ring->slots = aligned_alloc(64, capacity * sizeof(obstrace_record));
+  if (ring->slots == NULL) {
+    free(ring);
+    return NULL;
+  }
+  ring->mask = capacity - 1;
+  ring->os_thread_id = (int32_t)syscall(SYS_gettid);
+
+  pthread_attr_t attributes;
+  if (pthread_getattr_np(pthread_self(), &attributes) == 0) {
+    void *low = NULL;
+    size_t size = 0;
+    if (pthread_attr_getstack(&attributes, &low, &size) == 0) {
+      ring->stack_low = (uintptr_t)low;
+      ring->stack_high = (uintptr_t)low + size;
+    }
+    pthread_attr_destroy(&attributes);
+  }
+
+  pthread_once(&exit_key_once, make_exit_key);
+  pthread_mutex_lock(&registry_mutex);
+  ring->thread_id = ++next_thread_id;
+  ring->next = registry_head;
+  registry_head = ring;
+  pthread_mutex_unlock(&registry_mutex);
+  pthread_setspecific(exit_key, ring);
+  obstrace_thread_ring = ring;
+  return ring;
+}
+
+bool obstrace_ring_make_room(obstrace_ring *ring, uint64_t head) {
+  for (unsigned attempt = 0;; attempt++) {
+    // Acquire: pairs with the flusher's release store of tail in obstrace_ring_consume.
+    uint64_t tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
+    ring->cached_tail = tail;
+    if (head - tail <= ring->mask) return true;
+    bool drop = __atomic_load_n(&obstrace_drop_when_full_flag, __ATOMIC_RELAXED) != 0;
+    bool can_wait = __atomic_load_n(&flusher_running, __ATOMIC_ACQUIRE) && obstrace_is_enabled();
+    if (drop || !can_wait) {
+      __atomic_store_n(&ring->dropped, ring->dropped + 1, __ATOMIC_RELAXED);
+      return false;
+    }
+    obstrace_flusher_wake();
+    if (attempt < 16) {
+      sched_yield();
+    } else {
+      struct timespec pause = {0, 50000};
+      nanosleep(&pause, NULL);
+    }
+  }
+}
+
+void obstrace_push_scope(uint32_t scope) {
+  obstrace_ring *ring = obstrace_current_ring();
+  if (ring == NULL) return;
+  if (ring->scope_depth < OBSTRACE_SCOPE_STACK_DEPTH) ring->scope_stack[ring->scope_depth] = scope;
+  ring->scope_depth++;
+}
+
+void obstrace_pop_scope(uint32_t scope) {
+  (void)scope;
+  obstrace_ring *ring = obstrace_thread_ring;
+  if (ring != NULL && ring->scope_depth > 0) ring->scope_depth--;
+}
+
+void obstrace_set_writing(uint32_t object, uint32_t key, uint32_t *saved_object, uint32_t *saved_key) {
+  obstrace_ring *ring = obstrace_current_ring();
+  if (ring == NULL) {
+    *saved_object = 0;
+    *saved_key = 0;
+    return;
+  }
+  *saved_object = ring->writing_object;
+  *saved_key = ring->writing_key;
+  ring->writing_object = object;
+  ring->writing_key = key;
+}
+
+void obstrace_restore_writing(uint32_t object, uint32_t key) {
+  obstrace_ring *ring = obstrace_thread_ring;
+  if (ring == NULL) return;
+  ring->writing_object = object;
+  ring->writing_key = key;
+}
+
+uint32_t obstrace_writing_object(void) {
+  obstrace_ring *ring = obstrace_thread_ring;
+  return ring == NULL ? 0 : ring->writing_object;
+}
+
+uint32_t obstrace_writing_key(void) {
+  obstrace_ring *ring = obstrace_thread_ring;
+  return ring == NULL ? 0 : ring->writing_key;
+}
+
+void obstrace_suppress_access(bool suppress) {
+  obstrace_ring *ring = obstrace_current_ring();
+  if (ring == NULL) return;
+  if (suppress) {
+    ring->suppress_access++;
+  } else if (ring->suppress_access > 0) {
+    ring->suppress_access--;
+  }
+}
+
+uint32_t obstrace_next_object_serial(void) {
+  return __atomic_add_fetch(&next_object_serial, 1, __ATOMIC_RELAXED);
+}
+
+uint32_t obstrace_next_scope_serial(void) {
+  return __atomic_add_fetch(&next_scope_serial, 1, __ATOMIC_RELAXED);
+}
+
+void obstrace_configure(uint64_t ring_capacity, bool drop_when_full, uint32_t stack_level, uint32_t stack_depth) {
+  if (stack_depth > OBSTRACE_MAX_STACK_DEPTH) stack_depth = OBSTRACE_MAX_STACK_DEPTH;
+  __atomic_store_n(&obstrace_stack_depth_flag, stack_depth, __ATOMIC_RELAXED);
+  uint64_t capacity = 64;
+  while (capacity < ring_capacity && capacity < (1ull << 30)) capacity <<= 1;
+  __atomic_store_n(&configured_capacity, capacity, __ATOMIC_RELAXED);
+  __atomic_store_n(&obstrace_drop_when_full_flag, drop_when_full ? 1 : 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&obstrace_stack_level_flag, stack_level, __ATOMIC_RELAXED);
+}
+
+void obstrace_set_enabled(bool enabled) {
+  __atomic_store_n(&obstrace_enabled_flag, enabled ? 1 : 0, __ATOMIC_SEQ_CST);
+}
+
+void obstrace_set_flusher_running(bool running) {
+  pthread_mutex_lock(&registry_mutex);
+  __atomic_store_n(&flusher_running, running, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&registry_mutex);
+}
+
+size_t obstrace_registry_snapshot(obstrace_ring **rings, size_t capacity) {
+  pthread_mutex_lock(&registry_mutex);
+  size_t count = 0;
+  for (obstrace_ring *ring = registry_head; ring != NULL; ring = ring->next) {
+    if (count < capacity) rings[count] = ring;
+    count++;
+  }
+  pthread_mutex_unlock(&registry_mutex);
+  return count;
+}
+
+void obstrace_registry_release(obstrace_ring *ring) {
+  pthread_mutex_lock(&registry_mutex);
+  unlink_ring(ring);
+  pthread_mutex_unlock(&registry_mutex);
+  free_ring(ring);
+}
+
+void obstrace_flusher_wait(uint32_t milliseconds) {
+  struct timespec deadline;
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += milliseconds / 1000;
+  deadline.tv_nsec += (long)(milliseconds % 1000) * 1000000L;
+  if (deadline.tv_nsec >= 1000000000L) {
+    deadline.tv_sec += 1;
+    deadline.tv_nsec -= 1000000000L;
+  }
+  pthread_mutex_lock(&wake_mutex);
+  while (!wake_pending) {
+    if (pthread_cond_timedwait(&wake_cond, &wake_mutex, &deadline) != 0) break;
+  }
+  wake_pending = false;
+  pthread_mutex_unlock(&wake_mutex);
+}
+
+void obstrace_flusher_wake(void) {
+  pthread_mutex_lock(&wake_mutex);
+  wake_pending = true;
+  pthread_cond_signal(&wake_cond);
+  pthread_mutex_unlock(&wake_mutex);
+}
+
+void obstrace_clock_sample(uint64_t *ticks, uint64_t *nanoseconds) {
+  struct timespec ts;
+  uint64_t before = obstrace_clock();
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  uint64_t after = obstrace_clock();
+  *ticks = before + (after - before) / 2;
+  *nanoseconds = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t obstrace_wall_clock_nanoseconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int obstrace_capture_stack(uintptr_t *frames, int capacity, int skip) {
+  obstrace_ring *ring = obstrace_current_ring();
+  if (ring == NULL || ring->stack_high == 0) return 0;
+  uintptr_t *frame = __builtin_frame_address(0);
+  int count = 0;
+  while (count < capacity) {
+    uintptr_t address = (uintptr_t)frame;
+    // A frame record is two words: the caller's frame pointer, then the return address.
+    if (address < ring->stack_low || address + 2 * sizeof(uintptr_t) > ring->stack_high) break;
+    if ((address & (sizeof(uintptr_t) - 1)) != 0) break;
+    uintptr_t *caller = (uintptr_t *)frame[0];
+    uintptr_t return_address = frame[1];
+    if (return_address == 0) break;
+    if (skip > 0) {
+      skip--;
+    } else {
+      frames[count++] = return_address;
+    }
+    // The chain must climb the stack: a pointer that does not is corrupt or the end.
+    if ((uintptr_t)caller <= address || (uintptr_t)caller - address > (1u << 20)) break;
+    frame = caller;
+  }
+  return count;
+}

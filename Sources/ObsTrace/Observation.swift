@@ -1,0 +1,44 @@
+@_exported import ObsTraceRecorder
+import Observation
+
+/// The drop-in: in a file that imports ObsTrace, `Observation.X` resolves here before the real module, so the
+/// `@Observable` macro's `Observation.ObservationRegistrar()` creates a `TracingRegistrar`, and every other
+/// qualified name a user may write still reaches the real declaration.
+public enum Observation {
+  /// The registrar the `@Observable` macro creates: ObsTrace's, which records and forwards to the real one.
+  public typealias ObservationRegistrar = TracingRegistrar
+  /// The real `Observable` protocol (the macro's conformance).
+  public typealias Observable = _ObservationObservable
+
+  /// `Observation.withObservationTracking(_:onChange:)`, traced; see the unqualified form.
+  public static func withObservationTracking<T>(
+    _ apply: () -> T, onChange: @autoclosure () -> @Sendable () -> Void, fileID: StaticString = #fileID,
+    line: UInt = #line
+  ) -> T {
+    TracedTracking.withObservationTracking(apply, onChange: onChange(), label: .site(fileID: fileID, line: line))
+  }
+}
+
+/// Tracks the properties `apply` reads and calls `onChange` once, before the first of them changes: exactly
+/// Observation's `withObservationTracking`, which it calls, recorded as a tracking scope labelled with the
+/// caller's `#fileID:#line`.
+public func withObservationTracking<T>(
+  _ apply: () -> T, onChange: @autoclosure () -> @Sendable () -> Void, fileID: StaticString = #fileID,
+  line: UInt = #line
+) -> T {
+  TracedTracking.withObservationTracking(apply, onChange: onChange(), label: .site(fileID: fileID, line: line))
+}
+
+/// `withObservationTracking(_:onChange:)` recorded as a scope with a name of your choosing
+/// (`"FirstView.body"`), so reports speak of it by that name.
+public func withObservationTracking<T>(
+  named name: String, _ apply: () -> T, onChange: @autoclosure () -> @Sendable () -> Void
+) -> T {
+  TracedTracking.withObservationTracking(apply, onChange: onChange(), label: .name(name))
+}
+
+/// Runs `body` as a named scope: reads inside it are attributed to `name`. For code that runs under tracking
+/// ObsTrace does not own (a SwiftUI body), or to group reads in a report.
+public func withTrackingScope<T>(named name: String, _ body: () throws -> T) rethrows -> T {
+  try TracedTracking.withScope(named: name, body)
+}

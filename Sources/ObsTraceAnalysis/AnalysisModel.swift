@@ -1,0 +1,131 @@
+import ObsTraceFormat
+
+/// A property of one object: what Observation tracks.
+public struct PropertyKey: Hashable, Sendable, Comparable {
+  public var object: UInt32
+  public var property: UInt32
+
+  public init(object: UInt32, property: UInt32) {
+    self.object = object
+    self.property = property
+  }
+
+  public static func < (a: Self, b: Self) -> Bool { (a.object, a.property) < (b.object, b.property) }
+}
+
+/// Counts for one property (by property id, over all objects of its type).
+public struct PropertyStatistics: Sendable, Equatable {
+  public var reads = 0
+  /// Reads while a tracking scope of ObsTrace's was open.
+  public var trackedReads = 0
+  public var writes = 0
+  /// Writes that left the value unchanged (a `_modify` of an Equatable member).
+  public var noopWrites = 0
+  /// (write, fired scope) pairs caused by writes of this property.
+  public var invalidations = 0
+  /// Invalidations caused by writes that changed nothing.
+  public var wastedInvalidations = 0
+  /// Writes after a scope that read this property had fired but before it ran again: they fired nothing.
+  public var coalescedWrites = 0
+  public var staleReads = 0
+  /// The most scopes one write of this property fired.
+  public var maximumFanOut = 0
+
+  public init() {}
+}
+
+/// Counts for one scope label (all the runs that carry it).
+public struct ScopeStatistics: Sendable, Equatable {
+  public var kind: ScopeKind
+  /// Distinct instances: a label and the set of objects a run read (two views of one kind on two models are
+  /// two instances).
+  public var instances = 0
+  public var runs = 0
+  /// Times a run of this scope was fired by a write.
+  public var invalidations = 0
+  /// Of those, fired by writes that changed nothing.
+  public var wastedInvalidations = 0
+  /// Runs that read only values no real change had touched since the instance's previous run.
+  public var redundantRuns = 0
+  /// Fires whose cause ObsTrace did not see (an object freed, or a write in code that is not traced).
+  public var unexplainedInvalidations = 0
+  /// Writes to what the scope read, after it fired and before it ran again.
+  public var coalescedWrites = 0
+  /// Property id → reads in this scope's runs.
+  public var reads: [UInt32: Int] = [:]
+
+  public init(kind: ScopeKind) {
+    self.kind = kind
+  }
+}
+
+/// Objects of one type.
+public struct TypeStatistics: Sendable, Equatable {
+  public var created = 0
+  public var freed = 0
+  /// Objects seen in events but created before the recording began.
+  public var seenOnly = 0
+
+  public init() {}
+}
+
+/// What the replay found worth a person's attention.
+public struct Finding: Sendable, Equatable {
+  public enum Kind: String, Sendable, CaseIterable {
+    case noopWrite = "noop-write"
+    case staleRead = "stale-read"
+    case fanOut = "fan-out"
+    case untrackedRead = "untracked-read"
+    case leakedObject = "leaked-object"
+    case redundantRun = "redundant-run"
+    case droppedEvents = "dropped-events"
+    case truncated
+    case damagedChunk = "damaged-chunk"
+  }
+
+  public var kind: Kind
+  public var property: String?
+  public var scope: String?
+  public var site: String?
+  public var count: Int
+  public var message: String
+  public var hint: String
+
+  /// Warnings cost something; `untracked-read` is information.
+  public var isInformational: Bool { kind == .untrackedRead }
+}
+
+/// One line of the "who read what" timeline, produced as the replay meets it, in time order.
+public enum TimelineEntry: Sendable {
+  /// A scope run ended: what it read.
+  case run(TimelineRun)
+  /// A write finished: what it invalidated.
+  case write(TimelineWrite)
+  /// A read inside the property's own willSet window.
+  case staleRead(time: UInt64, thread: UInt32, key: PropertyKey, stack: UInt32)
+  /// A scope fired with no write in progress on the firing thread.
+  case unexplainedFire(time: UInt64, thread: UInt32, scope: UInt32, label: UInt32)
+}
+
+public struct TimelineRun: Sendable {
+  public var scope: UInt32
+  public var label: UInt32
+  public var kind: ScopeKind
+  public var thread: UInt32
+  public var begin: UInt64
+  public var end: UInt64
+  /// What the run read, in the order of first read.
+  public var reads: [PropertyKey]
+  public var redundant: Bool
+}
+
+public struct TimelineWrite: Sendable {
+  public enum Outcome: Sendable { case changed, unchanged, unknown }
+  public var time: UInt64
+  public var thread: UInt32
+  public var key: PropertyKey
+  public var outcome: Outcome
+  /// Scope runs this write fired (scope id, label id).
+  public var fired: [(scope: UInt32, label: UInt32)]
+  public var stack: UInt32
+}

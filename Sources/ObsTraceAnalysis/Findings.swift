@@ -1,0 +1,133 @@
+import ObsTraceFormat
+
+/// Turns the replay's aggregates into findings, each with a concrete hint. The heuristics are documented in
+/// docs/analysis.md; keep the two together.
+enum Findings {
+  static func derive(
+    _ replay: Replay, _ reader: TraceReader, _ definitions: TraceDefinitions, _ trace: AnalysisReport.Trace
+  ) -> [Finding] {
+    var findings: [Finding] = []
+    func site(_ stack: UInt32) -> String? {
+      guard stack != 0, let frame = definitions.site(ofStack: stack) else { return nil }
+      return SiteFormatting.describe(frame)
+    }
+
+    for (key, count) in replay.noopWrites {
+      let property = definitions.propertyName(key.property)
+      let wasted = replay.properties[key.property]?.wastedInvalidations ?? 0
+      findings.append(
+        Finding(
+          kind: .noopWrite, property: property, scope: nil, site: site(key.stack), count: count,
+          message: "\(count) write\(count == 1 ? "" : "s") to \(property) left the value unchanged"
+            + (wasted > 0 ? " and still invalidated \(wasted) scope run\(wasted == 1 ? "" : "s")" : ""),
+          hint: "writes through _modify (x.items[i].y = v, x.n += 0) notify even when nothing changes; "
+            + "compare before writing, or assign the whole value so the setter's equality check applies"))
+    }
+    for (key, count) in replay.staleReads {
+      let property = definitions.propertyName(key.property)
+      findings.append(
+        Finding(
+          kind: .staleRead, property: property, scope: nil, site: site(key.stack), count: count,
+          message: "\(count) read\(count == 1 ? "" : "s") of \(property) inside its own willSet saw the old value",
+          hint: "onChange runs before the value is stored; re-read after the write (DispatchQueue.main.async, "
+            + "a Task, or Observations, which reads after the change)"))
+    }
+    for (property, fanOut) in replay.fanOuts {
+      let name = definitions.propertyName(property)
+      findings.append(
+        Finding(
+          kind: .fanOut, property: name, scope: nil, site: nil, count: fanOut.count,
+          message: "\(fanOut.count) write\(fanOut.count == 1 ? "" : "s") to \(name) each invalidated more than "
+            + "\(replay.configuration.fanOutThreshold) scopes (largest: \(fanOut.largest))",
+          hint: "many views read this one property; split it, or pass each view only the part it shows"))
+    }
+    for (label, statistics) in replay.scopes where statistics.redundantRuns > 0 {
+      let name = definitions.labels[label] ?? "<label #\(label)>"
+      findings.append(
+        Finding(
+          kind: .redundantRun, property: nil, scope: name, site: nil, count: statistics.redundantRuns,
+          message: "\(statistics.redundantRuns) run\(statistics.redundantRuns == 1 ? "" : "s") of \(name) read only "
+            + "values that no real change had touched since its previous run",
+          hint: "the scope re-ran for a write that changed nothing it shows; see the noop-write findings, or "
+            + "what invalidated it in `obstrace timeline --scope`"))
+    }
+    for (type, count) in replay.leakedObjects {
+      let name = definitions.typeName(type)
+      findings.append(
+        Finding(
+          kind: .leakedObject, property: nil, scope: nil, site: nil, count: count,
+          message: "\(count) \(name) object\(count == 1 ? " was" : "s were") created and never freed by the end of the trace",
+          hint: "a strong reference cycle keeps them alive (a Task or closure capturing self); "
+            + "capture [weak self], or cancel the task when the owner goes away"))
+    }
+    if trace.droppedEvents > 0 {
+      findings.append(
+        Finding(
+          kind: .droppedEvents, property: nil, scope: nil, site: nil, count: Int(trace.droppedEvents),
+          message: "\(trace.droppedEvents) events were dropped because a ring was full; counts are lower bounds",
+          hint: "record without OBSTRACE_DROP (lossless), or with a larger OBSTRACE_RING_CAPACITY"))
+    }
+    if trace.truncated {
+      findings.append(
+        Finding(
+          kind: .truncated, property: nil, scope: nil, site: nil, count: 1,
+          message: "the trace is truncated: the recording did not stop cleanly; read up to its last whole chunk",
+          hint: "the process was killed or crashed; events of its last ~0.3 s may be missing"))
+    }
+    for damage in trace.damage where !damage.message.contains("cut short") {
+      findings.append(
+        Finding(
+          kind: .damagedChunk, property: nil, scope: nil, site: nil, count: 1, message: "damaged chunk \(damage)",
+          hint: "the events of that chunk are lost; the rest of the trace was read"))
+    }
+    for (key, count) in replay.untrackedReads {
+      let property = definitions.propertyName(key.property)
+      findings.append(
+        Finding(
+          kind: .untrackedRead, property: property, scope: nil, site: site(key.stack), count: count,
+          message: "\(count) read\(count == 1 ? "" : "s") of \(property) outside any tracking scope",
+          hint: "information: such reads subscribe nothing (an action, a test assertion, a re-read)"))
+    }
+    return findings.sorted { a, b in
+      if a.isInformational != b.isInformational { return !a.isInformational }
+      if a.count != b.count { return a.count > b.count }
+      return (a.kind.rawValue, a.property ?? "", a.scope ?? "", a.site ?? "") < (
+        b.kind.rawValue, b.property ?? "", b.scope ?? "", b.site ?? ""
+      )
+    }
+  }
+}
+
+/// How a code place is written in every output: `file.swift:12 (function)`.
+public enum SiteFormatting {
+  public static func describe(_ frame: SymbolizedFrame) -> String {
+    let function = shortFunction(frame.function)
+    guard !frame.file.isEmpty else { return function }
+    let file = frame.file.split(separator: "/").last.map(String.init) ?? frame.file
+    return "\(file):\(frame.line) (\(function))"
+  }
+
+  /// `Demo.FirstView.body.getter : Swift.String` → `FirstView.body.getter`; `Demo.render(model: Demo.Model) -> ()`
+  /// → `render(model:)`.
+  public static func shortFunction(_ function: String) -> String {
+    var name = Substring(function)
+    if let colon = name.firstRange(of: " : ") { name = name[..<colon.lowerBound] }
+    if let arrow = name.firstRange(of: " -> ") { name = name[..<arrow.lowerBound] }
+    // Drop parameter types: `render(model: Demo.Model)` → `render(model:)`.
+    if let open = name.firstIndex(of: "("), name.hasSuffix(")"), !name.hasPrefix("closure"), !name.contains(" in ") {
+      let parameters = name[name.index(after: open)..<name.index(before: name.endIndex)]
+      let labels = parameters.split(separator: ",").map { part -> String in
+        let trimmed = part.drop { $0 == " " }
+        if let colon = trimmed.firstIndex(of: ":") { return String(trimmed[..<colon]) + ":" }
+        return "_:"
+      }
+      name = name[..<open] + "(" + labels.joined() + ")"
+    }
+    // Drop the module: the first component, when more follow.
+    let text = String(name)
+    if let dot = text.firstIndex(of: "."), !text.hasPrefix("closure"), text[..<dot].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) {
+      return String(text[text.index(after: dot)...])
+    }
+    return text
+  }
+}

@@ -1,0 +1,320 @@
+import ObsTraceFormat
+
+/// A model of Observation run over a trace's events, in time order, deriving once the facts that every command
+/// prints. Memory grows with objects, properties and live scopes, never with the number of events.
+///
+/// What it models (stdlib/public/Observation): an access adds (object, property) to the innermost open scope's
+/// list; a nested scope's list merges into its parent's when it ends (as `generateAccessList` does); when a
+/// scope's observers are installed it subscribes to its list; a willSet fires what is subscribed, and one-shot
+/// tracking cancels all its subscriptions when it fires. Fires are taken from the trace (the recorder saw them),
+/// not predicted, and attributed to the write in progress on the firing thread.
+public final class Replay {
+  public struct Configuration: Sendable {
+    /// A write that fires more scopes than this is a fan-out finding.
+    public var fanOutThreshold = 10
+
+    public init(fanOutThreshold: Int = 10) {
+      self.fanOutThreshold = fanOutThreshold
+    }
+  }
+
+  struct Run {
+    var label: UInt32
+    var kind: ScopeKind
+    var thread: UInt32
+    var parent: UInt32
+    var begin: UInt64
+    var beginSequence: UInt64
+    var reads: [PropertyKey] = []
+    var readSet: Set<PropertyKey> = []
+    var ended = false
+    var subscribed = false
+    var instance: InstanceKey?
+  }
+
+  struct InstanceKey: Hashable {
+    var label: UInt32
+    var objects: [UInt32]
+  }
+
+  struct Instance {
+    var lastRunBeginSequence: UInt64
+    var lastReads: Set<PropertyKey>
+    var awaitingRerun = false
+  }
+
+  struct Write {
+    var key: PropertyKey
+    var sequence: UInt64
+    var time: UInt64
+    var stack: UInt32
+    var fired: [(scope: UInt32, label: UInt32)] = []
+  }
+
+  struct ThreadState {
+    var writes: [Write] = []
+  }
+
+  struct SiteKey: Hashable {
+    var property: UInt32
+    var stack: UInt32
+  }
+
+  public let configuration: Configuration
+  public private(set) var properties: [UInt32: PropertyStatistics] = [:]
+  public private(set) var scopes: [UInt32: ScopeStatistics] = [:]  // by label id
+  public private(set) var types: [UInt32: TypeStatistics] = [:]
+  public private(set) var events = 0
+  public private(set) var firstTime: UInt64?
+  public private(set) var lastTime: UInt64 = 0
+  public private(set) var threadsSeen: Set<UInt32> = []
+
+  private var sequence: UInt64 = 0
+  private var runs: [UInt32: Run] = [:]
+  private var subscriptions: [PropertyKey: Set<UInt32>] = [:]
+  private var instances: [InstanceKey: Instance] = [:]
+  private var readersOf: [PropertyKey: Set<InstanceKey>] = [:]
+  private var lastRealChange: [PropertyKey: UInt64] = [:]
+  private var threads: [UInt32: ThreadState] = [:]
+  private var liveObjects: [UInt32: UInt32] = [:]  // serial → type, created in the trace and not freed
+  private var seenObjects: Set<UInt32> = []
+  private var objectTypes: [UInt32: UInt32] = [:]
+
+  /// An edge of the dependency graph: one object's property and a scope label.
+  public struct Edge: Hashable, Sendable {
+    public var object: UInt32
+    public var property: UInt32
+    public var label: UInt32
+  }
+
+  /// Reads of a property inside runs of a scope, per object.
+  public private(set) var readEdges: [Edge: Int] = [:]
+  /// Invalidations of a scope by writes of a property, per object: all, and those by writes that changed nothing.
+  public private(set) var invalidationEdges: [Edge: (all: Int, wasted: Int)] = [:]
+
+  // Findings, aggregated by where they happen.
+  private(set) var noopWrites: [SiteKey: Int] = [:]
+  private(set) var staleReads: [SiteKey: Int] = [:]
+  private(set) var untrackedReads: [SiteKey: Int] = [:]
+  private(set) var fanOuts: [UInt32: (count: Int, largest: Int)] = [:]
+
+  /// Called with each timeline entry as the replay meets it.
+  public var onTimelineEntry: ((TimelineEntry) -> Void)?
+
+  public init(configuration: Configuration = Configuration()) {
+    self.configuration = configuration
+  }
+
+  /// Replays one event; events must come in time order (see `TimeOrderedEvents`).
+  public func consume(_ event: TraceEvent) {
+    events += 1
+    sequence += 1
+    if firstTime == nil { firstTime = event.time }
+    lastTime = max(lastTime, event.time)
+    threadsSeen.insert(event.thread)
+    switch event.kind {
+    case .objectCreated:
+      liveObjects[event.object] = event.aux
+      if event.aux != 0 { objectTypes[event.object] = event.aux }
+    case .objectFreed:
+      let type = event.aux != 0 ? event.aux : (objectTypes[event.object] ?? 0)
+      if liveObjects.removeValue(forKey: event.object) != nil {
+        types[type, default: TypeStatistics()].created += 1
+        types[type, default: TypeStatistics()].freed += 1
+      }
+      seenObjects.remove(event.object)
+      objectTypes.removeValue(forKey: event.object)
+    case .access:
+      access(event)
+    case .willSet:
+      willSet(event)
+    case .didSet:
+      didSet(event)
+    case .scopeBegin:
+      let kind = ScopeKind(rawValue: event.flags) ?? .tracking
+      runs[event.scope] = Run(
+        label: event.key, kind: kind, thread: event.thread, parent: event.aux, begin: event.time,
+        beginSequence: sequence)
+      if scopes[event.key] == nil { scopes[event.key] = ScopeStatistics(kind: kind) }
+    case .scopeEnd:
+      endRun(event)
+    case .trackingInstalled:
+      guard var run = runs[event.scope] else { return }
+      run.subscribed = true
+      for key in run.readSet { subscriptions[key, default: []].insert(event.scope) }
+      runs[event.scope] = run
+    case .trackingFired:
+      fired(event)
+    case .trackingCancelled:
+      cancel(event.scope)
+    }
+  }
+
+  private func noteObject(_ event: TraceEvent) {
+    if event.aux != 0, objectTypes[event.object] == nil {
+      objectTypes[event.object] = event.aux
+      if liveObjects[event.object] != nil {
+        liveObjects[event.object] = event.aux
+      } else {
+        seenObjects.insert(event.object)
+      }
+    }
+  }
+
+  private func access(_ event: TraceEvent) {
+    noteObject(event)
+    let key = PropertyKey(object: event.object, property: event.key)
+    properties[event.key, default: PropertyStatistics()].reads += 1
+    if event.flags & EventFlags.accessInScope != 0 {
+      properties[event.key, default: PropertyStatistics()].trackedReads += 1
+    }
+    if event.flags & EventFlags.staleRead != 0 {
+      properties[event.key, default: PropertyStatistics()].staleReads += 1
+      staleReads[SiteKey(property: event.key, stack: event.stack), default: 0] += 1
+      onTimelineEntry?(.staleRead(time: event.time, thread: event.thread, key: key, stack: event.stack))
+    }
+    if event.scope != 0, var run = runs[event.scope] {
+      if run.readSet.insert(key).inserted { run.reads.append(key) }
+      runs[event.scope] = run
+      scopes[run.label]?.reads[event.key, default: 0] += 1
+      readEdges[Edge(object: event.object, property: event.key, label: run.label), default: 0] += 1
+    } else if event.scope == 0 {
+      untrackedReads[SiteKey(property: event.key, stack: event.stack), default: 0] += 1
+    }
+  }
+
+  private func willSet(_ event: TraceEvent) {
+    noteObject(event)
+    let key = PropertyKey(object: event.object, property: event.key)
+    properties[event.key, default: PropertyStatistics()].writes += 1
+    threads[event.thread, default: ThreadState()].writes.append(
+      Write(key: key, sequence: sequence, time: event.time, stack: event.stack))
+    // Coalesced: scopes that read this and already fired, waiting to run again, hear nothing of this write.
+    for instanceKey in readersOf[key] ?? [] where instances[instanceKey]?.awaitingRerun == true {
+      properties[event.key, default: PropertyStatistics()].coalescedWrites += 1
+      scopes[instanceKey.label]?.coalescedWrites += 1
+    }
+  }
+
+  private func didSet(_ event: TraceEvent) {
+    let key = PropertyKey(object: event.object, property: event.key)
+    var stack = threads[event.thread]?.writes ?? []
+    guard let index = stack.lastIndex(where: { $0.key == key }) else { return }
+    let write = stack.remove(at: index)
+    threads[event.thread]?.writes = stack
+    let unchanged = event.flags & EventFlags.unchanged != 0
+    if unchanged {
+      properties[event.key, default: PropertyStatistics()].noopWrites += 1
+      noopWrites[SiteKey(property: event.key, stack: write.stack), default: 0] += 1
+      properties[event.key, default: PropertyStatistics()].wastedInvalidations += write.fired.count
+      for fire in write.fired {
+        scopes[fire.label]?.wastedInvalidations += 1
+        invalidationEdges[Edge(object: key.object, property: key.property, label: fire.label)]?.wasted += 1
+      }
+    } else {
+      lastRealChange[key] = write.sequence
+    }
+    let fanOut = write.fired.count
+    if fanOut > properties[event.key, default: PropertyStatistics()].maximumFanOut {
+      properties[event.key, default: PropertyStatistics()].maximumFanOut = fanOut
+    }
+    if fanOut > configuration.fanOutThreshold {
+      let previous = fanOuts[event.key] ?? (0, 0)
+      fanOuts[event.key] = (previous.count + 1, max(previous.largest, fanOut))
+    }
+    onTimelineEntry?(
+      .write(
+        TimelineWrite(
+          time: write.time, thread: event.thread, key: key,
+          outcome: unchanged ? .unchanged : (event.flags & EventFlags.changed != 0 ? .changed : .unknown),
+          fired: write.fired, stack: write.stack)))
+  }
+
+  private func fired(_ event: TraceEvent) {
+    guard let run = runs[event.scope] else { return }
+    scopes[run.label]?.invalidations += 1
+    if let instance = run.instance { instances[instance]?.awaitingRerun = true }
+    let cause = PropertyKey(object: event.object, property: event.key)
+    if event.object != 0, let writes = threads[event.thread]?.writes,
+      let index = writes.lastIndex(where: { $0.key == cause })
+    {
+      threads[event.thread]!.writes[index].fired.append((event.scope, run.label))
+      properties[event.key, default: PropertyStatistics()].invalidations += 1
+      invalidationEdges[Edge(object: event.object, property: event.key, label: run.label), default: (0, 0)].all += 1
+    } else {
+      scopes[run.label]?.unexplainedInvalidations += 1
+      onTimelineEntry?(.unexplainedFire(time: event.time, thread: event.thread, scope: event.scope, label: run.label))
+    }
+    if run.kind == .tracking { cancel(event.scope) }
+  }
+
+  private func cancel(_ scope: UInt32) {
+    guard var run = runs[scope] else { return }
+    if run.subscribed {
+      for key in run.readSet {
+        subscriptions[key]?.remove(scope)
+        if subscriptions[key]?.isEmpty == true { subscriptions[key] = nil }
+      }
+      run.subscribed = false
+    }
+    if run.ended {
+      runs[scope] = nil
+    } else {
+      runs[scope] = run
+    }
+  }
+
+  private func endRun(_ event: TraceEvent) {
+    guard var run = runs[event.scope] else { return }
+    run.ended = true
+    // A nested list merges into the enclosing one, as the real generateAccessList does on exit.
+    if run.parent != 0, var parent = runs[run.parent], !parent.ended {
+      for key in run.reads where parent.readSet.insert(key).inserted { parent.reads.append(key) }
+      runs[run.parent] = parent
+    }
+    var objects = Array(Set(run.reads.map(\.object))).sorted()
+    if objects.isEmpty { objects = [0] }
+    let instanceKey = InstanceKey(label: run.label, objects: objects)
+    run.instance = instanceKey
+    scopes[run.label]?.runs += 1
+    var redundant = false
+    if let previous = instances[instanceKey] {
+      // Redundant: nothing it read really changed since the previous run began.
+      redundant = !run.reads.isEmpty
+        && run.reads.allSatisfy { (lastRealChange[$0] ?? 0) < previous.lastRunBeginSequence }
+      if redundant { scopes[run.label]?.redundantRuns += 1 }
+      for key in previous.lastReads { readersOf[key]?.remove(instanceKey) }
+    } else {
+      scopes[run.label]?.instances += 1
+    }
+    instances[instanceKey] = Instance(lastRunBeginSequence: run.beginSequence, lastReads: run.readSet)
+    for key in run.readSet { readersOf[key, default: []].insert(instanceKey) }
+    onTimelineEntry?(
+      .run(
+        TimelineRun(
+          scope: event.scope, label: run.label, kind: run.kind, thread: run.thread, begin: run.begin, end: event.time,
+          reads: run.reads, redundant: redundant)))
+    // Keep the run while its observers are or will be installed: a tracking run that read nothing is never
+    // installed (the real access list stays nil), and a named scope never is.
+    if run.subscribed || (run.kind != .named && !run.reads.isEmpty) {
+      runs[event.scope] = run
+    } else {
+      runs[event.scope] = nil
+    }
+  }
+
+  /// Objects created in the trace and never freed, by type.
+  public var leakedObjects: [UInt32: Int] {
+    var leaked: [UInt32: Int] = [:]
+    for (serial, type) in liveObjects { leaked[objectTypes[serial] ?? type, default: 0] += 1 }
+    return leaked
+  }
+
+  /// Per-type created/freed counts, including objects still alive at the end.
+  public var typeStatistics: [UInt32: TypeStatistics] {
+    var result = types
+    for (serial, type) in liveObjects { result[objectTypes[serial] ?? type, default: TypeStatistics()].created += 1 }
+    for serial in seenObjects { result[objectTypes[serial] ?? 0, default: TypeStatistics()].seenOnly += 1 }
+    return result
+  }
+}

@@ -1,0 +1,85 @@
+import ObsTraceFormat
+
+/// Merges the per-thread chunks of a trace into one stream in time order, with bounded memory.
+///
+/// Each thread's events arrive in order, chunk after chunk, but chunks of different threads interleave as the
+/// flusher wrote them. An event is released once no thread still running can produce an earlier one: the
+/// watermark is the oldest "latest time seen" among threads that have not ended. Threads that stay idle hold
+/// the watermark back, so the buffer is also capped: past `capacity` events the oldest are released anyway.
+public struct TimeOrderedEvents {
+  public static let defaultCapacity = 1 << 20
+
+  private var heap: [TraceEvent] = []  // binary min-heap by (time, thread, arrival)
+  private var arrival: [UInt64] = []
+  private var nextArrival: UInt64 = 0
+  private var latestTime: [UInt32: UInt64] = [:]
+  private var ended: Set<UInt32> = []
+  private let capacity: Int
+
+  public init(capacity: Int = TimeOrderedEvents.defaultCapacity) {
+    self.capacity = capacity
+  }
+
+  /// Adds a chunk and passes on every event that is now safe to release, in time order.
+  public mutating func add(_ chunk: EventChunk, _ body: (TraceEvent) throws -> Void) rethrows {
+    for event in chunk.events { push(event) }
+    if let last = chunk.events.last {
+      latestTime[chunk.thread] = max(latestTime[chunk.thread] ?? 0, last.time)
+    } else if latestTime[chunk.thread] == nil {
+      latestTime[chunk.thread] = chunk.firstTime
+    }
+    if chunk.threadEnded { ended.insert(chunk.thread) }
+    let watermark = latestTime.filter { !ended.contains($0.key) }.values.min() ?? UInt64.max
+    while let first = heap.first, first.time <= watermark || heap.count > capacity {
+      try body(pop())
+    }
+  }
+
+  /// Releases everything left, at the end of the trace.
+  public mutating func finish(_ body: (TraceEvent) throws -> Void) rethrows {
+    while !heap.isEmpty { try body(pop()) }
+  }
+
+  private func less(_ a: Int, _ b: Int) -> Bool {
+    let x = heap[a]
+    let y = heap[b]
+    if x.time != y.time { return x.time < y.time }
+    return arrival[a] < arrival[b]
+  }
+
+  private mutating func push(_ event: TraceEvent) {
+    heap.append(event)
+    arrival.append(nextArrival)
+    nextArrival += 1
+    var child = heap.count - 1
+    while child > 0 {
+      let parent = (child - 1) / 2
+      guard less(child, parent) else { break }
+      heap.swapAt(child, parent)
+      arrival.swapAt(child, parent)
+      child = parent
+    }
+  }
+
+  private mutating func pop() -> TraceEvent {
+    let top = heap[0]
+    let last = heap.count - 1
+    heap.swapAt(0, last)
+    arrival.swapAt(0, last)
+    heap.removeLast()
+    arrival.removeLast()
+    var parent = 0
+    while true {
+      let left = 2 * parent + 1
+      let right = left + 1
+      var smallest = parent
+      if left < heap.count && less(left, smallest) { smallest = left }
+      if right < heap.count && less(right, smallest) { smallest = right }
+      if smallest == parent { break }
+      heap.swapAt(parent, smallest)
+      arrival.swapAt(parent, smallest)
+      parent = smallest
+    }
+    return top
+  }
+}

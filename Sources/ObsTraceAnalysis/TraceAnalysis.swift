@@ -1,0 +1,98 @@
+import ObsTraceFormat
+
+/// What a trace says, with names: the facts every command prints.
+public struct AnalysisReport: Sendable {
+  public struct Trace: Sendable {
+    public var path: String
+    public var events: Int
+    public var threads: Int
+    public var droppedEvents: UInt64
+    public var truncated: Bool
+    public var damage: [TraceDamage]
+    public var durationNanoseconds: UInt64
+    /// The stack level the recording used: off, writes, all.
+    public var backtraces: String
+    /// Whether the trace has a symbol table (names of properties, places of stacks).
+    public var symbolized: Bool
+  }
+
+  public struct Property: Sendable {
+    public var id: UInt32
+    public var name: String
+    public var statistics: PropertyStatistics
+  }
+
+  public struct Scope: Sendable {
+    public var label: String
+    public var statistics: ScopeStatistics
+    /// Property names read, most read first.
+    public var reads: [String]
+  }
+
+  public struct Objects: Sendable {
+    public var type: String
+    public var statistics: TypeStatistics
+  }
+
+  public var trace: Trace
+  /// Sorted: most invalidations first, then most writes, then name.
+  public var properties: [Property]
+  /// Sorted: most runs first, then label.
+  public var scopes: [Scope]
+  public var objects: [Objects]
+  /// Warnings first (by count), then information.
+  public var findings: [Finding]
+}
+
+/// Reads a trace, replays it and names what it found.
+public enum TraceAnalysis {
+  /// Analyses the trace at `path`. `onTimelineEntry` sees each timeline entry in time order, with the
+  /// definitions known so far.
+  public static func analyze(
+    path: String, configuration: Replay.Configuration = Replay.Configuration(),
+    onTimelineEntry: ((TimelineEntry, TraceDefinitions) -> Void)? = nil
+  ) throws(TraceFileError) -> AnalysisReport {
+    let reader = try TraceReader(path: path)
+    let replay = Replay(configuration: configuration)
+    if let onTimelineEntry {
+      replay.onTimelineEntry = { entry in onTimelineEntry(entry, reader.definitions) }
+    }
+    var ordered = TimeOrderedEvents()
+    reader.forEachChunk { chunk in
+      ordered.add(chunk) { replay.consume($0) }
+    }
+    ordered.finish { replay.consume($0) }
+    return report(replay, reader)
+  }
+
+  static func report(_ replay: Replay, _ reader: TraceReader) -> AnalysisReport {
+    let definitions = reader.definitions
+    let duration = reader.footer?.durationNanoseconds ?? reader.lastEventTime
+    let trace = AnalysisReport.Trace(
+      path: reader.path, events: replay.events, threads: max(replay.threadsSeen.count, reader.threads.count),
+      droppedEvents: reader.droppedEvents, truncated: reader.truncated, damage: reader.damage,
+      durationNanoseconds: duration,
+      backtraces: ["off", "writes", "all"][min(2, Int(reader.header.stackLevel))],
+      symbolized: !definitions.symbols.isEmpty)
+
+    let properties = replay.properties.map { id, statistics in
+      AnalysisReport.Property(id: id, name: definitions.propertyName(id), statistics: statistics)
+    }.sorted {
+      ($1.statistics.invalidations, $1.statistics.writes, $0.name) < ($0.statistics.invalidations, $0.statistics.writes, $1.name)
+    }
+
+    let scopes = replay.scopes.map { label, statistics in
+      AnalysisReport.Scope(
+        label: definitions.labels[label] ?? "<label #\(label)>", statistics: statistics,
+        reads: statistics.reads.sorted { ($1.value, definitions.propertyName($0.key)) < ($0.value, definitions.propertyName($1.key)) }
+          .map { definitions.propertyName($0.key) })
+    }.sorted { ($1.statistics.runs, $0.label) < ($0.statistics.runs, $1.label) }
+
+    let objects = replay.typeStatistics.map { type, statistics in
+      AnalysisReport.Objects(type: type == 0 ? "<unknown type>" : definitions.typeName(type), statistics: statistics)
+    }.sorted { $0.type < $1.type }
+
+    let findings = Findings.derive(replay, reader, definitions, trace)
+    return AnalysisReport(trace: trace, properties: properties, scopes: scopes, objects: objects, findings: findings)
+  }
+}

@@ -1,0 +1,66 @@
+/// A small hand-written parser in the shape of swift-argument-parser: options with values (`-o FILE`,
+/// `--format=json`), flags, positionals, and `--` ending the options. Every error names the flag.
+struct ParsedArguments {
+  var options: [String: [String]] = [:]
+  var flags: Set<String> = []
+  var positionals: [String] = []
+  /// Everything after `--`.
+  var rest: [String] = []
+
+  /// The single value of an option, or nil.
+  func value(_ name: String) -> String? { options[name]?.last }
+
+  func values(_ name: String) -> [String] { options[name] ?? [] }
+
+  func has(_ flag: String) -> Bool { flags.contains(flag) }
+}
+
+struct ArgumentSpecification {
+  /// Options that take a value, by every spelling (`-o`, `--output`) mapped to their canonical name.
+  var options: [String: String] = [:]
+  /// Flags without a value, by spelling.
+  var flags: [String: String] = [:]
+  var command: String
+
+  func parse(_ arguments: [String]) throws(CommandError) -> ParsedArguments {
+    var parsed = ParsedArguments()
+    var index = 0
+    while index < arguments.count {
+      let argument = arguments[index]
+      index += 1
+      if argument == "--" {
+        parsed.rest = Array(arguments[index...])
+        break
+      }
+      guard argument.hasPrefix("-"), argument.count > 1 else {
+        parsed.positionals.append(argument)
+        continue
+      }
+      var name = argument
+      var inlineValue: String?
+      if let equals = argument.firstIndex(of: "="), argument.hasPrefix("--") {
+        name = String(argument[..<equals])
+        inlineValue = String(argument[argument.index(after: equals)...])
+      }
+      if let canonical = flags[name] {
+        if inlineValue != nil { throw CommandError("obstrace \(command): \(name) takes no value") }
+        parsed.flags.insert(canonical)
+      } else if let canonical = options[name] {
+        let value: String
+        if let inlineValue {
+          value = inlineValue
+        } else {
+          guard index < arguments.count else {
+            throw CommandError("obstrace \(command): \(name) needs a value; see 'obstrace \(command) --help'")
+          }
+          value = arguments[index]
+          index += 1
+        }
+        parsed.options[canonical, default: []].append(value)
+      } else {
+        throw CommandError("obstrace \(command): unknown option '\(argument)'; see 'obstrace \(command) --help'")
+      }
+    }
+    return parsed
+  }
+}

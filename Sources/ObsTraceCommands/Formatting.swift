@@ -1,0 +1,56 @@
+/// Numbers as people read them, the same in every command.
+enum Formatting {
+  static func duration(_ nanoseconds: UInt64) -> String {
+    if nanoseconds >= 1_000_000_000 { return fixed(Double(nanoseconds) / 1e9, 2) + " s" }
+    if nanoseconds >= 1_000_000 { return fixed(Double(nanoseconds) / 1e6, 2) + " ms" }
+    if nanoseconds >= 1_000 { return fixed(Double(nanoseconds) / 1e3, 1) + " µs" }
+    return "\(nanoseconds) ns"
+  }
+
+  static func bytes(_ count: UInt64) -> String {
+    if count >= 1 << 20 { return fixed(Double(count) / Double(1 << 20), 1) + " MiB" }
+    if count >= 1 << 10 { return fixed(Double(count) / Double(1 << 10), 1) + " KiB" }
+    return "\(count) bytes"
+  }
+
+  /// `value` with `digits` decimals, without Foundation.
+  static func fixed(_ value: Double, _ digits: Int) -> String {
+    var scale = 1.0
+    for _ in 0..<digits { scale *= 10 }
+    let rounded = (value * scale).rounded() / scale
+    var text = String(rounded)
+    if let dot = text.firstIndex(of: ".") {
+      let decimals = text.distance(from: dot, to: text.endIndex) - 1
+      if decimals < digits { text += String(repeating: "0", count: digits - decimals) }
+      if digits == 0 { text = String(text[..<dot]) }
+    }
+    return text
+  }
+
+  /// Milliseconds since the start, for timelines: `12.345`.
+  static func milliseconds(_ nanoseconds: UInt64) -> String {
+    fixed(Double(nanoseconds) / 1e6, 3)
+  }
+
+  /// A string as a JSON literal.
+  static func json(_ string: String) -> String {
+    var result = "\""
+    for scalar in string.unicodeScalars {
+      switch scalar {
+      case "\"": result += "\\\""
+      case "\\": result += "\\\\"
+      case "\n": result += "\\n"
+      case "\r": result += "\\r"
+      case "\t": result += "\\t"
+      default:
+        if scalar.value < 0x20 {
+          let hex = String(scalar.value, radix: 16)
+          result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+        } else {
+          result.unicodeScalars.append(scalar)
+        }
+      }
+    }
+    return result + "\""
+  }
+}

@@ -1,0 +1,127 @@
+import ObsTraceAnalysis
+import ObsTraceFormat
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `obstrace record -o FILE -- COMMAND [ARGS…]`: runs a command with recording on, passes its exit code
+/// through, and says in one paragraph what the trace holds.
+enum RecordCommand: TraceCommand {
+  static let name = "record"
+  static let abstract = "Run a command with recording on (OBSTRACE_OUTPUT), then summarize the trace."
+  static let help = """
+    OVERVIEW: \(abstract)
+
+    USAGE: obstrace record -o <file> [--backtraces off|writes|all] [--drop] [--ring-capacity <n>] -- <command> [<arg>...]
+
+    The command's code must link ObsTrace and import it in the files that declare @Observable models. Its exit
+    code is passed through; the summary goes to stderr.
+
+    OPTIONS:
+      -o, --output <file>     The trace file to write.
+      --backtraces <level>    Call stacks on: off, writes (default: writes and scope begins), all.
+      --drop                  Drop (and count) events when a ring is full instead of waiting.
+      --ring-capacity <n>     Records per thread ring (default 65536).
+      -h, --help              Show this help.
+
+    EXAMPLE:
+      obstrace record -o run.trc -- swift test --filter ModelTests
+      obstrace report run.trc
+
+    """
+
+  static func run(_ arguments: [String], output: CommandOutput) throws(CommandError) -> Int32 {
+    let parsed = try ArgumentSpecification(
+      options: ["-o": "output", "--output": "output", "--backtraces": "backtraces", "--ring-capacity": "ring"],
+      flags: ["--drop": "drop"], command: name
+    ).parse(arguments)
+    guard let path = parsed.value("output") else {
+      throw CommandError("obstrace record: missing -o <file>; see 'obstrace record --help'")
+    }
+    var command = parsed.rest
+    if command.isEmpty { command = parsed.positionals }
+    guard !command.isEmpty else {
+      throw CommandError("obstrace record: missing the command to run after --; see 'obstrace record --help'")
+    }
+    var environment: [String: String] = ["OBSTRACE_OUTPUT": path]
+    if let level = parsed.value("backtraces") {
+      guard ["off", "writes", "all"].contains(level) else {
+        throw CommandError("obstrace record: --backtraces must be off, writes or all, not '\(level)'")
+      }
+      environment["OBSTRACE_BACKTRACES"] = level
+    }
+    if parsed.has("drop") { environment["OBSTRACE_DROP"] = "1" }
+    if let ring = parsed.value("ring") {
+      guard let capacity = Int(ring), capacity >= 64 else {
+        throw CommandError("obstrace record: --ring-capacity must be a number of at least 64, not '\(ring)'")
+      }
+      environment["OBSTRACE_RING_CAPACITY"] = String(capacity)
+    }
+    // The trace is created by the traced program; remove a stale one so the summary cannot describe it.
+    unlink(path)
+    let status = try spawnAndWait(command, adding: environment)
+    output.writeError(summary(path: path, exitStatus: status) + "\n")
+    return status
+  }
+
+  /// Runs `command` (searched on PATH) with `environment` added to ours; returns its exit code, or 128 + the
+  /// signal that killed it.
+  static func spawnAndWait(_ command: [String], adding environment: [String: String]) throws(CommandError) -> Int32 {
+    var merged: [String: String] = [:]
+    var index = 0
+    while let entry = environ[index] {
+      let text = String(cString: entry)
+      if let equals = text.firstIndex(of: "=") { merged[String(text[..<equals])] = String(text[text.index(after: equals)...]) }
+      index += 1
+    }
+    merged.merge(environment) { _, new in new }
+    let argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
+    let envp: [UnsafeMutablePointer<CChar>?] = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer {
+      for pointer in argv { free(pointer) }
+      for pointer in envp { free(pointer) }
+    }
+    var processID: pid_t = 0
+    let spawned = posix_spawnp(&processID, argv[0]!, nil, nil, argv, envp)
+    guard spawned == 0 else {
+      throw CommandError("obstrace record: cannot run '\(command[0])' (\(String(cString: strerror(spawned))))")
+    }
+    var status: Int32 = 0
+    while waitpid(processID, &status, 0) < 0 {
+      if errno != EINTR { throw CommandError("obstrace record: lost the command (\(String(cString: strerror(errno))))") }
+    }
+    let signal = status & 0x7f
+    if signal == 0 { return (status >> 8) & 0xff }
+    return 128 + signal
+  }
+
+  /// One paragraph: what the trace holds, or why there is none.
+  static func summary(path: String, exitStatus: Int32) -> String {
+    let report: AnalysisReport
+    do {
+      report = try TraceAnalysis.analyze(path: path)
+    } catch {
+      if error.code == .cannotOpen {
+        return "obstrace: the command exited \(exitStatus) and wrote no trace to \(path): did it import ObsTrace "
+          + "in the files that declare its @Observable models, and create one?"
+      }
+      return "obstrace: \(error.description)"
+    }
+    let trace = report.trace
+    var size: UInt64 = 0
+    var status = stat()
+    if stat(path, &status) == 0 { size = UInt64(status.st_size) }
+    let objects = report.objects.reduce(0) { $0 + $1.statistics.created + $1.statistics.seenOnly }
+    var text = "obstrace: recorded \(trace.events) events from \(trace.threads) thread\(trace.threads == 1 ? "" : "s") "
+      + "over \(Formatting.duration(trace.durationNanoseconds)) into \(path) (\(Formatting.bytes(size))): "
+      + "\(objects) object\(objects == 1 ? "" : "s") of \(report.objects.count) type\(report.objects.count == 1 ? "" : "s"), "
+      + "\(report.properties.count) propert\(report.properties.count == 1 ? "y" : "ies"), "
+      + "\(report.scopes.count) scope label\(report.scopes.count == 1 ? "" : "s"); "
+      + "\(trace.droppedEvents) dropped"
+    if trace.truncated { text += "; the trace is truncated (the command did not exit cleanly)" }
+    let warnings = report.findings.filter { !$0.isInformational }.count
+    text += ". \(warnings) finding\(warnings == 1 ? "" : "s"): see 'obstrace report \(path)'."
+    return text
+  }
+}

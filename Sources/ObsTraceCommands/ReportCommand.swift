@@ -1,0 +1,225 @@
+import ObsTraceAnalysis
+import ObsTraceFormat
+
+/// `obstrace report FILE`: totals, the properties that invalidate most, the scopes that re-run most, and the
+/// findings with hints; `--format json` prints the same facts (schema `obstrace.report/1`).
+enum ReportCommand: TraceCommand {
+  static let name = "report"
+  static let abstract = "Totals, hot properties and scopes, and findings with hints."
+  static let help = """
+    OVERVIEW: \(abstract)
+
+    USAGE: obstrace report <file> [--format text|json] [--fan-out <n>] [--top <n>]
+
+    OPTIONS:
+      --format <format>   text (default) or json (schema obstrace.report/1).
+      --fan-out <n>       A write that invalidates more than n scopes is a fan-out finding (default 10).
+      --top <n>           Rows per table in text (default 10; json has them all).
+      -h, --help          Show this help.
+
+    EXAMPLE:
+      obstrace report run.trc
+      obstrace report run.trc --format json | jq '.findings[] | select(.kind == "noop-write")'
+
+    """
+
+  static func run(_ arguments: [String], output: CommandOutput) throws(CommandError) -> Int32 {
+    let parsed = try ArgumentSpecification(
+      options: ["--format": "format", "--fan-out": "fan-out", "--top": "top"], command: name
+    ).parse(arguments)
+    let path = try TraceInput.singlePath(parsed, command: name)
+    let format = parsed.value("format") ?? "text"
+    guard format == "text" || format == "json" else {
+      throw CommandError("obstrace report: --format must be text or json, not '\(format)'")
+    }
+    let configuration = try TraceInput.replayConfiguration(parsed, command: name)
+    let top = try TraceInput.positiveInteger(parsed, "top", flag: "--top", command: name) ?? 10
+    let report = try TraceInput.analyze(path, configuration, command: name)
+    output.write(format == "json" ? ReportPrinter.json(report) : ReportPrinter.text(report, top: top))
+    return 0
+  }
+}
+
+extension TraceInput {
+  static func analyze(
+    _ path: String, _ configuration: Replay.Configuration, command: String,
+    onTimelineEntry: ((TimelineEntry, TraceDefinitions) -> Void)? = nil
+  ) throws(CommandError) -> AnalysisReport {
+    do {
+      return try TraceAnalysis.analyze(path: path, configuration: configuration, onTimelineEntry: onTimelineEntry)
+    } catch {
+      throw CommandError("obstrace \(command): \(error.description)")
+    }
+  }
+
+  static func replayConfiguration(_ parsed: ParsedArguments, command: String) throws(CommandError) -> Replay.Configuration {
+    var configuration = Replay.Configuration()
+    if let fanOut = try positiveInteger(parsed, "fan-out", flag: "--fan-out", command: command) {
+      configuration.fanOutThreshold = fanOut
+    }
+    return configuration
+  }
+
+  static func positiveInteger(
+    _ parsed: ParsedArguments, _ name: String, flag: String, command: String
+  ) throws(CommandError) -> Int? {
+    guard let text = parsed.value(name) else { return nil }
+    guard let value = Int(text), value > 0 else {
+      throw CommandError("obstrace \(command): \(flag) must be a positive number, not '\(text)'")
+    }
+    return value
+  }
+}
+
+/// Renders an `AnalysisReport`; derives nothing.
+enum ReportPrinter {
+  static func text(_ report: AnalysisReport, top: Int) -> String {
+    var out = TextBuffer()
+    let trace = report.trace
+    out.line("ObsTrace report: \(trace.path)")
+    var status = trace.truncated ? "TRUNCATED (read up to the last whole chunk)" : "complete"
+    if !trace.damage.isEmpty { status += ", \(trace.damage.count) damaged" }
+    out.line(
+      "  \(trace.events) events, \(trace.threads) thread\(trace.threads == 1 ? "" : "s"), "
+        + "\(Formatting.duration(trace.durationNanoseconds)), \(trace.droppedEvents) dropped, \(status)")
+    out.line(
+      "  call stacks: \(trace.backtraces)"
+        + (trace.backtraces == "off" ? " (no sites: record with OBSTRACE_BACKTRACES=writes or all)" : "")
+        + (trace.symbolized ? "" : "; no symbol table: names are fallbacks (run 'obstrace symbolize')"))
+    out.line()
+
+    out.line("Properties, by invalidations")
+    if report.properties.isEmpty {
+      out.line("  (no property was read or written)")
+    } else {
+      var table = Table(["property", "reads", "tracked", "writes", "no-op", "invalidations", "wasted", "coalesced"])
+      for property in report.properties.prefix(top) {
+        let s = property.statistics
+        table.add([
+          property.name, "\(s.reads)", "\(s.trackedReads)", "\(s.writes)", "\(s.noopWrites)", "\(s.invalidations)",
+          "\(s.wastedInvalidations)", "\(s.coalescedWrites)",
+        ])
+      }
+      table.render(into: &out, more: report.properties.count - top)
+    }
+    out.line()
+
+    out.line("Scopes, by runs")
+    if report.scopes.isEmpty {
+      out.line("  (no tracking scope ran)")
+    } else {
+      var table = Table(["scope", "kind", "instances", "runs", "invalidations", "wasted", "redundant", "reads"])
+      for scope in report.scopes.prefix(top) {
+        let s = scope.statistics
+        table.add([
+          scope.label, s.kind.description, "\(s.instances)", "\(s.runs)", "\(s.invalidations)",
+          "\(s.wastedInvalidations)", "\(s.redundantRuns)", scope.reads.prefix(4).joined(separator: ", ")
+            + (scope.reads.count > 4 ? ", …" : ""),
+        ])
+      }
+      table.render(into: &out, more: report.scopes.count - top)
+    }
+    out.line()
+
+    out.line("Objects, by type")
+    if report.objects.isEmpty {
+      out.line("  (none)")
+    } else {
+      var table = Table(["type", "created", "freed", "alive at end", "from before"])
+      for objects in report.objects {
+        let s = objects.statistics
+        table.add([objects.type, "\(s.created)", "\(s.freed)", "\(s.created - s.freed)", "\(s.seenOnly)"])
+      }
+      table.render(into: &out, more: 0)
+    }
+    out.line()
+
+    let warnings = report.findings.filter { !$0.isInformational }
+    let information = report.findings.filter(\.isInformational)
+    out.line("Findings: \(warnings.count) warning\(warnings.count == 1 ? "" : "s"), \(information.count) informational")
+    if report.findings.isEmpty { out.line("  none") }
+    for finding in warnings + information.prefix(top) {
+      out.line("  \(finding.isInformational ? "info" : "warning") [\(finding.kind.rawValue)] \(finding.message)")
+      if let site = finding.site { out.line("      at \(site)") }
+      out.line("      hint: \(finding.hint)")
+    }
+    if information.count > top { out.line("  … \(information.count - top) more informational (see --format json)") }
+    return out.text
+  }
+
+  static func json(_ report: AnalysisReport) -> String {
+    let trace = report.trace
+    var parts: [String] = []
+    parts.append("\"schema\":\"obstrace.report/1\"")
+    parts.append(
+      "\"trace\":{\"path\":\(Formatting.json(trace.path)),\"events\":\(trace.events),\"threads\":\(trace.threads),"
+        + "\"droppedEvents\":\(trace.droppedEvents),\"truncated\":\(trace.truncated),"
+        + "\"damagedChunks\":\(trace.damage.filter { !$0.message.contains("cut short") }.count),"
+        + "\"durationNanoseconds\":\(trace.durationNanoseconds),\"backtraces\":\(Formatting.json(trace.backtraces)),"
+        + "\"symbolized\":\(trace.symbolized)}")
+    let properties = report.properties.map { property -> String in
+      let s = property.statistics
+      return "{\"property\":\(Formatting.json(property.name)),\"reads\":\(s.reads),\"trackedReads\":\(s.trackedReads),"
+        + "\"writes\":\(s.writes),\"noopWrites\":\(s.noopWrites),\"invalidations\":\(s.invalidations),"
+        + "\"wastedInvalidations\":\(s.wastedInvalidations),\"coalescedWrites\":\(s.coalescedWrites),"
+        + "\"staleReads\":\(s.staleReads),\"maximumFanOut\":\(s.maximumFanOut)}"
+    }
+    parts.append("\"properties\":[\(properties.joined(separator: ","))]")
+    let scopes = report.scopes.map { scope -> String in
+      let s = scope.statistics
+      return "{\"label\":\(Formatting.json(scope.label)),\"kind\":\(Formatting.json(s.kind.description)),"
+        + "\"instances\":\(s.instances),\"runs\":\(s.runs),\"invalidations\":\(s.invalidations),"
+        + "\"wastedInvalidations\":\(s.wastedInvalidations),\"redundantRuns\":\(s.redundantRuns),"
+        + "\"unexplainedInvalidations\":\(s.unexplainedInvalidations),\"coalescedWrites\":\(s.coalescedWrites),"
+        + "\"reads\":[\(scope.reads.map(Formatting.json).joined(separator: ","))]}"
+    }
+    parts.append("\"scopes\":[\(scopes.joined(separator: ","))]")
+    let objects = report.objects.map { objects -> String in
+      let s = objects.statistics
+      return "{\"type\":\(Formatting.json(objects.type)),\"created\":\(s.created),\"freed\":\(s.freed),"
+        + "\"seenOnly\":\(s.seenOnly)}"
+    }
+    parts.append("\"objects\":[\(objects.joined(separator: ","))]")
+    let findings = report.findings.map { finding -> String in
+      func optional(_ value: String?) -> String { value.map(Formatting.json) ?? "null" }
+      return "{\"kind\":\(Formatting.json(finding.kind.rawValue)),\"property\":\(optional(finding.property)),"
+        + "\"scope\":\(optional(finding.scope)),\"site\":\(optional(finding.site)),\"count\":\(finding.count),"
+        + "\"message\":\(Formatting.json(finding.message)),\"hint\":\(Formatting.json(finding.hint))}"
+    }
+    parts.append("\"findings\":[\(findings.joined(separator: ","))]")
+    return "{" + parts.joined(separator: ",") + "}\n"
+  }
+}
+
+/// A text table with aligned columns: the first left-aligned, the rest right-aligned except the last.
+struct Table {
+  var header: [String]
+  var rows: [[String]] = []
+
+  init(_ header: [String]) {
+    self.header = header
+  }
+
+  mutating func add(_ row: [String]) { rows.append(row) }
+
+  func render(into out: inout TextBuffer, more: Int) {
+    let all = [header] + rows
+    var widths = Array(repeating: 0, count: header.count)
+    for row in all { for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) } }
+    for row in all {
+      var line = "  "
+      for (index, cell) in row.enumerated() {
+        let last = index == row.count - 1
+        if index == 0 || (last && index > 1 && header[index] == "reads") {
+          line += last ? cell : cell + String(repeating: " ", count: widths[index] - cell.count)
+        } else {
+          line += cell.leftPadded(widths[index])
+        }
+        if !last { line += "  " }
+      }
+      while line.hasSuffix(" ") { line.removeLast() }
+      out.line(line)
+    }
+    if more > 0 { out.line("  … \(more) more (see --format json)") }
+  }
+}

@@ -1,0 +1,133 @@
+import ObsTraceAnalysis
+import ObsTraceFormat
+
+/// `obstrace timeline FILE`: who read what, in time order, across threads.
+enum TimelineCommand: TraceCommand {
+  static let name = "timeline"
+  static let abstract = "Who read what, in order: scope runs and what they read, writes and what they invalidated."
+  static let help = """
+    OVERVIEW: \(abstract)
+
+    USAGE: obstrace timeline <file> [--scope <label>] [--property <Type.name>] [--object <n>] [--thread <n>]
+                             [--from <ms>] [--to <ms>]
+
+    Each line: milliseconds since the recording started, thread, then a scope run (what it read) or a write
+    (whether it changed the value, and the scope runs it invalidated). Objects are named Type#serial.
+
+    OPTIONS:
+      --scope <label>       Only runs of this scope, and writes that invalidated it.
+      --property <name>     Only lines that involve this property (Type.name).
+      --object <n>          Only lines that involve object #n.
+      --thread <n>          Only thread Tn.
+      --from <ms>, --to <ms>  Only this time window.
+      -h, --help            Show this help.
+
+    EXAMPLE:
+      obstrace timeline run.trc --scope FirstView.body
+
+    """
+
+  struct Filter {
+    var scope: String?
+    var property: String?
+    var object: UInt32?
+    var thread: UInt32?
+    var from: UInt64 = 0
+    var to: UInt64 = .max
+  }
+
+  static func run(_ arguments: [String], output: CommandOutput) throws(CommandError) -> Int32 {
+    let parsed = try ArgumentSpecification(
+      options: [
+        "--scope": "scope", "--property": "property", "--object": "object", "--thread": "thread", "--from": "from",
+        "--to": "to",
+      ], command: name
+    ).parse(arguments)
+    let path = try TraceInput.singlePath(parsed, command: name)
+    var filter = Filter(scope: parsed.value("scope"), property: parsed.value("property"))
+    if let text = parsed.value("object") {
+      guard let object = UInt32(text) else { throw CommandError("obstrace timeline: --object must be a number, not '\(text)'") }
+      filter.object = object
+    }
+    if let text = parsed.value("thread") {
+      let digits = text.hasPrefix("T") ? String(text.dropFirst()) : text
+      guard let thread = UInt32(digits) else { throw CommandError("obstrace timeline: --thread must be a number, not '\(text)'") }
+      filter.thread = thread
+    }
+    for (name, flag) in [("from", "--from"), ("to", "--to")] {
+      guard let text = parsed.value(name) else { continue }
+      guard let milliseconds = Double(text), milliseconds >= 0 else {
+        throw CommandError("obstrace timeline: \(flag) must be milliseconds since the start, not '\(text)'")
+      }
+      if name == "from" { filter.from = UInt64(milliseconds * 1e6) } else { filter.to = UInt64(milliseconds * 1e6) }
+    }
+    var out = TextBuffer()
+    out.line("time (ms)  thread  what")
+    var lines = 0
+    _ = try TraceInput.analyze(path, Replay.Configuration(), command: name) { entry, definitions in
+      guard let line = describe(entry, definitions, filter) else { return }
+      out.line(line)
+      lines += 1
+      if out.text.utf8.count > 1 << 16 {
+        output.write(out.text)
+        out.text = ""
+      }
+    }
+    if lines == 0 { out.line("(nothing matches)") }
+    output.write(out.text)
+    return 0
+  }
+
+  static func describe(_ entry: TimelineEntry, _ definitions: TraceDefinitions, _ filter: Filter) -> String? {
+    func object(_ key: PropertyKey) -> String {
+      let property = definitions.propertyName(key.property)
+      let name = property.firstIndex(of: ".").map { String(property[property.index(after: $0)...]) } ?? property
+      return "\(definitions.typeName(ofObject: key.object))#\(key.object).\(name)"
+    }
+    func label(_ id: UInt32) -> String { definitions.labels[id] ?? "<label #\(id)>" }
+    func matches(time: UInt64, thread: UInt32, keys: [PropertyKey], labels: [UInt32]) -> Bool {
+      if time < filter.from || time > filter.to { return false }
+      if let wanted = filter.thread, wanted != thread { return false }
+      if let wanted = filter.object, !keys.contains(where: { $0.object == wanted }) { return false }
+      if let wanted = filter.property, !keys.contains(where: { definitions.propertyName($0.property) == wanted }) { return false }
+      if let wanted = filter.scope, !labels.contains(where: { label($0) == wanted }) { return false }
+      return true
+    }
+    func prefix(_ time: UInt64, _ thread: UInt32) -> String {
+      Formatting.milliseconds(time).leftPadded(9) + "  " + "T\(thread)".padding(toLength: 6) + " "
+    }
+    switch entry {
+    case .run(let run):
+      guard matches(time: run.begin, thread: run.thread, keys: run.reads, labels: [run.label]) else { return nil }
+      let reads = run.reads.isEmpty ? "read nothing" : "read " + run.reads.map(object).joined(separator: ", ")
+      return prefix(run.begin, run.thread) + "run \(label(run.label)) (\(run.kind), #\(run.scope)) \(reads)"
+        + (run.redundant ? "  [redundant: nothing it read changed]" : "")
+    case .write(let write):
+      guard matches(time: write.time, thread: write.thread, keys: [write.key], labels: write.fired.map(\.label)) else {
+        return nil
+      }
+      let outcome: String
+      switch write.outcome {
+      case .changed: outcome = "changed"
+      case .unchanged: outcome = "UNCHANGED"
+      case .unknown: outcome = "set"
+      }
+      let fired = write.fired.isEmpty
+        ? "invalidated nothing"
+        : "invalidated " + write.fired.map { "\(label($0.label)) (#\($0.scope))" }.joined(separator: ", ")
+      var line = prefix(write.time, write.thread) + "write \(object(write.key)) \(outcome) → \(fired)"
+      if write.outcome == .unchanged && !write.fired.isEmpty { line += "  [wasted]" }
+      if let site = definitions.site(ofStack: write.stack) { line += "  at \(SiteFormatting.describe(site))" }
+      return line
+    case .staleRead(let time, let thread, let key, let stack):
+      guard matches(time: time, thread: thread, keys: [key], labels: []) else { return nil }
+      var line = prefix(time, thread) + "STALE read \(object(key)) inside its own willSet: saw the old value"
+      if let site = definitions.site(ofStack: stack) { line += "  at \(SiteFormatting.describe(site))" }
+      return line
+    case .unexplainedFire(let time, let thread, let scope, let labelID):
+      guard matches(time: time, thread: thread, keys: [], labels: [labelID]), filter.object == nil, filter.property == nil
+      else { return nil }
+      return prefix(time, thread) + "fired \(label(labelID)) (#\(scope)) with no write in progress (object freed?)"
+    }
+  }
+}

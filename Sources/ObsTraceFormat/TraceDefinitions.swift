@@ -1,0 +1,119 @@
+/// Everything a reader has learned so far about the ids that events carry, and the names resolved for them.
+public struct TraceDefinitions: Sendable {
+  /// Type ids → the type as the recorder reflected it (`Module.Type`).
+  public var types: [UInt32: String] = [:]
+  public var properties: [UInt32: PropertyDefinition] = [:]
+  public var labels: [UInt32: String] = [:]
+  /// Object serial → type id.
+  public var objects: [UInt32: UInt32] = [:]
+  public var stacks: [UInt32: [UInt64]] = [:]
+  public var scopes: [UInt32: ScopeDefinition] = [:]
+  public var symbols = SymbolTable()
+
+  public init() {}
+
+  /// A type's display name, without its module: `Model`, `Box<Int>`.
+  public func typeName(_ id: UInt32) -> String {
+    if let name = symbols.typeNames[id] { return name }
+    guard let reflected = types[id] else { return "<type #\(id)>" }
+    return Self.removingModules(reflected)
+  }
+
+  /// The display name of an object's type.
+  public func typeName(ofObject serial: UInt32) -> String {
+    guard let type = objects[serial] else { return "<unknown type>" }
+    return typeName(type)
+  }
+
+  /// A property's display name, `Type.property`. Without symbols: `Type.<Int #3>`, stable within a trace.
+  public func propertyName(_ id: UInt32) -> String {
+    if let name = symbols.propertyNames[id] { return name.qualified }
+    guard let property = properties[id] else { return "<property #\(id)>" }
+    let valueType = Self.valueType(ofKeyPathDescription: property.keyPathDescription)
+    return "\(typeName(property.rootType)).<\(valueType.isEmpty ? "property" : valueType) #\(id)>"
+  }
+
+  /// A scope's label, or `<scope #id>`.
+  public func scopeLabel(_ id: UInt32) -> String {
+    guard let scope = scopes[id] else { return "<scope #\(id)>" }
+    return labels[scope.label] ?? "<label #\(scope.label)>"
+  }
+
+  /// The resolved frames of a stack, outermost last; empty when the stack is unknown.
+  public func frames(ofStack id: UInt32) -> [SymbolizedFrame] {
+    guard let addresses = stacks[id] else { return [] }
+    return addresses.map { symbols.frames[$0] ?? SymbolizedFrame(address: $0, function: "") }
+  }
+
+  /// The first frame of a stack that is the user's code: outside ObsTrace, Observation, the runtime and the
+  /// accessors the @Observable macro generates. Nil when no frame qualifies or symbols are missing.
+  public func site(ofStack id: UInt32) -> SymbolizedFrame? {
+    frames(ofStack: id).first { frame in
+      !frame.function.isEmpty && !SiteFilter.isMachinery(frame)
+    }
+  }
+
+  /// `Module.Outer.Inner<Module.X>` → `Outer.Inner<X>`: drops the leading module of each qualified name.
+  static func removingModules(_ reflected: String) -> String {
+    var result = ""
+    var component = ""
+    var firstOfName = true
+    func flush(_ terminator: Character?) {
+      result += component
+      if let terminator { result.append(terminator) }
+      component = ""
+    }
+    for character in reflected {
+      if character == "." {
+        if firstOfName && !component.isEmpty && component.first!.isLetter {
+          component = ""  // the module
+        } else {
+          component.append(character)
+        }
+        firstOfName = false
+      } else if character == "<" || character == "," || character == " " || character == ">" || character == "("
+        || character == ")" || character == "[" || character == "]" || character == ":"
+      {
+        flush(character)
+        firstOfName = true
+      } else {
+        component.append(character)
+      }
+    }
+    flush(nil)
+    return result
+  }
+
+  /// `\Model.<computed 0x… (Int)>` → `Int`.
+  static func valueType(ofKeyPathDescription description: String) -> String {
+    guard let open = description.lastIndex(of: "("), let close = description.lastIndex(of: ")"), open < close else {
+      return ""
+    }
+    return String(description[description.index(after: open)..<close])
+  }
+}
+
+/// Which frames are machinery rather than the user's code, for choosing an event's site: ObsTrace itself,
+/// Observation, the Swift runtime and libraries, and the accessors the @Observable macro generates.
+public enum SiteFilter {
+  static let machineryPrefixes = ["ObsTrace", "Observation.", "Swift.", "__", "obstrace_capture", "_swift", "swift_"]
+  static let accessorMarkers = [
+    ".getter :", ".setter :", ".modify :", ".access<", ".withMutation<", "shouldNotifyObservers", "key path getter",
+    "key path setter", "$defer",
+  ]
+  static let runtimeModules = ["libswift", "libc.so", "libc-", "ld-linux", "libFoundation", "libdispatch"]
+
+  public static func isMachinery(_ frame: SymbolizedFrame) -> Bool {
+    if runtimeModules.contains(where: { frame.module.hasPrefix($0) }) { return true }
+    var function = Substring(frame.function)
+    for qualifier in ["static ", "merged ", "generic specialization ", "partial apply for "] where function.hasPrefix(qualifier) {
+      function = function.dropFirst(qualifier.count)
+    }
+    // A closure is machinery when what encloses it is: `closure #1 in ObsTraceRecorder.X.y()`.
+    if function.hasPrefix("closure #"), let enclosing = function.firstRange(of: " in ") {
+      function = function[enclosing.upperBound...]
+    }
+    if machineryPrefixes.contains(where: { function.hasPrefix($0) }) { return true }
+    return accessorMarkers.contains { function.contains($0) }
+  }
+}

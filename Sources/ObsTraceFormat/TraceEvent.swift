@@ -1,0 +1,140 @@
+/// One event read back from a trace. Field meanings depend on `kind`; see `EventKind` and docs/trace-format.md.
+public struct TraceEvent: Sendable, Equatable {
+  public var kind: EventKind
+  public var flags: UInt8
+  /// The recording thread (a small serial, not the OS thread id).
+  public var thread: UInt32
+  /// Nanoseconds since the recording started.
+  public var time: UInt64
+  /// How many of ObsTrace's tracking scopes were open on the thread.
+  public var depth: UInt16
+  /// The object's serial, or 0.
+  public var object: UInt32
+  /// The property id (access, willSet, didSet, fired), label id (scopeBegin), or 0.
+  public var key: UInt32
+  /// The scope id (scope events; the innermost open scope on access), or 0.
+  public var scope: UInt32
+  /// The object's type id (object events, accesses, writes), the enclosing scope (scopeBegin), or a count.
+  public var aux: UInt32
+  /// The interned call stack, or 0.
+  public var stack: UInt32
+
+  public init(
+    kind: EventKind, flags: UInt8 = 0, thread: UInt32, time: UInt64, depth: UInt16 = 0, object: UInt32 = 0,
+    key: UInt32 = 0, scope: UInt32 = 0, aux: UInt32 = 0, stack: UInt32 = 0
+  ) {
+    self.kind = kind
+    self.flags = flags
+    self.thread = thread
+    self.time = time
+    self.depth = depth
+    self.object = object
+    self.key = key
+    self.scope = scope
+    self.aux = aux
+    self.stack = stack
+  }
+}
+
+/// A property, as interned by the recorder: a key path of an observable type.
+public struct PropertyDefinition: Sendable, Equatable {
+  /// The type the key path starts from.
+  public var rootType: UInt32
+  /// The key path's own description (on Linux `\Model.<computed 0x… (Int)>`).
+  public var keyPathDescription: String
+  /// The address of the key path's getter in the recording process, or 0; symbolized into a name.
+  public var getterAddress: UInt64
+
+  public init(rootType: UInt32, keyPathDescription: String, getterAddress: UInt64) {
+    self.rootType = rootType
+    self.keyPathDescription = keyPathDescription
+    self.getterAddress = getterAddress
+  }
+}
+
+/// A scope, as the recorder defined it when it began.
+public struct ScopeDefinition: Sendable, Equatable {
+  public var kind: ScopeKind
+  public var label: UInt32
+  /// The scope that was innermost on the thread when this one began, or 0.
+  public var parent: UInt32
+
+  public init(kind: ScopeKind, label: UInt32, parent: UInt32) {
+    self.kind = kind
+    self.label = label
+    self.parent = parent
+  }
+}
+
+/// One resolved code address: the function, and where it is when debug information says so.
+public struct SymbolizedFrame: Sendable, Equatable {
+  public var address: UInt64
+  public var function: String
+  public var file: String
+  public var line: UInt32
+  public var module: String
+
+  public init(address: UInt64, function: String, file: String = "", line: UInt32 = 0, module: String = "") {
+    self.address = address
+    self.function = function
+    self.file = file
+    self.line = line
+    self.module = module
+  }
+}
+
+/// What the recording process knew when it started.
+public struct TraceHeader: Sendable, Equatable {
+  public var version: UInt16
+  public var startWallClockNanoseconds: UInt64
+  public var processID: UInt32
+  public var executable: String
+  public var dropWhenFull: Bool
+  public var ringCapacity: UInt64
+  /// 0 off, 1 writes and scope begins, 2 every event.
+  public var stackLevel: UInt8
+
+  public init(
+    version: UInt16 = TraceFormat.version, startWallClockNanoseconds: UInt64, processID: UInt32, executable: String,
+    dropWhenFull: Bool, ringCapacity: UInt64, stackLevel: UInt8
+  ) {
+    self.version = version
+    self.startWallClockNanoseconds = startWallClockNanoseconds
+    self.processID = processID
+    self.executable = executable
+    self.dropWhenFull = dropWhenFull
+    self.ringCapacity = ringCapacity
+    self.stackLevel = stackLevel
+  }
+}
+
+/// Per-thread totals of a cleanly stopped recording.
+public struct ThreadTotals: Sendable, Equatable {
+  public var thread: UInt32
+  public var osThreadID: Int32
+  public var recorded: UInt64
+  public var dropped: UInt64
+
+  public init(thread: UInt32, osThreadID: Int32, recorded: UInt64, dropped: UInt64) {
+    self.thread = thread
+    self.osThreadID = osThreadID
+    self.recorded = recorded
+    self.dropped = dropped
+  }
+}
+
+/// The last chunk of a cleanly stopped recording.
+public struct TraceFooter: Sendable, Equatable {
+  public var durationNanoseconds: UInt64
+  public var chunks: UInt64
+  public var threads: [ThreadTotals]
+
+  public init(durationNanoseconds: UInt64, chunks: UInt64, threads: [ThreadTotals]) {
+    self.durationNanoseconds = durationNanoseconds
+    self.chunks = chunks
+    self.threads = threads
+  }
+
+  public var recorded: UInt64 { threads.reduce(0) { $0 + $1.recorded } }
+  public var dropped: UInt64 { threads.reduce(0) { $0 + $1.dropped } }
+}

@@ -1,0 +1,178 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Writes a trace file: the header at once, then whole chunks, each compressed, framed with its lengths and a
+/// CRC-32, and written with one `write` loop so that a process killed mid-run leaves whole chunks behind.
+public final class TraceFileWriter {
+  public let path: String
+  private var descriptor: Int32
+  private let deflater = Deflater()
+  public private(set) var chunksWritten: UInt64 = 0
+  public private(set) var bytesWritten: UInt64 = 0
+
+  /// Creates (or truncates) `path` and writes the header.
+  public init(path: String, header: TraceHeader) throws(TraceFileError) {
+    self.path = path
+    descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard descriptor >= 0 else {
+      throw TraceFileError(.cannotOpen, path: path, "cannot create the trace file (\(String(cString: strerror(errno))))")
+    }
+    var payload: [UInt8] = []
+    payload.appendVarint(header.startWallClockNanoseconds)
+    payload.appendVarint(header.processID)
+    payload.appendString(header.executable)
+    payload.append(header.dropWhenFull ? 1 : 0)
+    payload.appendVarint(header.ringCapacity)
+    payload.append(header.stackLevel)
+    var bytes = TraceFormat.magic
+    bytes.appendLittleEndian(header.version)
+    bytes.appendLittleEndian(UInt16(0))
+    bytes.appendLittleEndian(UInt32(payload.count))
+    bytes.append(contentsOf: payload)
+    bytes.appendLittleEndian(crc32Checksum(payload))
+    do {
+      try writeAll(bytes)
+    } catch {
+      _ = Glibc.close(descriptor)
+      descriptor = -1
+      throw error
+    }
+  }
+
+  deinit {
+    if descriptor >= 0 { _ = Glibc.close(descriptor) }
+  }
+
+  /// Compresses `payload` and appends it as one chunk.
+  public func writeChunk(_ type: ChunkType, payload: [UInt8]) throws(TraceFileError) {
+    guard let compressed = deflater.compress(payload) else {
+      throw TraceFileError(.cannotWrite, path: path, "zlib could not compress a chunk")
+    }
+    var frame = TraceFormat.chunkMagic
+    frame.reserveCapacity(TraceFormat.chunkHeaderSize + compressed.count)
+    frame.append(type.rawValue)
+    frame.appendLittleEndian(UInt32(compressed.count))
+    frame.appendLittleEndian(UInt32(payload.count))
+    let checksum = crc32Checksum(compressed, initial: crc32Checksum(Array(frame[4..<13])))
+    frame.appendLittleEndian(checksum)
+    frame.append(contentsOf: compressed)
+    try writeAll(frame)
+    chunksWritten += 1
+  }
+
+  /// Closes the file; later writes fail.
+  public func close() {
+    if descriptor >= 0 {
+      _ = Glibc.close(descriptor)
+      descriptor = -1
+    }
+  }
+
+  private func writeAll(_ bytes: [UInt8]) throws(TraceFileError) {
+    guard descriptor >= 0 else { throw TraceFileError(.cannotWrite, path: path, "the trace file is closed") }
+    var failure: Int32 = 0
+    bytes.withUnsafeBytes { buffer in
+      var offset = 0
+      while offset < buffer.count {
+        let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+        if written < 0 {
+          if errno == EINTR { continue }
+          failure = errno
+          return
+        }
+        offset += written
+      }
+    }
+    if failure != 0 {
+      throw TraceFileError(
+        .cannotWrite, path: path, offset: bytesWritten, "cannot write the trace file (\(String(cString: strerror(failure))))")
+    }
+    bytesWritten += UInt64(bytes.count)
+  }
+}
+
+/// Payloads of the chunks that are not events.
+public enum ChunkPayload {
+  /// The footer: duration, chunk count, and per-thread totals.
+  public static func footer(_ footer: TraceFooter) -> [UInt8] {
+    var bytes: [UInt8] = []
+    bytes.appendVarint(footer.durationNanoseconds)
+    bytes.appendVarint(footer.chunks)
+    bytes.appendVarint(footer.threads.count)
+    for thread in footer.threads {
+      bytes.appendVarint(thread.thread)
+      bytes.appendVarint(UInt32(bitPattern: thread.osThreadID))
+      bytes.appendVarint(thread.recorded)
+      bytes.appendVarint(thread.dropped)
+    }
+    return bytes
+  }
+
+  /// The symbol table: readable names of types and properties, and resolved code addresses.
+  public static func symbols(_ table: SymbolTable) -> [UInt8] {
+    var bytes: [UInt8] = []
+    for (id, name) in table.typeNames.sorted(by: { $0.key < $1.key }) {
+      bytes.append(SymbolTag.typeName.rawValue)
+      bytes.appendVarint(id)
+      bytes.appendString(name)
+    }
+    for (id, name) in table.propertyNames.sorted(by: { $0.key < $1.key }) {
+      bytes.append(SymbolTag.propertyName.rawValue)
+      bytes.appendVarint(id)
+      bytes.appendString(name.module)
+      bytes.appendString(name.type)
+      bytes.appendString(name.property)
+    }
+    for frame in table.frames.values.sorted(by: { $0.address < $1.address }) {
+      bytes.append(SymbolTag.frame.rawValue)
+      bytes.appendVarint(frame.address)
+      bytes.appendString(frame.function)
+      bytes.appendString(frame.file)
+      bytes.appendVarint(frame.line)
+      bytes.appendString(frame.module)
+    }
+    return bytes
+  }
+}
+
+enum SymbolTag: UInt8 {
+  case typeName = 0x91
+  case propertyName = 0x92
+  case frame = 0x93
+}
+
+/// A property's readable name: `Type.property`, with the module kept apart for disambiguation.
+public struct PropertyName: Sendable, Equatable {
+  public var module: String
+  public var type: String
+  public var property: String
+
+  public init(module: String, type: String, property: String) {
+    self.module = module
+    self.type = type
+    self.property = property
+  }
+
+  /// `Type.property`, the name every command prints.
+  public var qualified: String { "\(type).\(property)" }
+}
+
+/// Names and places resolved at stop (or later by `obstrace symbolize`).
+public struct SymbolTable: Sendable, Equatable {
+  public var typeNames: [UInt32: String] = [:]
+  public var propertyNames: [UInt32: PropertyName] = [:]
+  public var frames: [UInt64: SymbolizedFrame] = [:]
+
+  public init() {}
+
+  public var isEmpty: Bool { typeNames.isEmpty && propertyNames.isEmpty && frames.isEmpty }
+
+  public mutating func merge(_ other: SymbolTable) {
+    typeNames.merge(other.typeNames) { _, new in new }
+    propertyNames.merge(other.propertyNames) { _, new in new }
+    frames.merge(other.frames) { _, new in new }
+  }
+}

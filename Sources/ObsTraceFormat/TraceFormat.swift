@@ -1,0 +1,115 @@
+/// Constants of the trace file format, version 1. The format is described in docs/trace-format.md; change both
+/// together, and bump `version` for any change a version-1 reader could misread.
+public enum TraceFormat {
+  /// The first eight bytes of every trace file.
+  public static let magic: [UInt8] = Array("OBSTRACE".utf8)
+  /// The four bytes that open every chunk, so a reader can find the next chunk after a damaged one.
+  public static let chunkMagic: [UInt8] = Array("OTCK".utf8)
+  /// The format version this module writes; readers accept versions up to it.
+  public static let version: UInt16 = 1
+  /// Bytes before a chunk's payload: magic, type, compressed length, uncompressed length, CRC-32.
+  public static let chunkHeaderSize = 4 + 1 + 4 + 4 + 4
+  /// The largest uncompressed chunk a reader accepts (a writer aims for 64–256 KiB).
+  public static let maximumChunkSize = 64 << 20
+}
+
+/// What a chunk holds.
+public enum ChunkType: UInt8, Sendable {
+  /// One thread's events, with the definitions they use.
+  case events = 1
+  /// Names and places resolved at stop: properties, types, call-stack frames.
+  case symbols = 2
+  /// Totals, written last by a clean stop.
+  case footer = 3
+}
+
+/// The kinds of recorded events. Raw values are stored in the file and in the C ring.
+public enum EventKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+  /// A property was read (`ObservationRegistrar.access`).
+  case access = 1
+  /// A property is about to change (`willSet`, also the first half of `withMutation`).
+  case willSet = 2
+  /// A property changed (`didSet`); flags say whether the value was unchanged.
+  case didSet = 3
+  /// An object's registrar was created.
+  case objectCreated = 4
+  /// An object's registrar was freed (its object deinitialized).
+  case objectFreed = 5
+  /// A tracking scope began (`key` is its label, `flags` its kind, `aux` the enclosing scope).
+  case scopeBegin = 6
+  /// A tracking scope's closure returned.
+  case scopeEnd = 7
+  /// Observers were installed on what the scope read (`aux`: how many accesses it recorded).
+  case trackingInstalled = 8
+  /// A scope's change handler ran, caused by the write in progress on the thread (`object`, `key`).
+  case trackingFired = 9
+  /// A scope's observers were removed.
+  case trackingCancelled = 10
+
+  public var description: String {
+    switch self {
+    case .access: "access"
+    case .willSet: "willSet"
+    case .didSet: "didSet"
+    case .objectCreated: "objectCreated"
+    case .objectFreed: "objectFreed"
+    case .scopeBegin: "scopeBegin"
+    case .scopeEnd: "scopeEnd"
+    case .trackingInstalled: "trackingInstalled"
+    case .trackingFired: "trackingFired"
+    case .trackingCancelled: "trackingCancelled"
+    }
+  }
+}
+
+/// Flag bits of events, by kind.
+public enum EventFlags {
+  /// On `access`: a tracking scope of ObsTrace's was open on the thread.
+  public static let accessInScope: UInt8 = 1
+  /// On `access`: the read happened inside the willSet window of the same property of the same object, on the
+  /// same thread, so it saw the value from before the write.
+  public static let staleRead: UInt8 = 2
+  /// On `didSet`: the value was compared with the one before the write and found equal.
+  public static let unchanged: UInt8 = 1
+  /// On `didSet`: the value was compared and found different.
+  public static let changed: UInt8 = 2
+  /// On `trackingCancelled`: cancelled because the scope fired (one-shot tracking).
+  public static let cancelledByFire: UInt8 = 1
+}
+
+/// Flag bits of an events chunk's header.
+public enum ChunkFlags {
+  /// The thread exited: no chunk of it follows.
+  public static let threadEnded: UInt8 = 1
+}
+
+/// The kinds of scopes, stored in the `flags` of `scopeBegin`.
+public enum ScopeKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+  /// `withObservationTracking(_:onChange:)`: one-shot, fires on the first willSet.
+  case tracking = 1
+  /// A scope a user named with `ObsTrace.scope(_:)` around code that runs under tracking.
+  case named = 2
+  /// One run of an `Observations` sequence's closure.
+  case observations = 3
+  /// A continuous (willSet/didSet) tracking that fires until cancelled.
+  case continuous = 4
+
+  public var description: String {
+    switch self {
+    case .tracking: "tracking"
+    case .named: "named"
+    case .observations: "observations"
+    case .continuous: "continuous"
+    }
+  }
+}
+
+/// Tags of the definition records that precede, inside a chunk, the first event that uses them.
+enum DefinitionTag: UInt8 {
+  case type = 0x81
+  case property = 0x82
+  case label = 0x83
+  case object = 0x84
+  case stack = 0x85
+  case scope = 0x86
+}

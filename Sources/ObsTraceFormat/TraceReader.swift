@@ -1,0 +1,420 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Something wrong with a trace that the reader read around: a damaged chunk (skipped) or a cut end.
+public struct TraceDamage: Sendable, Equatable, CustomStringConvertible {
+  public var offset: UInt64
+  public var message: String
+
+  public var description: String { "at byte \(offset): \(message)" }
+}
+
+/// One thread's whole chunk of events, as read.
+public struct EventChunk: Sendable {
+  /// Where the chunk starts in the file.
+  public var offset: UInt64
+  public var thread: UInt32
+  public var osThreadID: Int32
+  /// The thread's chunk number, from 0; a gap means a chunk was lost.
+  public var sequence: UInt64
+  /// Events the thread dropped (full ring, drop mode) since its previous chunk.
+  public var droppedSinceLastChunk: UInt64
+  public var firstTime: UInt64
+  /// The thread exited; none of its chunks follow.
+  public var threadEnded: Bool
+  public var events: [TraceEvent]
+}
+
+/// Reads a trace file as a stream of events, in file order (per thread, in the order each thread recorded).
+///
+/// Opening reads the header and the small chunks that a clean stop writes last (symbols, footer), by walking
+/// chunk headers only; `forEachEvent` then decodes one chunk at a time, so memory grows with the definitions
+/// (objects, properties, scopes), never with the number of events. A damaged chunk costs only its own events:
+/// the reader reports its offset and resynchronizes on the next chunk's magic. A file that ends mid-chunk or
+/// without a footer is `truncated`, and read up to its last whole chunk.
+public final class TraceReader {
+  public let path: String
+  public let header: TraceHeader
+  public private(set) var footer: TraceFooter?
+  public private(set) var definitions = TraceDefinitions()
+  /// Damaged chunks skipped so far, with offsets.
+  public private(set) var damage: [TraceDamage] = []
+  /// True when the file ends inside a chunk or has no footer (the recording did not stop cleanly).
+  public private(set) var truncated = false
+  public private(set) var eventsRead: UInt64 = 0
+  /// Events each thread's chunks say were dropped, summed.
+  public private(set) var droppedEvents: UInt64 = 0
+  public private(set) var threads: [UInt32: Int32] = [:]
+  public private(set) var lastEventTime: UInt64 = 0
+
+  private let file: ReadableFile
+  private let firstChunkOffset: UInt64
+
+  public init(path: String) throws(TraceFileError) {
+    self.path = path
+    file = try ReadableFile(path: path)
+    let prefix = file.read(at: 0, count: 16)
+    guard prefix.count == 16, Array(prefix[0..<8]) == TraceFormat.magic else {
+      throw TraceFileError(.notATrace, path: path, "not an ObsTrace trace file (no OBSTRACE header)")
+    }
+    let version = readLittleEndian(UInt16.self, prefix[8..<10])
+    guard version >= 1, version <= TraceFormat.version else {
+      throw TraceFileError(
+        .unsupportedVersion, path: path,
+        "trace format version \(version) is newer than this obstrace reads (\(TraceFormat.version)); update obstrace")
+    }
+    let length = Int(readLittleEndian(UInt32.self, prefix[12..<16]))
+    let payload = file.read(at: 16, count: length + 4)
+    guard length < 1 << 20, payload.count == length + 4 else {
+      throw TraceFileError(.notATrace, path: path, offset: 16, "the trace header is cut short")
+    }
+    let body = Array(payload[0..<length])
+    guard crc32Checksum(body) == readLittleEndian(UInt32.self, payload[length...]) else {
+      throw TraceFileError(.damaged, path: path, offset: 16, "the trace header's checksum does not match")
+    }
+    do {
+      header = try body.withUnsafeBytes { raw throws(CursorError) in
+        var cursor = ByteCursor(raw)
+        let wall = try cursor.readVarint()
+        let pid = try cursor.readVarint32()
+        let executable = try cursor.readString()
+        let drop = try cursor.readByte() != 0
+        let capacity = try cursor.readVarint()
+        let stackLevel = try cursor.readByte()
+        return TraceHeader(
+          version: version, startWallClockNanoseconds: wall, processID: pid, executable: executable,
+          dropWhenFull: drop, ringCapacity: capacity, stackLevel: stackLevel)
+      }
+    } catch {
+      throw TraceFileError(.damaged, path: path, offset: 16, "the trace header is malformed")
+    }
+    firstChunkOffset = UInt64(16 + length + 4)
+    loadTrailingChunks()
+  }
+
+  /// Calls `body` with every event of the trace, in file order. Definitions met along the way are in
+  /// `definitions` by the time an event that uses them is passed.
+  public func forEachEvent(_ body: (TraceEvent) throws -> Void) rethrows {
+    try forEachChunk { chunk in
+      for event in chunk.events { try body(event) }
+    }
+  }
+
+  /// Calls `body` with every whole events chunk, in file order (each thread's chunks in its own order).
+  public func forEachChunk(_ body: (EventChunk) throws -> Void) rethrows {
+    damage = []
+    truncated = false
+    eventsRead = 0
+    droppedEvents = 0
+    var offset = firstChunkOffset
+    while let chunk = nextChunk(from: &offset, reportingDamage: true) {
+      guard chunk.type == .events else { continue }
+      if let events = decodeEvents(chunk) { try body(events) }
+    }
+    if footer == nil { truncated = true }
+  }
+
+  // MARK: Chunks
+
+  struct Chunk {
+    var type: ChunkType
+    var offset: UInt64
+    var payload: [UInt8]
+  }
+
+  /// Reads the chunk at `offset` (resynchronizing past damage), advancing `offset` past it; nil at the end.
+  private func nextChunk(from offset: inout UInt64, reportingDamage: Bool) -> Chunk? {
+    while offset < file.size {
+      let headerBytes = file.read(at: offset, count: TraceFormat.chunkHeaderSize)
+      if headerBytes.count < TraceFormat.chunkHeaderSize {
+        if reportingDamage { cut(at: offset, "the file ends inside a chunk header") }
+        return nil
+      }
+      guard Array(headerBytes[0..<4]) == TraceFormat.chunkMagic else {
+        if !resynchronize(&offset, reportingDamage, "no chunk starts here") { return nil }
+        continue
+      }
+      let typeByte = headerBytes[4]
+      let compressedLength = Int(readLittleEndian(UInt32.self, headerBytes[5..<9]))
+      let uncompressedLength = Int(readLittleEndian(UInt32.self, headerBytes[9..<13]))
+      let expectedChecksum = readLittleEndian(UInt32.self, headerBytes[13..<17])
+      let end = offset + UInt64(TraceFormat.chunkHeaderSize) + UInt64(compressedLength)
+      if end > file.size {
+        // Either the file was cut inside this chunk, or the length is damaged and a later chunk is whole.
+        var probe = offset
+        if findMagic(after: &probe) {
+          if !resynchronize(&offset, reportingDamage, "a chunk's length runs past the end of the file") { return nil }
+          continue
+        }
+        if reportingDamage { cut(at: offset, "the file ends inside a chunk") }
+        return nil
+      }
+      let compressed = file.read(at: offset + UInt64(TraceFormat.chunkHeaderSize), count: compressedLength)
+      let checksum = crc32Checksum(compressed, initial: crc32Checksum(Array(headerBytes[4..<13])))
+      guard checksum == expectedChecksum, compressed.count == compressedLength else {
+        if !resynchronize(&offset, reportingDamage, "a chunk's checksum does not match") { return nil }
+        continue
+      }
+      guard let type = ChunkType(rawValue: typeByte), uncompressedLength <= TraceFormat.maximumChunkSize,
+        let payload = compressed.withUnsafeBytes({ inflateChunk($0, expectedSize: uncompressedLength) })
+      else {
+        if !resynchronize(&offset, reportingDamage, "a chunk could not be decompressed") { return nil }
+        continue
+      }
+      let chunk = Chunk(type: type, offset: offset, payload: payload)
+      offset = end
+      return chunk
+    }
+    return nil
+  }
+
+  private func cut(at offset: UInt64, _ message: String) {
+    truncated = true
+    damage.append(TraceDamage(offset: offset, message: message + " (the recording was cut short)"))
+  }
+
+  /// Records damage at `offset` and moves it to the next chunk magic; false when there is none.
+  private func resynchronize(_ offset: inout UInt64, _ reportingDamage: Bool, _ message: String) -> Bool {
+    if reportingDamage { damage.append(TraceDamage(offset: offset, message: message + "; skipped")) }
+    if findMagic(after: &offset) { return true }
+    if reportingDamage { truncated = true }
+    return false
+  }
+
+  /// Moves `offset` to the next occurrence of the chunk magic after it.
+  private func findMagic(after offset: inout UInt64) -> Bool {
+    var position = offset + 1
+    let magic = TraceFormat.chunkMagic
+    while position < file.size {
+      let block = file.read(at: position, count: 1 << 16)
+      if block.count < magic.count { return false }
+      for index in 0...(block.count - magic.count)
+      where block[index] == magic[0] && block[index + 1] == magic[1] && block[index + 2] == magic[2]
+        && block[index + 3] == magic[3]
+      {
+        offset = position + UInt64(index)
+        return true
+      }
+      position += UInt64(block.count - magic.count + 1)
+    }
+    return false
+  }
+
+  /// Walks chunk headers only, loading symbols and the footer, which a clean stop writes after the events.
+  private func loadTrailingChunks() {
+    var offset = firstChunkOffset
+    while offset + UInt64(TraceFormat.chunkHeaderSize) <= file.size {
+      let headerBytes = file.read(at: offset, count: TraceFormat.chunkHeaderSize)
+      guard Array(headerBytes[0..<4]) == TraceFormat.chunkMagic else {
+        // Damage: fall back to a full scan, which resynchronizes.
+        loadTrailingChunksByScanning()
+        return
+      }
+      let length = UInt64(readLittleEndian(UInt32.self, headerBytes[5..<9]))
+      if let type = ChunkType(rawValue: headerBytes[4]), type != .events {
+        var chunkOffset = offset
+        if let chunk = nextChunk(from: &chunkOffset, reportingDamage: false) { absorbTrailing(chunk) }
+      }
+      offset += UInt64(TraceFormat.chunkHeaderSize) + length
+    }
+  }
+
+  private func loadTrailingChunksByScanning() {
+    var offset = firstChunkOffset
+    while let chunk = nextChunk(from: &offset, reportingDamage: false) {
+      if chunk.type != .events { absorbTrailing(chunk) }
+    }
+  }
+
+  private func absorbTrailing(_ chunk: Chunk) {
+    chunk.payload.withUnsafeBytes { raw in
+      var cursor = ByteCursor(raw)
+      switch chunk.type {
+      case .footer:
+        footer = try? Self.decodeFooter(&cursor)
+      case .symbols:
+        if let table = try? Self.decodeSymbols(&cursor) { definitions.symbols.merge(table) }
+      case .events:
+        break
+      }
+    }
+  }
+
+  static func decodeFooter(_ cursor: inout ByteCursor) throws(CursorError) -> TraceFooter {
+    let duration = try cursor.readVarint()
+    let chunks = try cursor.readVarint()
+    let count = try cursor.readVarint()
+    var threads: [ThreadTotals] = []
+    for _ in 0..<min(count, 1 << 20) {
+      let thread = try cursor.readVarint32()
+      let os = Int32(bitPattern: try cursor.readVarint32())
+      let recorded = try cursor.readVarint()
+      let dropped = try cursor.readVarint()
+      threads.append(ThreadTotals(thread: thread, osThreadID: os, recorded: recorded, dropped: dropped))
+    }
+    return TraceFooter(durationNanoseconds: duration, chunks: chunks, threads: threads)
+  }
+
+  static func decodeSymbols(_ cursor: inout ByteCursor) throws(CursorError) -> SymbolTable {
+    var table = SymbolTable()
+    while !cursor.isAtEnd {
+      switch SymbolTag(rawValue: try cursor.readByte()) {
+      case .typeName:
+        let id = try cursor.readVarint32()
+        table.typeNames[id] = try cursor.readString()
+      case .propertyName:
+        let id = try cursor.readVarint32()
+        let module = try cursor.readString()
+        let type = try cursor.readString()
+        let property = try cursor.readString()
+        table.propertyNames[id] = PropertyName(module: module, type: type, property: property)
+      case .frame:
+        let address = try cursor.readVarint()
+        let function = try cursor.readString()
+        let file = try cursor.readString()
+        let line = try cursor.readVarint32()
+        let module = try cursor.readString()
+        table.frames[address] = SymbolizedFrame(
+          address: address, function: function, file: file, line: line, module: module)
+      case nil:
+        throw .malformed
+      }
+    }
+    return table
+  }
+
+  // MARK: Events
+
+  private func decodeEvents(_ chunk: Chunk) -> EventChunk? {
+    // Decode into a local batch first, so that a malformed tail costs the chunk and nothing is half-applied.
+    var newDefinitions = definitions
+    let decoded: EventChunk? = chunk.payload.withUnsafeBytes { raw in
+      var cursor = ByteCursor(raw)
+      do {
+        let thread = try cursor.readVarint32()
+        let osThread = Int32(bitPattern: try cursor.readVarint32())
+        let sequence = try cursor.readVarint()
+        let dropped = try cursor.readVarint()
+        let firstTime = try cursor.readVarint()
+        let flags = try cursor.readByte()
+        var result = EventChunk(
+          offset: chunk.offset, thread: thread, osThreadID: osThread, sequence: sequence, droppedSinceLastChunk: dropped,
+          firstTime: firstTime, threadEnded: flags & ChunkFlags.threadEnded != 0, events: [])
+        var time = firstTime
+        while !cursor.isAtEnd {
+          let tag = try cursor.readByte()
+          if tag >= 0x80 {
+            try Self.decodeDefinition(tag, &cursor, into: &newDefinitions)
+            continue
+          }
+          guard let kind = EventKind(rawValue: tag) else { throw CursorError.malformed }
+          let flags = try cursor.readByte()
+          time += try cursor.readVarint()
+          let depth = try cursor.readVarint()
+          let object = try cursor.readVarint32()
+          let key = try cursor.readVarint32()
+          let scope = try cursor.readVarint32()
+          let aux = try cursor.readVarint32()
+          let stack = try cursor.readVarint32()
+          result.events.append(
+            TraceEvent(
+              kind: kind, flags: flags, thread: thread, time: time, depth: UInt16(truncatingIfNeeded: depth),
+              object: object, key: key, scope: scope, aux: aux, stack: stack))
+        }
+        return result
+      } catch {
+        return nil
+      }
+    }
+    guard let decoded else {
+      damage.append(TraceDamage(offset: chunk.offset, message: "a chunk's events are malformed; skipped"))
+      return nil
+    }
+    definitions = newDefinitions
+    threads[decoded.thread] = decoded.osThreadID
+    droppedEvents += decoded.droppedSinceLastChunk
+    eventsRead += UInt64(decoded.events.count)
+    if let last = decoded.events.last { lastEventTime = max(lastEventTime, last.time) }
+    return decoded
+  }
+
+  static func decodeDefinition(
+    _ tag: UInt8, _ cursor: inout ByteCursor, into definitions: inout TraceDefinitions
+  ) throws(CursorError) {
+    switch DefinitionTag(rawValue: tag) {
+    case .type:
+      let id = try cursor.readVarint32()
+      definitions.types[id] = try cursor.readString()
+    case .property:
+      let id = try cursor.readVarint32()
+      let root = try cursor.readVarint32()
+      let description = try cursor.readString()
+      let getter = try cursor.readVarint()
+      definitions.properties[id] = PropertyDefinition(
+        rootType: root, keyPathDescription: description, getterAddress: getter)
+    case .label:
+      let id = try cursor.readVarint32()
+      definitions.labels[id] = try cursor.readString()
+    case .object:
+      let serial = try cursor.readVarint32()
+      definitions.objects[serial] = try cursor.readVarint32()
+    case .stack:
+      let id = try cursor.readVarint32()
+      let count = try cursor.readVarint()
+      guard count <= 1024 else { throw .malformed }
+      var frames: [UInt64] = []
+      for _ in 0..<count { frames.append(try cursor.readVarint()) }
+      definitions.stacks[id] = frames
+    case .scope:
+      let id = try cursor.readVarint32()
+      guard let kind = ScopeKind(rawValue: try cursor.readByte()) else { throw .malformed }
+      let label = try cursor.readVarint32()
+      let parent = try cursor.readVarint32()
+      definitions.scopes[id] = ScopeDefinition(kind: kind, label: label, parent: parent)
+    case nil:
+      throw .malformed
+    }
+  }
+}
+
+/// A file read with `pread`, so that the reader never holds more than one chunk.
+final class ReadableFile {
+  let descriptor: Int32
+  let size: UInt64
+
+  init(path: String) throws(TraceFileError) {
+    descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else {
+      throw TraceFileError(.cannotOpen, path: path, "cannot open the trace (\(String(cString: strerror(errno))))")
+    }
+    var status = stat()
+    guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
+      close(descriptor)
+      throw TraceFileError(.notATrace, path: path, "not a regular file")
+    }
+    size = UInt64(status.st_size)
+  }
+
+  deinit { close(descriptor) }
+
+  /// Up to `count` bytes at `offset`; fewer at the end of the file.
+  func read(at offset: UInt64, count: Int) -> [UInt8] {
+    guard count > 0, offset < size else { return [] }
+    let wanted = Int(min(UInt64(count), size - offset))
+    var bytes = [UInt8](repeating: 0, count: wanted)
+    var filled = 0
+    bytes.withUnsafeMutableBytes { buffer in
+      while filled < wanted {
+        let got = pread(descriptor, buffer.baseAddress! + filled, wanted - filled, off_t(offset) + off_t(filled))
+        if got < 0 && errno == EINTR { continue }
+        if got <= 0 { break }
+        filled += got
+      }
+    }
+    if filled < wanted { bytes.removeSubrange(filled...) }
+    return bytes
+  }
+}

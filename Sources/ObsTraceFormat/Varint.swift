@@ -1,0 +1,85 @@
+/// LEB128 variable-length integers, the encoding of every number in a chunk.
+extension Array where Element == UInt8 {
+  @inlinable
+  mutating func appendVarint(_ value: UInt64) {
+    var value = value
+    while value >= 0x80 {
+      append(UInt8(truncatingIfNeeded: value) | 0x80)
+      value >>= 7
+    }
+    append(UInt8(value))
+  }
+
+  @inlinable
+  mutating func appendVarint<T: BinaryInteger>(_ value: T) {
+    appendVarint(UInt64(truncatingIfNeeded: value))
+  }
+
+  mutating func appendString(_ string: String) {
+    let bytes = Array(string.utf8)
+    appendVarint(bytes.count)
+    append(contentsOf: bytes)
+  }
+
+  mutating func appendLittleEndian<T: FixedWidthInteger>(_ value: T) {
+    Swift.withUnsafeBytes(of: value.littleEndian) { append(contentsOf: $0) }
+  }
+}
+
+/// Reads what `Array.appendVarint` wrote, throwing at the end of the bytes instead of trapping.
+struct ByteCursor {
+  let bytes: UnsafeRawBufferPointer
+  var offset = 0
+
+  init(_ bytes: UnsafeRawBufferPointer) {
+    self.bytes = bytes
+  }
+
+  var isAtEnd: Bool { offset >= bytes.count }
+
+  mutating func readByte() throws(CursorError) -> UInt8 {
+    guard offset < bytes.count else { throw .endOfData }
+    defer { offset += 1 }
+    return bytes[offset]
+  }
+
+  mutating func readVarint() throws(CursorError) -> UInt64 {
+    var result: UInt64 = 0
+    var shift: UInt64 = 0
+    while true {
+      let byte = try readByte()
+      if shift == 63 && byte > 1 { throw .malformed }
+      result |= UInt64(byte & 0x7f) << shift
+      if byte < 0x80 { return result }
+      shift += 7
+      if shift > 63 { throw .malformed }
+    }
+  }
+
+  mutating func readVarint32() throws(CursorError) -> UInt32 {
+    let value = try readVarint()
+    guard value <= UInt64(UInt32.max) else { throw .malformed }
+    return UInt32(value)
+  }
+
+  mutating func readString() throws(CursorError) -> String {
+    let count = try readVarint()
+    guard count <= UInt64(bytes.count - offset) else { throw .endOfData }
+    let slice = UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + Int(count))])
+    offset += Int(count)
+    return String(decoding: slice, as: UTF8.self)
+  }
+}
+
+enum CursorError: Error {
+  case endOfData
+  case malformed
+}
+
+func readLittleEndian<T: FixedWidthInteger>(_ type: T.Type, _ bytes: ArraySlice<UInt8>) -> T {
+  var value: T = 0
+  for (index, byte) in bytes.prefix(MemoryLayout<T>.size).enumerated() {
+    value |= T(byte) << (8 * index)
+  }
+  return value
+}

@@ -1,0 +1,73 @@
+import CObsTraceZlib
+
+/// A zlib stream that compresses one chunk at a time (each chunk is a whole zlib stream, so chunks decode
+/// independently). Level 1: level 6 costs about four times the CPU for a few percent smaller files.
+final class Deflater {
+  private var stream = z_stream()
+  private let ready: Bool
+
+  init(level: Int32 = 1) {
+    ready = deflateInit_(&stream, level, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
+  }
+
+  deinit {
+    if ready { deflateEnd(&stream) }
+  }
+
+  /// Compresses `input` whole; nil only if zlib fails (out of memory).
+  func compress(_ input: [UInt8]) -> [UInt8]? {
+    guard ready, deflateReset(&stream) == Z_OK else { return nil }
+    let bound = Int(deflateBound(&stream, uLong(input.count)))
+    var output = [UInt8](repeating: 0, count: bound)
+    var produced = 0
+    let status: Int32 = input.withUnsafeBufferPointer { source in
+      output.withUnsafeMutableBufferPointer { destination in
+        stream.next_in = UnsafeMutablePointer(mutating: source.baseAddress)
+        stream.avail_in = uInt(source.count)
+        stream.next_out = destination.baseAddress
+        stream.avail_out = uInt(destination.count)
+        let status = deflate(&stream, Z_FINISH)
+        produced = destination.count - Int(stream.avail_out)
+        // The stream must not keep pointers into buffers that are about to go away.
+        stream.next_in = nil
+        stream.next_out = nil
+        stream.avail_in = 0
+        stream.avail_out = 0
+        return status
+      }
+    }
+    guard status == Z_STREAM_END else { return nil }
+    output.removeSubrange(produced...)
+    return output
+  }
+}
+
+/// Decompresses one chunk whose uncompressed size is known from its header.
+func inflateChunk(_ input: UnsafeRawBufferPointer, expectedSize: Int) -> [UInt8]? {
+  var stream = z_stream()
+  guard inflateInit_(&stream, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return nil }
+  defer { inflateEnd(&stream) }
+  var output = [UInt8](repeating: 0, count: expectedSize)
+  let status: Int32 = output.withUnsafeMutableBufferPointer { destination in
+    stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: UInt8.self))
+    stream.avail_in = uInt(input.count)
+    stream.next_out = destination.baseAddress
+    stream.avail_out = uInt(destination.count)
+    let status = inflate(&stream, Z_FINISH)
+    let complete = stream.avail_out == 0
+    stream.next_in = nil
+    stream.next_out = nil
+    return status == Z_STREAM_END && complete ? Z_STREAM_END : (status == Z_OK ? Z_DATA_ERROR : status)
+  }
+  return status == Z_STREAM_END ? output : nil
+}
+
+/// CRC-32 (zlib's polynomial), continuing from `initial`.
+func crc32Checksum(_ bytes: UnsafeRawBufferPointer, initial: UInt32 = 0) -> UInt32 {
+  guard let base = bytes.baseAddress else { return initial }
+  return UInt32(crc32(uLong(initial), base.assumingMemoryBound(to: Bytef.self), uInt(bytes.count)))
+}
+
+func crc32Checksum(_ bytes: [UInt8], initial: UInt32 = 0) -> UInt32 {
+  bytes.withUnsafeBytes { crc32Checksum($0, initial: initial) }
+}

@@ -1,0 +1,259 @@
+import CObsTraceRing
+import ObsTraceFormat
+import ObsTraceSymbols
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The one consumer of every thread's ring: drains them, encodes each thread's events into chunks, compresses
+/// and appends them to the trace file. At stop it drains what is left and writes the symbol table and footer.
+///
+/// Flush policy (see docs/trace-format.md): the flusher wakes every `wakeInterval` or when a producer finds its
+/// ring full; a thread's chunk is written when its encoded events reach `chunkTarget` bytes or are older than
+/// `maximumChunkAge`, so an event reaches the file within about a third of a second.
+final class Flusher: @unchecked Sendable {
+  static let wakeIntervalMilliseconds: UInt32 = 50
+  static let chunkTarget = 128 << 10
+  static let maximumChunkAge: UInt64 = 250_000_000
+
+  let path: String
+  private let options: RecordingOptions
+  // Everything below is touched only by the flusher thread, then (after it has exited) by `stop`.
+  private let writer: TraceFileWriter
+  private let stamps = DefinitionStamps()
+  private var clock: TickConverter
+  private var pending: [UnsafeMutablePointer<obstrace_ring>: PendingChunk] = [:]
+  private var totals: [UInt32: ThreadTotals] = [:]
+  private var writeError: String?
+  private let running = Atomic<Bool>(true)
+  private var thread = pthread_t()
+
+  struct PendingChunk {
+    var encoder: ChunkEncoder
+    var startedAt: UInt64
+  }
+
+  init(path: String, options: RecordingOptions) throws(TraceFileError) {
+    self.path = path
+    self.options = options
+    obstrace_configure(
+      UInt64(max(64, options.ringCapacity)), options.dropWhenFull, options.backtraces.level,
+      UInt32(max(0, min(64, options.backtraceDepth))))
+    clock = TickConverter()
+    let header = TraceHeader(
+      startWallClockNanoseconds: obstrace_wall_clock_nanoseconds(), processID: UInt32(getpid()),
+      executable: Self.executablePath(), dropWhenFull: options.dropWhenFull,
+      ringCapacity: UInt64(options.ringCapacity), stackLevel: UInt8(options.backtraces.level))
+    writer = try TraceFileWriter(path: path, header: header)
+    Interner.shared.resetScopes()
+    forEachRing { ring in
+      // Whatever a previous recording left (events racing its stop) is not this recording's.
+      ring.pointee.tail = obstrace_ring_head(ring)
+      ring.pointee.cached_tail = ring.pointee.tail
+      ring.pointee.flushed_dropped = obstrace_ring_dropped(ring)
+      ring.pointee.chunk_sequence = 0
+    }
+    obstrace_set_flusher_running(true)
+    let context = Unmanaged.passRetained(self).toOpaque()
+    let created = pthread_create(&thread, nil, { context in
+      let flusher = Unmanaged<Flusher>.fromOpaque(context!).takeRetainedValue()
+      flusher.run()
+      return nil
+    }, context)
+    if created != 0 {
+      Unmanaged<Flusher>.fromOpaque(context).release()
+      obstrace_set_flusher_running(false)
+      throw TraceFileError(.cannotWrite, path: path, "cannot start the flusher thread")
+    }
+    obstrace_set_enabled(true)
+  }
+
+  private func run() {
+    while running.load(ordering: .acquiring) {
+      obstrace_flusher_wait(Self.wakeIntervalMilliseconds)
+      clock.refine()
+      drain(final: false)
+    }
+  }
+
+  /// Stops producers, joins the flusher thread, drains everything, writes symbols and footer.
+  func stop() -> RecordingSummary {
+    obstrace_set_enabled(false)
+    running.store(false, ordering: .releasing)
+    obstrace_flusher_wake()
+    pthread_join(thread, nil)
+    clock.refine()
+    drain(final: true)
+    obstrace_set_flusher_running(false)
+    // Orphans left by threads that exited after the final drain are freed by the next drain or at their exit.
+    if writeError == nil { writeSymbols() }
+    let threads = totals.values.sorted { $0.thread < $1.thread }
+    let footer = TraceFooter(
+      durationNanoseconds: clock.nanoseconds(obstrace_clock()), chunks: writer.chunksWritten + 1, threads: threads)
+    write(.footer, ChunkPayload.footer(footer))
+    writer.close()
+    return RecordingSummary(
+      path: path, events: footer.recorded, droppedEvents: footer.dropped, threads: threads.count,
+      chunks: writer.chunksWritten, bytes: writer.bytesWritten, writeError: writeError)
+  }
+
+  // MARK: Draining
+
+  private func forEachRing(_ body: (UnsafeMutablePointer<obstrace_ring>) -> Void) {
+    var capacity = 64
+    while true {
+      var rings = [UnsafeMutablePointer<obstrace_ring>?](repeating: nil, count: capacity)
+      let count = obstrace_registry_snapshot(&rings, capacity)
+      if count > capacity {
+        capacity = count + 16
+        continue
+      }
+      for ring in rings.prefix(count) { body(ring!) }
+      return
+    }
+  }
+
+  private func drain(final: Bool) {
+    let now = clock.nanoseconds(obstrace_clock())
+    forEachRing { ring in
+      let orphaned = obstrace_ring_is_orphaned(ring)  // read before draining: no event can follow it
+      drainRecords(of: ring)
+      let hasNewDrops = obstrace_ring_dropped(ring) != ring.pointee.flushed_dropped
+      if (hasNewDrops || orphaned) && pending[ring] == nil { pending[ring] = newChunk(for: ring, firstTime: now) }
+      if let chunk = pending[ring],
+        final || orphaned || hasNewDrops || chunk.encoder.bytes.count >= Self.chunkTarget
+          || now &- chunk.startedAt >= Self.maximumChunkAge
+      {
+        finish(ring, threadEnded: orphaned)
+      }
+      if orphaned { obstrace_registry_release(ring) }
+    }
+  }
+
+  private func drainRecords(of ring: UnsafeMutablePointer<obstrace_ring>) {
+    while true {
+      var first: UnsafePointer<obstrace_record>?
+      let count = obstrace_ring_readable(ring, &first)
+      guard count > 0, let first else { return }
+      let records = UnsafeBufferPointer(start: first, count: count)
+      var chunk = pending.removeValue(forKey: ring) ?? newChunk(for: ring, firstTime: clock.nanoseconds(records[0].time))
+      let definitions = Interner.shared
+      for record in records {
+        chunk.encoder.append(
+          kind: record.kind, flags: record.flags, time: clock.nanoseconds(record.time), depth: record.depth,
+          object: record.object, key: record.key, scope: record.scope, aux: record.aux, stack: record.stack,
+          definitions: definitions, stamps: stamps)
+      }
+      obstrace_ring_consume(ring, count)
+      pending[ring] = chunk
+      if chunk.encoder.bytes.count >= Self.chunkTarget { finish(ring) }
+    }
+  }
+
+  private func newChunk(for ring: UnsafeMutablePointer<obstrace_ring>, firstTime: UInt64) -> PendingChunk {
+    PendingChunk(
+      encoder: ChunkEncoder(
+        thread: ring.pointee.thread_id, osThreadID: ring.pointee.os_thread_id,
+        sequence: ring.pointee.chunk_sequence, firstTime: firstTime, stamps: stamps),
+      startedAt: clock.nanoseconds(obstrace_clock()))
+  }
+
+  private func finish(_ ring: UnsafeMutablePointer<obstrace_ring>, threadEnded: Bool = false) {
+    guard let chunk = pending.removeValue(forKey: ring) else { return }
+    let dropped = obstrace_ring_dropped(ring) &- ring.pointee.flushed_dropped
+    ring.pointee.flushed_dropped &+= dropped
+    ring.pointee.chunk_sequence += 1
+    let thread = ring.pointee.thread_id
+    var total = totals[thread] ?? ThreadTotals(thread: thread, osThreadID: ring.pointee.os_thread_id, recorded: 0, dropped: 0)
+    total.recorded += UInt64(chunk.encoder.eventCount)
+    total.dropped += dropped
+    totals[thread] = total
+    write(.events, chunk.encoder.payload(droppedSinceLastChunk: dropped, threadEnded: threadEnded))
+  }
+
+  private func write(_ type: ChunkType, _ payload: [UInt8]) {
+    guard writeError == nil else { return }
+    do {
+      try writer.writeChunk(type, payload: payload)
+    } catch {
+      // The program goes on untraced: stop recording, say so once, keep what was written.
+      writeError = error.description
+      obstrace_set_enabled(false)
+      Recorder.reportProblem("obstrace: \(error.description); recording stopped, the program goes on untraced")
+    }
+  }
+
+  // MARK: Symbols
+
+  private func writeSymbols() {
+    let snapshot = Interner.shared.snapshotForSymbols()
+    var table = SymbolTable()
+    for (id, name) in snapshot.types { table.typeNames[id] = name }
+    var addresses = Set<UInt64>()
+    for (_, property) in snapshot.properties where property.getterAddress != 0 { addresses.insert(property.getterAddress) }
+    var returnAddresses = Set<UInt64>()
+    for stack in snapshot.stacks { returnAddresses.formUnion(stack) }
+    addresses.formUnion(returnAddresses)
+    let frames = Symbolizer.forCurrentProcess()?.resolve(Array(addresses), returnAddresses: returnAddresses) ?? [:]
+    for (id, property) in snapshot.properties {
+      if let frame = frames[property.getterAddress], let name = PropertyNaming.name(fromKeyPathGetter: frame.function) {
+        table.propertyNames[id] = name
+      }
+    }
+    for stack in snapshot.stacks {
+      for address in stack { if let frame = frames[address] { table.frames[address] = frame } }
+    }
+    if !table.isEmpty { write(.symbols, ChunkPayload.symbols(table)) }
+  }
+
+  static func executablePath() -> String {
+    var buffer = [CChar](repeating: 0, count: 4096)
+    let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+    guard count > 0 else { return "" }
+    return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+  }
+}
+
+/// Converts the hot path's clock ticks to nanoseconds since the recording started. On x86-64 the ticks are the
+/// TSC: calibrated against CLOCK_MONOTONIC over ~2 ms at start, then refined over the whole run.
+struct TickConverter {
+  let baseTicks: UInt64
+  let baseNanoseconds: UInt64
+  private(set) var nanosecondsPerTick: Double
+
+  init() {
+    var ticks: UInt64 = 0
+    var nanoseconds: UInt64 = 0
+    obstrace_clock_sample(&ticks, &nanoseconds)
+    baseTicks = ticks
+    baseNanoseconds = nanoseconds
+    #if arch(x86_64)
+    var laterTicks: UInt64 = 0
+    var laterNanoseconds: UInt64 = 0
+    repeat {
+      obstrace_clock_sample(&laterTicks, &laterNanoseconds)
+    } while laterNanoseconds &- nanoseconds < 2_000_000
+    nanosecondsPerTick = Double(laterNanoseconds - nanoseconds) / Double(max(1, laterTicks &- ticks))
+    #else
+    nanosecondsPerTick = 1
+    #endif
+  }
+
+  mutating func refine() {
+    #if arch(x86_64)
+    var ticks: UInt64 = 0
+    var nanoseconds: UInt64 = 0
+    obstrace_clock_sample(&ticks, &nanoseconds)
+    if nanoseconds &- baseNanoseconds > 100_000_000, ticks > baseTicks {
+      nanosecondsPerTick = Double(nanoseconds - baseNanoseconds) / Double(ticks - baseTicks)
+    }
+    #endif
+  }
+
+  func nanoseconds(_ ticks: UInt64) -> UInt64 {
+    guard ticks > baseTicks else { return 0 }
+    return UInt64(Double(ticks - baseTicks) * nanosecondsPerTick)
+  }
+}

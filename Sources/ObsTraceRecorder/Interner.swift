@@ -1,0 +1,164 @@
+import CObsTraceRing
+import ObsTraceFormat
+import Synchronization
+
+/// The process-wide tables that turn key paths, types, labels and call stacks into small integer ids.
+///
+/// Threads ask through their per-thread pointer caches first (in the C ring), so the lock here is taken once per
+/// thread per new key path, type or stack. An id is in these tables before any event can carry it, which is
+/// why the flusher can always find a definition. Key paths are retained, so their addresses (the cache keys)
+/// are never reused for another key path.
+final class Interner: TraceDefinitionSource, Sendable {
+  static let shared = Interner()
+
+  /// Bit 31 of a key path id, in the per-thread cache only: the member type is Equatable.
+  static let equatableBit: UInt32 = 1 << 31
+
+  struct PropertyEntry {
+    var definition: PropertyDefinition
+    var memberIsEquatable: Bool
+  }
+
+  struct TypeEntry {
+    var reflected: String
+    var display: String
+  }
+
+  struct Tables {
+    var keyPathIDs: [AnyKeyPath: UInt32] = [:]
+    var properties: [PropertyEntry] = [PropertyEntry(
+      definition: PropertyDefinition(rootType: 0, keyPathDescription: "", getterAddress: 0), memberIsEquatable: false)]
+    var retainedKeyPaths: [AnyKeyPath] = []
+    var typeIDs: [ObjectIdentifier: UInt32] = [:]
+    var types: [TypeEntry] = [TypeEntry(reflected: "", display: "")]
+    var labelIDs: [String: UInt32] = [:]
+    var labels: [String] = [""]
+    var stackIDs: [[UInt64]: UInt32] = [:]
+    var stacks: [[UInt64]] = [[]]
+    var scopes: [UInt32: ScopeDefinition] = [:]
+  }
+
+  let tables = LockedValue(Tables())
+
+  // MARK: Interning (slow paths)
+
+  /// The id of `keyPath`, with `equatableBit` set when its member type is Equatable.
+  func keyPathID(_ keyPath: AnyKeyPath, root: Any.Type, member: Any.Type) -> UInt32 {
+    let pointer = UnsafeRawPointer(Unmanaged.passUnretained(keyPath).toOpaque())
+    let cached = obstrace_cached_id(pointer)
+    if cached != 0 { return cached }
+    let rootID = typeID(root)
+    let id: UInt32 = tables.withLock { tables in
+      if let id = tables.keyPathIDs[keyPath] {
+        tables.retainedKeyPaths.append(keyPath)  // this object's address is now a cache key
+        return id | (tables.properties[Int(id)].memberIsEquatable ? Self.equatableBit : 0)
+      }
+      let description = String(describing: keyPath)
+      let equatable = member is any Equatable.Type
+      let id = UInt32(tables.properties.count)
+      tables.properties.append(
+        PropertyEntry(
+          definition: PropertyDefinition(
+            rootType: rootID, keyPathDescription: description,
+            getterAddress: Self.getterAddress(inKeyPathDescription: description)),
+          memberIsEquatable: equatable))
+      tables.keyPathIDs[keyPath] = id
+      tables.retainedKeyPaths.append(keyPath)
+      return id | (equatable ? Self.equatableBit : 0)
+    }
+    obstrace_cache_id(pointer, id)
+    return id
+  }
+
+  /// The id of a type (by its metadata).
+  func typeID(_ type: Any.Type) -> UInt32 {
+    let pointer = unsafeBitCast(type, to: UnsafeRawPointer.self)
+    let cached = obstrace_cached_id(pointer)
+    if cached != 0 { return cached }
+    let id: UInt32 = tables.withLock { tables in
+      if let id = tables.typeIDs[ObjectIdentifier(type)] { return id }
+      let id = UInt32(tables.types.count)
+      tables.types.append(TypeEntry(reflected: String(reflecting: type), display: String(describing: type)))
+      tables.typeIDs[ObjectIdentifier(type)] = id
+      return id
+    }
+    obstrace_cache_id(pointer, id)
+    return id
+  }
+
+  func labelID(_ label: String) -> UInt32 {
+    tables.withLock { tables in
+      if let id = tables.labelIDs[label] { return id }
+      let id = UInt32(tables.labels.count)
+      tables.labels.append(label)
+      tables.labelIDs[label] = id
+      return id
+    }
+  }
+
+  /// The id of a call stack; the per-thread cache is keyed by the frames' hash.
+  func stackID(_ frames: UnsafeBufferPointer<UInt>, hash: UInt64) -> UInt32 {
+    let cached = obstrace_cached_stack(hash)
+    if cached != 0 { return cached }
+    let key = frames.map { UInt64($0) }
+    let id: UInt32 = tables.withLock { tables in
+      if let id = tables.stackIDs[key] { return id }
+      let id = UInt32(tables.stacks.count)
+      tables.stacks.append(key)
+      tables.stackIDs[key] = id
+      return id
+    }
+    obstrace_cache_stack(hash, id)
+    return id
+  }
+
+  func defineScope(_ id: UInt32, _ definition: ScopeDefinition) {
+    tables.withLock { $0.scopes[id] = definition }
+  }
+
+  /// Forgets scopes, which only one recording needs; the other tables live as long as the process, because
+  /// threads keep their cached ids across recordings.
+  func resetScopes() {
+    tables.withLock { $0.scopes = [:] }
+  }
+
+  /// `\Model.<computed 0x000055d0c0d8fa50 (Int)>` → 0x55d0c0d8fa50: the key path's getter, to symbolize.
+  static func getterAddress(inKeyPathDescription description: String) -> UInt64 {
+    guard let range = description.firstRange(of: "0x") else { return 0 }
+    let digits = description[range.upperBound...].prefix { $0.isHexDigit }
+    return UInt64(digits, radix: 16) ?? 0
+  }
+
+  // MARK: TraceDefinitionSource (the flusher)
+
+  func typeName(_ id: UInt32) -> String {
+    tables.withLock { Int(id) < $0.types.count ? $0.types[Int(id)].reflected : "" }
+  }
+
+  func property(_ id: UInt32) -> PropertyDefinition? {
+    tables.withLock { Int(id) < $0.properties.count ? $0.properties[Int(id)].definition : nil }
+  }
+
+  func label(_ id: UInt32) -> String {
+    tables.withLock { Int(id) < $0.labels.count ? $0.labels[Int(id)] : "" }
+  }
+
+  func scope(_ id: UInt32) -> ScopeDefinition? {
+    tables.withLock { $0.scopes[id] }
+  }
+
+  func stack(_ id: UInt32) -> [UInt64] {
+    tables.withLock { Int(id) < $0.stacks.count ? $0.stacks[Int(id)] : [] }
+  }
+
+  /// A copy of what symbolization needs at stop.
+  func snapshotForSymbols() -> (properties: [(UInt32, PropertyDefinition)], types: [(UInt32, String)], stacks: [[UInt64]]) {
+    tables.withLock { tables in
+      (
+        tables.properties.enumerated().dropFirst().map { (UInt32($0.offset), $0.element.definition) },
+        tables.types.enumerated().dropFirst().map { (UInt32($0.offset), $0.element.display) },
+        Array(tables.stacks.dropFirst())
+      )
+    }
+  }
+}

@@ -1,0 +1,154 @@
+import CObsTraceRing
+import ObsTraceFormat
+import Synchronization
+
+/// The part of a `TracingRegistrar` that has an identity: created with the object's registrar and freed with
+/// it, so its serial names the object in the trace and its `deinit` records that the object was freed.
+///
+/// Its methods are the recording hot path, reduced to integer ids: one relaxed load of the enabled flag when
+/// recording is off; when on, a per-thread cache lookup for the key path and one store into the thread's ring.
+@usableFromInline
+final class RegistrarExtent: Sendable {
+  @usableFromInline let serial: UInt32
+  /// The object's type id, set by its first recorded event (the registrar learns the type only then).
+  private let typeID = Atomic<UInt32>(0)
+  /// Values read before a `_modify` of an Equatable member, keyed by key path id, to mark unchanged writes.
+  private let snapshots = LockedValue<[UInt32: Any]>([:])
+
+  @usableFromInline
+  init() {
+    Recorder.startFromEnvironmentIfNeeded()
+    serial = obstrace_next_object_serial()
+    if obstrace_is_enabled() {
+      obstrace_emit(EventKind.objectCreated.rawValue, 0, serial, 0, 0, 0, 0)
+    }
+  }
+
+  deinit {
+    if obstrace_is_enabled() {
+      obstrace_emit(EventKind.objectFreed.rawValue, 0, serial, 0, 0, typeID.load(ordering: .relaxed), 0)
+    }
+  }
+
+  @inline(__always)
+  private func objectType(_ subject: Any.Type) -> UInt32 {
+    let known = typeID.load(ordering: .relaxed)
+    if known != 0 { return known }
+    let id = Interner.shared.typeID(subject)
+    typeID.store(id, ordering: .relaxed)
+    return id
+  }
+
+  /// Records an access; false when ObsTrace itself is reading (the access must then not reach the registrar).
+  @usableFromInline
+  func recordAccess(_ keyPath: AnyKeyPath, _ subject: Any.Type, _ member: Any.Type) -> Bool {
+    guard obstrace_is_enabled() else { return true }
+    if obstrace_access_is_suppressed() { return false }
+    let key = Interner.shared.keyPathID(keyPath, root: subject, member: member) & ~Interner.equatableBit
+    let scope = obstrace_innermost_scope()
+    var flags: UInt8 = scope != 0 ? EventFlags.accessInScope : 0
+    var stack: UInt32 = 0
+    if obstrace_writing_object() == serial && obstrace_writing_key() == key {
+      // A read inside this property's own willSet window: it sees the old value (seed 004's stale read).
+      flags |= EventFlags.staleRead
+      if obstrace_stack_level() != 0 { stack = StackCapture.current() }
+    } else if obstrace_stack_level() >= 2 {
+      stack = StackCapture.current()
+    }
+    obstrace_emit(EventKind.access.rawValue, flags, serial, key, scope, objectType(subject), stack)
+    return true
+  }
+
+  /// Records a willSet and opens its window: until `endWillSet`, tracking that fires on this thread was fired
+  /// by this write. Returns the window to close, or nil when not recording.
+  @usableFromInline
+  func beginWillSet(_ keyPath: AnyKeyPath, _ subject: Any.Type, _ member: Any.Type) -> WillSetWindow? {
+    guard obstrace_is_enabled() else { return nil }
+    let id = Interner.shared.keyPathID(keyPath, root: subject, member: member)
+    let key = id & ~Interner.equatableBit
+    let stack = obstrace_stack_level() >= 1 ? StackCapture.current() : 0
+    obstrace_emit(EventKind.willSet.rawValue, 0, serial, key, obstrace_innermost_scope(), objectType(subject), stack)
+    var window = WillSetWindow(key: key, memberIsEquatable: id & Interner.equatableBit != 0)
+    obstrace_set_writing(serial, key, &window.savedObject, &window.savedKey)
+    return window
+  }
+
+  @usableFromInline
+  func endWillSet(_ window: WillSetWindow) {
+    obstrace_restore_writing(window.savedObject, window.savedKey)
+  }
+
+  @usableFromInline
+  func recordDidSet(_ keyPath: AnyKeyPath, _ subject: Any.Type, _ member: Any.Type, flags: UInt8) {
+    guard obstrace_is_enabled() else { return }
+    let key = Interner.shared.keyPathID(keyPath, root: subject, member: member) & ~Interner.equatableBit
+    obstrace_emit(EventKind.didSet.rawValue, flags, serial, key, obstrace_innermost_scope(), objectType(subject), 0)
+  }
+
+  @usableFromInline
+  func storeSnapshot(_ value: Any, key: UInt32) {
+    snapshots.withLock { $0[key] = value }
+  }
+
+  /// The value stored by `willSet` for this key path, if any (only while recording, for Equatable members).
+  @usableFromInline
+  func takeSnapshot(_ keyPath: AnyKeyPath, _ subject: Any.Type, _ member: Any.Type) -> Any? {
+    guard obstrace_is_enabled() else { return nil }
+    let id = Interner.shared.keyPathID(keyPath, root: subject, member: member)
+    guard id & Interner.equatableBit != 0 else { return nil }
+    return snapshots.withLock { $0.removeValue(forKey: id & ~Interner.equatableBit) }
+  }
+}
+
+/// An open willSet window: the key path id written, and the window it interrupted (writes nest when a change
+/// handler writes).
+@usableFromInline
+struct WillSetWindow {
+  @usableFromInline let key: UInt32
+  @usableFromInline let memberIsEquatable: Bool
+  var savedObject: UInt32 = 0
+  var savedKey: UInt32 = 0
+
+  init(key: UInt32, memberIsEquatable: Bool) {
+    self.key = key
+    self.memberIsEquatable = memberIsEquatable
+  }
+}
+
+/// Reads a property for ObsTrace's own purposes, without recording an access or registering with the real
+/// registrar.
+@usableFromInline
+enum SilentRead {
+  @usableFromInline
+  static func begin() { obstrace_suppress_access(true) }
+
+  @usableFromInline
+  static func end() { obstrace_suppress_access(false) }
+
+  /// The didSet flags for two values read around a `_modify` (of one Equatable type): unchanged or changed.
+  @usableFromInline
+  static func comparisonFlags(_ old: Any, _ new: Any) -> UInt8 {
+    guard let old = old as? any Equatable else { return 0 }
+    return old.isEqual(toAny: new) ? EventFlags.unchanged : EventFlags.changed
+  }
+}
+
+extension Equatable {
+  fileprivate func isEqual(toAny other: Any) -> Bool {
+    guard let other = other as? Self else { return false }
+    return self == other
+  }
+}
+
+/// Captures and interns the calling thread's stack by walking frame pointers.
+enum StackCapture {
+  static func current() -> UInt32 {
+    withUnsafeTemporaryAllocation(of: UInt.self, capacity: Int(OBSTRACE_MAX_STACK_DEPTH)) { buffer in
+      let count = Int(obstrace_capture_stack(buffer.baseAddress!, Int32(obstrace_stack_depth()), 1))
+      guard count > 0 else { return 0 }
+      let frames = UnsafeBufferPointer(rebasing: buffer[0..<count])
+      let hash = obstrace_hash_frames(frames.baseAddress!, Int32(count))
+      return Interner.shared.stackID(frames, hash: hash)
+    }
+  }
+}

@@ -1,0 +1,109 @@
+import CObsTraceRing
+import ObsTraceFormat
+import Observation
+
+/// Where a scope's label comes from: the caller's `#fileID:#line` (interned once per call site), or a name.
+public enum ScopeLabel: Sendable {
+  case site(fileID: StaticString, line: UInt)
+  case name(String)
+}
+
+/// Records tracking scopes: their begin and end, the installation of their observers, when they fire (with
+/// the write in progress on the firing thread) and when they are cancelled.
+public enum TrackingScopes {
+  struct SiteKey: Hashable {
+    var fileID: UnsafeRawPointer
+    var line: UInt
+  }
+
+  private static let siteLabels = LockedValue<[SiteKey: UInt32]>([:])
+
+  /// Begins a scope on this thread; 0 (and nothing recorded) when not recording.
+  static func begin(_ kind: ScopeKind, _ label: ScopeLabel) -> UInt32 {
+    Recorder.startFromEnvironmentIfNeeded()
+    guard obstrace_is_enabled() else { return 0 }
+    let labelID = labelID(label)
+    let scope = obstrace_next_scope_serial()
+    let parent = obstrace_innermost_scope()
+    Interner.shared.defineScope(scope, ScopeDefinition(kind: kind, label: labelID, parent: parent))
+    let stack = obstrace_stack_level() >= 1 ? StackCapture.current() : 0
+    obstrace_emit(EventKind.scopeBegin.rawValue, kind.rawValue, 0, labelID, scope, parent, stack)
+    obstrace_push_scope(scope)
+    return scope
+  }
+
+  static func end(_ scope: UInt32) {
+    guard scope != 0 else { return }
+    obstrace_pop_scope(scope)
+    if obstrace_is_enabled() { obstrace_emit(EventKind.scopeEnd.rawValue, 0, 0, 0, scope, 0, 0) }
+  }
+
+  static func installed(_ scope: UInt32) {
+    guard scope != 0, obstrace_is_enabled() else { return }
+    obstrace_emit(EventKind.trackingInstalled.rawValue, 0, 0, 0, scope, 0, 0)
+  }
+
+  /// Records that `scope` fired, caused by the willSet in progress on this thread (none: the object was freed
+  /// or the change came from code ObsTrace does not see).
+  static func fired(_ scope: UInt32) {
+    guard scope != 0, obstrace_is_enabled() else { return }
+    obstrace_emit(
+      EventKind.trackingFired.rawValue, 0, obstrace_writing_object(), obstrace_writing_key(), scope, 0, 0)
+  }
+
+  static func cancelled(_ scope: UInt32, byFire: Bool) {
+    guard scope != 0, obstrace_is_enabled() else { return }
+    obstrace_emit(EventKind.trackingCancelled.rawValue, byFire ? EventFlags.cancelledByFire : 0, 0, 0, scope, 0, 0)
+  }
+
+  private static func labelID(_ label: ScopeLabel) -> UInt32 {
+    switch label {
+    case .name(let name):
+      return Interner.shared.labelID(name)
+    case .site(let fileID, let line):
+      let key = SiteKey(fileID: UnsafeRawPointer(fileID.utf8Start), line: line)
+      if let id = siteLabels.withLock({ $0[key] }) { return id }
+      let id = Interner.shared.labelID("\(fileID):\(line)")
+      siteLabels.withLock { $0[key] = id }
+      return id
+    }
+  }
+}
+
+/// The traced forms of Observation's tracking functions, behind the drop-in module's shadows.
+public enum TracedTracking {
+  /// `withObservationTracking(_:onChange:)`, recorded as a scope of kind `tracking`: the real function runs
+  /// unchanged; ObsTrace only wraps `apply` (to mark the scope) and the change handler (to see it fire).
+  public static func withObservationTracking<T>(
+    _ apply: () -> T, onChange: @autoclosure () -> @Sendable () -> Void, label: ScopeLabel
+  ) -> T {
+    let scope = TrackingScopes.begin(.tracking, label)
+    guard scope != 0 else {
+      return Observation.withObservationTracking(apply, onChange: onChange())
+    }
+    return Observation.withObservationTracking(
+      {
+        defer { TrackingScopes.end(scope) }
+        return apply()
+      },
+      // Evaluated by the real function only when the scope read something, as the real `onChange` is.
+      onChange: tracedChangeHandler(scope, onChange()))
+  }
+
+  /// A named scope around code that runs under someone else's tracking (a view body that SwiftUI tracks, a
+  /// render harness): its reads are attributed to `name`.
+  public static func withScope<T>(named name: String, kind: ScopeKind = .named, _ body: () throws -> T) rethrows -> T {
+    let scope = TrackingScopes.begin(kind, .name(name))
+    defer { TrackingScopes.end(scope) }
+    return try body()
+  }
+
+  static func tracedChangeHandler(_ scope: UInt32, _ handler: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
+    TrackingScopes.installed(scope)
+    return {
+      TrackingScopes.fired(scope)
+      handler()
+      TrackingScopes.cancelled(scope, byFire: true)
+    }
+  }
+}
