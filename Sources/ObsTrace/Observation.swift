@@ -12,21 +12,21 @@ public enum Observation {
 
   /// `Observation.withObservationTracking(_:onChange:)`, traced; see the unqualified form.
   public static func withObservationTracking<T>(
-    _ apply: () -> T, onChange: @autoclosure () -> @Sendable () -> Void, fileID: StaticString = #fileID,
-    line: UInt = #line
+    _ apply: () -> T, onChange: @autoclosure () -> @Sendable () -> Void
   ) -> T {
-    TracedTracking.withObservationTracking(apply, onChange: onChange(), label: .site(fileID: fileID, line: line))
+    TracedTracking.withObservationTracking(apply, onChange: onChange(), label: .caller)
   }
 }
 
 /// Tracks the properties `apply` reads and calls `onChange` once, before the first of them changes: exactly
-/// Observation's `withObservationTracking`, which it calls, recorded as a tracking scope labelled with the
-/// caller's `#fileID:#line`.
+/// Observation's `withObservationTracking`, which it calls, recorded as a tracking scope labelled with its
+/// call site (`Module/File.swift:line`, resolved from the caller's return address when recording stops).
+///
+/// The signature is Observation's own, so that this declaration shadows it in files that import ObsTrace.
 public func withObservationTracking<T>(
-  _ apply: () -> T, onChange: @autoclosure () -> @Sendable () -> Void, fileID: StaticString = #fileID,
-  line: UInt = #line
+  _ apply: () -> T, onChange: @autoclosure () -> @Sendable () -> Void
 ) -> T {
-  TracedTracking.withObservationTracking(apply, onChange: onChange(), label: .site(fileID: fileID, line: line))
+  TracedTracking.withObservationTracking(apply, onChange: onChange(), label: .caller)
 }
 
 /// `withObservationTracking(_:onChange:)` recorded as a scope with a name of your choosing

@@ -57,6 +57,20 @@ public struct ScopeStatistics: Sendable, Equatable {
   public init(kind: ScopeKind) {
     self.kind = kind
   }
+
+  /// The sum of two labels' statistics, for labels that name one scope.
+  public func merging(_ other: ScopeStatistics) -> ScopeStatistics {
+    var sum = self
+    sum.instances += other.instances
+    sum.runs += other.runs
+    sum.invalidations += other.invalidations
+    sum.wastedInvalidations += other.wastedInvalidations
+    sum.redundantRuns += other.redundantRuns
+    sum.unexplainedInvalidations += other.unexplainedInvalidations
+    sum.coalescedWrites += other.coalescedWrites
+    sum.reads.merge(other.reads, uniquingKeysWith: +)
+    return sum
+  }
 }
 
 /// Objects of one type.

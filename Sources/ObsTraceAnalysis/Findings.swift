@@ -41,8 +41,12 @@ enum Findings {
             + "\(replay.configuration.fanOutThreshold) scopes (largest: \(fanOut.largest))",
           hint: "many views read this one property; split it, or pass each view only the part it shows"))
     }
+    var redundantByName: [String: Int] = [:]
     for (label, statistics) in replay.scopes where statistics.redundantRuns > 0 {
-      let name = definitions.labels[label] ?? "<label #\(label)>"
+      redundantByName[definitions.labelName(label), default: 0] += statistics.redundantRuns
+    }
+    for (name, redundantRuns) in redundantByName {
+      let statistics = (redundantRuns: redundantRuns, 0)
       findings.append(
         Finding(
           kind: .redundantRun, property: nil, scope: name, site: nil, count: statistics.redundantRuns,
@@ -110,6 +114,13 @@ public enum SiteFormatting {
   /// `Demo.FirstView.body.getter : Swift.String` → `FirstView.body.getter`; `Demo.render(model: Demo.Model) -> ()`
   /// → `render(model:)`.
   public static func shortFunction(_ function: String) -> String {
+    // `closure #3 () -> () in Demo.Store.reload() -> ()` → `closure #3 in Store.reload()`.
+    for closure in ["implicit closure #", "closure #"] where function.hasPrefix(closure) {
+      let number = function.dropFirst(closure.count).prefix { $0.isNumber }
+      if let enclosing = function.firstRange(of: " in ") {
+        return "\(closure)\(number) in " + shortFunction(String(function[enclosing.upperBound...]))
+      }
+    }
     var name = Substring(function)
     if let colon = name.firstRange(of: " : ") { name = name[..<colon.lowerBound] }
     if let arrow = name.firstRange(of: " -> ") { name = name[..<arrow.lowerBound] }

@@ -81,9 +81,15 @@ public enum TraceAnalysis {
       ($1.statistics.invalidations, $1.statistics.writes, $0.name) < ($0.statistics.invalidations, $0.statistics.writes, $1.name)
     }
 
-    let scopes = replay.scopes.map { label, statistics in
+    // Scopes are reported by label text: call sites resolved to one text may have been several labels.
+    var byName: [String: ScopeStatistics] = [:]
+    for (label, statistics) in replay.scopes {
+      let name = definitions.labelName(label)
+      byName[name] = byName[name].map { $0.merging(statistics) } ?? statistics
+    }
+    let scopes = byName.map { name, statistics in
       AnalysisReport.Scope(
-        label: definitions.labels[label] ?? "<label #\(label)>", statistics: statistics,
+        label: name, statistics: statistics,
         reads: statistics.reads.sorted { ($1.value, definitions.propertyName($0.key)) < ($0.value, definitions.propertyName($1.key)) }
           .map { definitions.propertyName($0.key) })
     }.sorted { ($1.statistics.runs, $0.label) < ($0.statistics.runs, $1.label) }

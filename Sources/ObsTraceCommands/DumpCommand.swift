@@ -70,7 +70,7 @@ enum DumpCommand: TraceCommand {
       line += " \(object())"
     case .scopeBegin:
       let kind = ScopeKind(rawValue: event.flags)?.description ?? "?"
-      line += " #\(event.scope) \(kind) \"\(definitions.labels[event.key] ?? "?")\""
+      line += " #\(event.scope) \(kind) \"\(definitions.labelName(event.key))\""
       if event.aux != 0 { line += " inside #\(event.aux)" }
     case .scopeEnd, .trackingInstalled:
       line += " #\(event.scope)"

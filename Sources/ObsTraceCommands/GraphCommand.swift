@@ -66,7 +66,7 @@ enum GraphCommand: TraceCommand {
       return (name, typeName)
     }
     func scopeNode(_ label: UInt32) -> String? {
-      let name = definitions.labels[label] ?? "<label #\(label)>"
+      let name = definitions.labelName(label)
       if let scope, name != scope { return nil }
       return name
     }
@@ -85,7 +85,7 @@ enum GraphCommand: TraceCommand {
     let propertyNames = Set(reads.keys.map(\.property)).union(invalidations.keys.map(\.property)).sorted()
     let scopeNames = Set(reads.keys.map(\.scope)).union(invalidations.keys.map(\.scope)).sorted()
     let runs = Dictionary(
-      replay.scopes.map { (definitions.labels[$0.key] ?? "<label #\($0.key)>", $0.value.runs) }, uniquingKeysWith: +)
+      replay.scopes.map { (definitions.labelName($0.key), $0.value.runs) }, uniquingKeysWith: +)
 
     var out = TextBuffer()
     out.line("digraph obstrace {")

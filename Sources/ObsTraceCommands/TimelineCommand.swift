@@ -84,7 +84,7 @@ enum TimelineCommand: TraceCommand {
       let name = property.firstIndex(of: ".").map { String(property[property.index(after: $0)...]) } ?? property
       return "\(definitions.typeName(ofObject: key.object))#\(key.object).\(name)"
     }
-    func label(_ id: UInt32) -> String { definitions.labels[id] ?? "<label #\(id)>" }
+    func label(_ id: UInt32) -> String { definitions.labelName(id) }
     func matches(time: UInt64, thread: UInt32, keys: [PropertyKey], labels: [UInt32]) -> Bool {
       if time < filter.from || time > filter.to { return false }
       if let wanted = filter.thread, wanted != thread { return false }

@@ -33,10 +33,15 @@ public struct TraceDefinitions: Sendable {
     return "\(typeName(property.rootType)).<\(valueType.isEmpty ? "property" : valueType) #\(id)>"
   }
 
+  /// A label's text: a name, or a call site resolved by the symbol table.
+  public func labelName(_ id: UInt32) -> String {
+    symbols.labelNames[id] ?? labels[id] ?? "<label #\(id)>"
+  }
+
   /// A scope's label, or `<scope #id>`.
   public func scopeLabel(_ id: UInt32) -> String {
     guard let scope = scopes[id] else { return "<scope #\(id)>" }
-    return labels[scope.label] ?? "<label #\(scope.label)>"
+    return labelName(scope.label)
   }
 
   /// The resolved frames of a stack, outermost last; empty when the stack is unknown.
@@ -96,24 +101,57 @@ public struct TraceDefinitions: Sendable {
 /// Which frames are machinery rather than the user's code, for choosing an event's site: ObsTrace itself,
 /// Observation, the Swift runtime and libraries, and the accessors the @Observable macro generates.
 public enum SiteFilter {
-  static let machineryPrefixes = ["ObsTrace", "Observation.", "Swift.", "__", "obstrace_capture", "_swift", "swift_"]
+  /// Modules whose frames are never the user's: ObsTrace's own, Observation, the standard library and runtime.
+  static let machineryModules: Set<String> = [
+    "ObsTrace", "ObsTraceRecorder", "ObsTraceFormat", "ObsTraceSymbols", "Observation", "Swift", "_Concurrency",
+    "Dispatch", "Foundation", "Synchronization",
+  ]
+  /// Compiler-generated glue between frames.
+  static let thunkPrefixes = [
+    "partial apply forwarder", "reabstraction thunk", "thunk for", "merged ", "outlined ", "dispatch thunk",
+  ]
+  /// C and runtime entry points.
+  static let runtimePrefixes = ["obstrace_", "swift_", "_swift", "__", "_dispatch", "start_thread", "clone"]
+  /// Accessors the @Observable macro generates, and their helpers.
   static let accessorMarkers = [
     ".getter :", ".setter :", ".modify :", ".access<", ".withMutation<", "shouldNotifyObservers", "key path getter",
     "key path setter", "$defer",
   ]
   static let runtimeModules = ["libswift", "libc.so", "libc-", "ld-linux", "libFoundation", "libdispatch"]
 
+  /// `Module/File.swift:line`, the shape of `#fileID:#line`, for a scope labelled by its call site.
+  public static func callSiteLabel(_ frame: SymbolizedFrame) -> String {
+    let file = frame.file.split(separator: "/").last.map(String.init) ?? frame.file
+    let module = moduleName(ofFunction: frame.function)
+    return (module.isEmpty ? "" : module + "/") + "\(file):\(frame.line)"
+  }
+
+  /// The module of a demangled Swift function: `closure #1 in Demo.View.body.getter` → `Demo`.
+  public static func moduleName(ofFunction function: String) -> String {
+    var name = Substring(function)
+    while let range = name.firstRange(of: " in "), name.hasPrefix("closure") || name.hasPrefix("implicit closure") {
+      name = name[range.upperBound...]
+    }
+    for qualifier in ["static ", "merged ", "generic specialization ", "partial apply for "] where name.hasPrefix(qualifier) {
+      name = name.dropFirst(qualifier.count)
+    }
+    guard let dot = name.firstIndex(of: "."), name[..<dot].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
+      return ""
+    }
+    return String(name[..<dot])
+  }
+
   public static func isMachinery(_ frame: SymbolizedFrame) -> Bool {
     if runtimeModules.contains(where: { frame.module.hasPrefix($0) }) { return true }
-    var function = Substring(frame.function)
-    for qualifier in ["static ", "merged ", "generic specialization ", "partial apply for "] where function.hasPrefix(qualifier) {
-      function = function.dropFirst(qualifier.count)
+    let function = frame.function
+    if function.isEmpty { return true }
+    if thunkPrefixes.contains(where: { function.hasPrefix($0) }) { return true }
+    let module = moduleName(ofFunction: function)
+    if module.isEmpty {
+      if runtimePrefixes.contains(where: { function.hasPrefix($0) }) { return true }
+    } else if machineryModules.contains(module) {
+      return true
     }
-    // A closure is machinery when what encloses it is: `closure #1 in ObsTraceRecorder.X.y()`.
-    if function.hasPrefix("closure #"), let enclosing = function.firstRange(of: " in ") {
-      function = function[enclosing.upperBound...]
-    }
-    if machineryPrefixes.contains(where: { function.hasPrefix($0) }) { return true }
     return accessorMarkers.contains { function.contains($0) }
   }
 }

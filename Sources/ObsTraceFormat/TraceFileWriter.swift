@@ -126,6 +126,11 @@ public enum ChunkPayload {
       bytes.appendString(name.type)
       bytes.appendString(name.property)
     }
+    for (id, name) in table.labelNames.sorted(by: { $0.key < $1.key }) {
+      bytes.append(SymbolTag.labelName.rawValue)
+      bytes.appendVarint(id)
+      bytes.appendString(name)
+    }
     for frame in table.frames.values.sorted(by: { $0.address < $1.address }) {
       bytes.append(SymbolTag.frame.rawValue)
       bytes.appendVarint(frame.address)
@@ -142,6 +147,7 @@ enum SymbolTag: UInt8 {
   case typeName = 0x91
   case propertyName = 0x92
   case frame = 0x93
+  case labelName = 0x94
 }
 
 /// A property's readable name: `Type.property`, with the module kept apart for disambiguation.
@@ -165,12 +171,15 @@ public struct SymbolTable: Sendable, Equatable {
   public var typeNames: [UInt32: String] = [:]
   public var propertyNames: [UInt32: PropertyName] = [:]
   public var frames: [UInt64: SymbolizedFrame] = [:]
+  /// Scope labels that were call sites, resolved: `Module/File.swift:line`.
+  public var labelNames: [UInt32: String] = [:]
 
   public init() {}
 
-  public var isEmpty: Bool { typeNames.isEmpty && propertyNames.isEmpty && frames.isEmpty }
+  public var isEmpty: Bool { typeNames.isEmpty && propertyNames.isEmpty && frames.isEmpty && labelNames.isEmpty }
 
   public mutating func merge(_ other: SymbolTable) {
+    labelNames.merge(other.labelNames) { _, new in new }
     typeNames.merge(other.typeNames) { _, new in new }
     propertyNames.merge(other.propertyNames) { _, new in new }
     frames.merge(other.frames) { _, new in new }

@@ -279,6 +279,9 @@ public final class TraceReader {
         let module = try cursor.readString()
         table.frames[address] = SymbolizedFrame(
           address: address, function: function, file: file, line: line, module: module)
+      case .labelName:
+        let id = try cursor.readVarint32()
+        table.labelNames[id] = try cursor.readString()
       case nil:
         throw .malformed
       }

@@ -205,6 +205,11 @@ final class Flusher: @unchecked Sendable {
     for stack in snapshot.stacks {
       for address in stack { if let frame = frames[address] { table.frames[address] = frame } }
     }
+    for (label, stack) in snapshot.callerLabels {
+      if let site = stack.lazy.compactMap({ frames[$0] }).first(where: { !SiteFilter.isMachinery($0) && !$0.file.isEmpty }) {
+        table.labelNames[label] = SiteFilter.callSiteLabel(site)
+      }
+    }
     if !table.isEmpty { write(.symbols, ChunkPayload.symbols(table)) }
   }
 

@@ -36,6 +36,9 @@ final class Interner: TraceDefinitionSource, Sendable {
     var stackIDs: [[UInt64]: UInt32] = [:]
     var stacks: [[UInt64]] = [[]]
     var scopes: [UInt32: ScopeDefinition] = [:]
+    /// Labels that are call sites: label id → the stack to find the site in, and back.
+    var callerLabels: [UInt32: UInt32] = [:]
+    var callerLabelIDs: [UInt32: UInt32] = [:]
   }
 
   let tables = LockedValue(Tables())
@@ -96,6 +99,18 @@ final class Interner: TraceDefinitionSource, Sendable {
     }
   }
 
+  /// The label of a scope begun from `stack`: named after its call site when symbols are resolved at stop.
+  func callerLabelID(stack: UInt32) -> UInt32 {
+    tables.withLock { tables in
+      if let id = tables.callerLabelIDs[stack] { return id }
+      let id = UInt32(tables.labels.count)
+      tables.labels.append(stack == 0 ? "<unknown call site>" : "<call site of stack #\(stack)>")
+      tables.callerLabelIDs[stack] = id
+      tables.callerLabels[id] = stack
+      return id
+    }
+  }
+
   /// The id of a call stack; the per-thread cache is keyed by the frames' hash.
   func stackID(_ frames: UnsafeBufferPointer<UInt>, hash: UInt64) -> UInt32 {
     let cached = obstrace_cached_stack(hash)
@@ -152,13 +167,20 @@ final class Interner: TraceDefinitionSource, Sendable {
   }
 
   /// A copy of what symbolization needs at stop.
-  func snapshotForSymbols() -> (properties: [(UInt32, PropertyDefinition)], types: [(UInt32, String)], stacks: [[UInt64]]) {
+  func snapshotForSymbols() -> SymbolSources {
     tables.withLock { tables in
-      (
-        tables.properties.enumerated().dropFirst().map { (UInt32($0.offset), $0.element.definition) },
-        tables.types.enumerated().dropFirst().map { (UInt32($0.offset), $0.element.display) },
-        Array(tables.stacks.dropFirst())
-      )
+      SymbolSources(
+        properties: tables.properties.enumerated().dropFirst().map { (UInt32($0.offset), $0.element.definition) },
+        types: tables.types.enumerated().dropFirst().map { (UInt32($0.offset), $0.element.display) },
+        stacks: Array(tables.stacks.dropFirst()),
+        callerLabels: tables.callerLabels.map { (label: $0.key, stack: tables.stacks[Int($0.value)]) })
     }
+  }
+
+  struct SymbolSources {
+    var properties: [(UInt32, PropertyDefinition)]
+    var types: [(UInt32, String)]
+    var stacks: [[UInt64]]
+    var callerLabels: [(label: UInt32, stack: [UInt64])]
   }
 }

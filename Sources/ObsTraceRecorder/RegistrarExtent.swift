@@ -142,9 +142,10 @@ extension Equatable {
 
 /// Captures and interns the calling thread's stack by walking frame pointers.
 enum StackCapture {
-  static func current() -> UInt32 {
+  static func current(minimumDepth: Int32 = 0) -> UInt32 {
     withUnsafeTemporaryAllocation(of: UInt.self, capacity: Int(OBSTRACE_MAX_STACK_DEPTH)) { buffer in
-      let count = Int(obstrace_capture_stack(buffer.baseAddress!, Int32(obstrace_stack_depth()), 1))
+      let depth = min(max(Int32(obstrace_stack_depth()), minimumDepth), OBSTRACE_MAX_STACK_DEPTH)
+      let count = Int(obstrace_capture_stack(buffer.baseAddress!, depth, 1))
       guard count > 0 else { return 0 }
       let frames = UnsafeBufferPointer(rebasing: buffer[0..<count])
       let hash = obstrace_hash_frames(frames.baseAddress!, Int32(count))

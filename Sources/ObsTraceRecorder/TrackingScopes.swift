@@ -2,31 +2,35 @@ import CObsTraceRing
 import ObsTraceFormat
 import Observation
 
-/// Where a scope's label comes from: the caller's `#fileID:#line` (interned once per call site), or a name.
+/// Where a scope's label comes from: its call site (the first frame of user code on the stack, resolved to
+/// `Module/File.swift:line` at stop), or a name.
 public enum ScopeLabel: Sendable {
-  case site(fileID: StaticString, line: UInt)
+  case caller
   case name(String)
 }
 
 /// Records tracking scopes: their begin and end, the installation of their observers, when they fire (with
 /// the write in progress on the firing thread) and when they are cancelled.
 public enum TrackingScopes {
-  struct SiteKey: Hashable {
-    var fileID: UnsafeRawPointer
-    var line: UInt
-  }
-
-  private static let siteLabels = LockedValue<[SiteKey: UInt32]>([:])
-
   /// Begins a scope on this thread; 0 (and nothing recorded) when not recording.
   static func begin(_ kind: ScopeKind, _ label: ScopeLabel) -> UInt32 {
     Recorder.startFromEnvironmentIfNeeded()
     guard obstrace_is_enabled() else { return 0 }
-    let labelID = labelID(label)
+    let labelID: UInt32
+    var stack: UInt32 = 0
+    switch label {
+    case .name(let name):
+      labelID = Interner.shared.labelID(name)
+      if obstrace_stack_level() >= 1 { stack = StackCapture.current() }
+    case .caller:
+      // The call site is found in the stack whatever the backtrace level: a label is not optional.
+      stack = StackCapture.current(minimumDepth: 12)
+      labelID = Interner.shared.callerLabelID(stack: stack)
+    }
     let scope = obstrace_next_scope_serial()
     let parent = obstrace_innermost_scope()
     Interner.shared.defineScope(scope, ScopeDefinition(kind: kind, label: labelID, parent: parent))
-    let stack = obstrace_stack_level() >= 1 ? StackCapture.current() : 0
+    if obstrace_stack_level() == 0 { stack = 0 }
     obstrace_emit(EventKind.scopeBegin.rawValue, kind.rawValue, 0, labelID, scope, parent, stack)
     obstrace_push_scope(scope)
     return scope
@@ -54,19 +58,6 @@ public enum TrackingScopes {
   static func cancelled(_ scope: UInt32, byFire: Bool) {
     guard scope != 0, obstrace_is_enabled() else { return }
     obstrace_emit(EventKind.trackingCancelled.rawValue, byFire ? EventFlags.cancelledByFire : 0, 0, 0, scope, 0, 0)
-  }
-
-  private static func labelID(_ label: ScopeLabel) -> UInt32 {
-    switch label {
-    case .name(let name):
-      return Interner.shared.labelID(name)
-    case .site(let fileID, let line):
-      let key = SiteKey(fileID: UnsafeRawPointer(fileID.utf8Start), line: line)
-      if let id = siteLabels.withLock({ $0[key] }) { return id }
-      let id = Interner.shared.labelID("\(fileID):\(line)")
-      siteLabels.withLock { $0[key] = id }
-      return id
-    }
   }
 }
 

@@ -100,6 +100,12 @@ extension Symbolizer {
     guard let range = index.ranges.first(where: { target >= $0.start && target < $0.end }) else { return nil }
     var unit = Dwarf_Die()
     guard dwarf_offdie(dwarf, range.unit, &unit) != nil else { return nil }
+    if let row = dwarf_getsrc_die(&unit, target) {
+      var number: Int32 = 0
+      if dwarf_lineno(row, &number) == 0, number > 0, let path = dwarf_linesrc(row, nil, nil) {
+        return (String(cString: path), number)
+      }
+    }
     var lines: OpaquePointer?
     var count = 0
     guard dwarf_getsrclines(&unit, &lines, &count) == 0, let lines else { return nil }
@@ -110,7 +116,9 @@ extension Symbolizer {
       guard let row = dwarf_onesrcline(lines, index) else { continue }
       var rowAddress: Dwarf_Addr = 0
       var number: Int32 = 0
-      guard dwarf_lineaddr(row, &rowAddress) == 0, rowAddress <= target, dwarf_lineno(row, &number) == 0, number > 0
+      var endsSequence = false
+      guard dwarf_lineaddr(row, &rowAddress) == 0, rowAddress <= target, dwarf_lineno(row, &number) == 0, number > 0,
+        dwarf_lineendsequence(row, &endsSequence) == 0, !endsSequence
       else { continue }
       if best == nil || rowAddress >= best!.address { best = (rowAddress, row) }
     }

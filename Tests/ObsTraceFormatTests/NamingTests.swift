@@ -1,0 +1,42 @@
+import Testing
+
+@testable import ObsTraceFormat
+
+@Suite("Names")
+struct NamingTests {
+  @Test(
+    "reflected type names lose their modules",
+    arguments: [
+      ("Demo.Model", "Model"),
+      ("Demo.Outer.Inner", "Outer.Inner"),
+      ("Fixtures.Box<Swift.Int>", "Box<Int>"),
+      ("Fixtures.Pair<Swift.String, Demo.Model>", "Pair<String, Model>"),
+      ("Model", "Model"),
+    ])
+  func removingModules(reflected: String, display: String) {
+    #expect(TraceDefinitions.removingModules(reflected) == display)
+  }
+
+  @Test("without symbols a property keeps a stable, honest fallback name")
+  func fallbackName() {
+    var definitions = TraceDefinitions()
+    definitions.types[1] = "Demo.Model"
+    definitions.properties[3] = PropertyDefinition(
+      rootType: 1, keyPathDescription: "\\Model.<computed 0x0000560843719a50 (Int)>", getterAddress: 0x5608_4371_9a50)
+    #expect(definitions.propertyName(3) == "Model.<Int #3>")
+    definitions.symbols.propertyNames[3] = PropertyName(module: "Demo", type: "Model", property: "count")
+    #expect(definitions.propertyName(3) == "Model.count")
+  }
+
+  @Test("the site of a stack is its first frame of user code")
+  func site() {
+    var definitions = TraceDefinitions()
+    definitions.stacks[1] = [1, 2, 3, 4]
+    definitions.symbols.frames[1] = SymbolizedFrame(address: 1, function: "static ObsTraceRecorder.StackCapture.current() -> Swift.UInt32")
+    definitions.symbols.frames[2] = SymbolizedFrame(address: 2, function: "Demo.Model.items.modify : [Swift.Int]")
+    definitions.symbols.frames[3] = SymbolizedFrame(
+      address: 3, function: "Demo.Store.reload() -> ()", file: "/src/Store.swift", line: 12, module: "demo")
+    #expect(definitions.site(ofStack: 1)?.line == 12)
+    #expect(definitions.site(ofStack: 99) == nil)
+  }
+}

@@ -1,0 +1,238 @@
+import Testing
+
+@testable import ObsTraceFormat
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Definitions for synthetic traces: every id names itself.
+final class SyntheticDefinitions: TraceDefinitionSource {
+  func typeName(_ id: UInt32) -> String { "Fixture.Type\(id)" }
+  func property(_ id: UInt32) -> PropertyDefinition? {
+    PropertyDefinition(rootType: 1, keyPathDescription: "\\Type1.<computed 0x\(id) (Int)>", getterAddress: 0)
+  }
+  func label(_ id: UInt32) -> String { "label \(id)" }
+  func scope(_ id: UInt32) -> ScopeDefinition? { ScopeDefinition(kind: .tracking, label: id, parent: 0) }
+  func stack(_ id: UInt32) -> [UInt64] { [UInt64(id), UInt64(id) + 1] }
+}
+
+func temporaryPath(_ name: String) -> String {
+  var template = Array("/tmp/obstrace-test-XXXXXX".utf8CString)
+  let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+  return directory + "/" + name
+}
+
+/// Writes a trace of `chunks` chunks over `threads` threads, `perChunk` accesses each; returns the events.
+@discardableResult
+func writeSyntheticTrace(
+  to path: String, chunks: Int, perChunk: Int, threads: UInt32 = 2, footer: Bool = true
+) throws -> [TraceEvent] {
+  let header = TraceHeader(
+    startWallClockNanoseconds: 1, processID: 42, executable: "/bin/fixture", dropWhenFull: false, ringCapacity: 64,
+    stackLevel: 1)
+  let writer = try TraceFileWriter(path: path, header: header)
+  let definitions = SyntheticDefinitions()
+  let stamps = DefinitionStamps()
+  var written: [TraceEvent] = []
+  var time: UInt64 = 1000
+  for chunkIndex in 0..<chunks {
+    let thread = UInt32(chunkIndex) % threads + 1
+    var encoder = ChunkEncoder(
+      thread: thread, osThreadID: Int32(100 + thread), sequence: UInt64(chunkIndex) / UInt64(threads), firstTime: time,
+      stamps: stamps)
+    for index in 0..<perChunk {
+      time += UInt64(index % 7)
+      let event = TraceEvent(
+        kind: .access, flags: 1, thread: thread, time: time, depth: 1, object: UInt32(index % 5 + 1),
+        key: UInt32(index % 3 + 1), scope: UInt32(chunkIndex + 1), aux: 1, stack: UInt32(index % 2))
+      encoder.append(
+        kind: event.kind.rawValue, flags: event.flags, time: event.time, depth: event.depth, object: event.object,
+        key: event.key, scope: event.scope, aux: event.aux, stack: event.stack, definitions: definitions,
+        stamps: stamps)
+      written.append(event)
+    }
+    try writer.writeChunk(.events, payload: encoder.payload(droppedSinceLastChunk: UInt64(chunkIndex)))
+  }
+  if footer {
+    let totals = (1...threads).map {
+      ThreadTotals(thread: $0, osThreadID: Int32(100 + $0), recorded: 0, dropped: 0)
+    }
+    try writer.writeChunk(
+      .footer, payload: ChunkPayload.footer(TraceFooter(durationNanoseconds: time, chunks: UInt64(chunks + 1), threads: totals)))
+  }
+  writer.close()
+  return written
+}
+
+func readAll(_ path: String) throws -> (TraceReader, [TraceEvent]) {
+  let reader = try TraceReader(path: path)
+  var events: [TraceEvent] = []
+  reader.forEachEvent { events.append($0) }
+  return (reader, events)
+}
+
+func fileBytes(_ path: String) -> [UInt8] {
+  let file = try! ReadableFile(path: path)
+  return file.read(at: 0, count: Int(file.size))
+}
+
+func writeBytes(_ bytes: [UInt8], to path: String) {
+  let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+  _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+  close(descriptor)
+}
+
+@Suite("Trace files")
+struct TraceFileTests {
+  @Test("varints round-trip at every width, and a cut varint throws")
+  func varints() throws {
+    let values: [UInt64] = [0, 1, 127, 128, 300, 16_383, 16_384, UInt64(UInt32.max), UInt64.max]
+    var bytes: [UInt8] = []
+    for value in values { bytes.appendVarint(value) }
+    let decoded: [UInt64] = try bytes.withUnsafeBytes { raw throws(CursorError) in
+      var cursor = ByteCursor(raw)
+      var decoded: [UInt64] = []
+      while !cursor.isAtEnd { decoded.append(try cursor.readVarint()) }
+      return decoded
+    }
+    #expect(decoded == values)
+    let cut = Array(bytes.prefix(bytes.count - 1))
+    cut.withUnsafeBytes { raw in
+      var cursor = ByteCursor(raw)
+      #expect(throws: CursorError.self) {
+        for _ in values { _ = try cursor.readVarint() }
+      }
+    }
+  }
+
+  @Test("what is written is read back: header, events, definitions, footer")
+  func roundTrip() throws {
+    let path = temporaryPath("round.trc")
+    let written = try writeSyntheticTrace(to: path, chunks: 4, perChunk: 50)
+    let (reader, events) = try readAll(path)
+    #expect(reader.header.processID == 42)
+    #expect(reader.header.executable == "/bin/fixture")
+    #expect(events == written)
+    #expect(reader.truncated == false)
+    #expect(reader.damage.isEmpty)
+    #expect(reader.footer?.chunks == 5)
+    #expect(reader.droppedEvents == 0 + 1 + 2 + 3)
+    #expect(reader.definitions.typeName(ofObject: 3) == "Type1")
+    #expect(reader.definitions.properties[2]?.keyPathDescription == "\\Type1.<computed 0x2 (Int)>")
+    #expect(reader.definitions.scopes[4]?.label == 4)
+    #expect(reader.definitions.labels[4] == "label 4")
+    #expect(reader.definitions.stacks[1] == [1, 2])
+  }
+
+  @Test("a file cut at any offset reads its whole chunks and says it was cut")
+  func cutAnywhere() throws {
+    let path = temporaryPath("whole.trc")
+    let written = try writeSyntheticTrace(to: path, chunks: 6, perChunk: 40)
+    let bytes = fileBytes(path)
+    // The offsets where chunks end: a cut there loses nothing before it.
+    var chunkEnds: [Int] = []
+    var offset = 16 + Int(readLittleEndian(UInt32.self, bytes[12..<16])) + 4
+    let firstChunk = offset
+    while offset < bytes.count {
+      offset += TraceFormat.chunkHeaderSize + Int(readLittleEndian(UInt32.self, bytes[(offset + 5)..<(offset + 9)]))
+      chunkEnds.append(offset)
+    }
+    let cutPath = temporaryPath("cut.trc")
+    for cut in stride(from: firstChunk, to: bytes.count, by: 7) {
+      writeBytes(Array(bytes.prefix(cut)), to: cutPath)
+      let (reader, events) = try readAll(cutPath)
+      let wholeChunks = chunkEnds.filter { $0 <= cut }.count
+      let expected = Array(written.prefix(min(wholeChunks, 6) * 40))
+      #expect(events == expected, "cut at \(cut)")
+      #expect(reader.truncated, "cut at \(cut)")
+    }
+  }
+
+  @Test("a damaged chunk costs only its own events; later chunks still decode")
+  func damagedChunk() throws {
+    let path = temporaryPath("damaged.trc")
+    let written = try writeSyntheticTrace(to: path, chunks: 5, perChunk: 30)
+    var bytes = fileBytes(path)
+    var offset = 16 + Int(readLittleEndian(UInt32.self, bytes[12..<16])) + 4
+    var starts: [Int] = []
+    while offset < bytes.count {
+      starts.append(offset)
+      offset += TraceFormat.chunkHeaderSize + Int(readLittleEndian(UInt32.self, bytes[(offset + 5)..<(offset + 9)]))
+    }
+    // Flip a byte in the middle of the second chunk's payload.
+    bytes[starts[1] + TraceFormat.chunkHeaderSize + 5] ^= 0xff
+    writeBytes(bytes, to: path)
+    let (reader, events) = try readAll(path)
+    #expect(events == Array(written[0..<30]) + Array(written[60...]))
+    #expect(reader.damage.count == 1)
+    #expect(reader.damage.first?.offset == UInt64(starts[1]))
+    #expect(reader.truncated == false)
+    // Definitions restated per chunk: objects of later chunks still have their type.
+    #expect(reader.definitions.typeName(ofObject: 5) == "Type1")
+  }
+
+  @Test("a damaged chunk length is skipped by finding the next chunk")
+  func damagedLength() throws {
+    let path = temporaryPath("length.trc")
+    let written = try writeSyntheticTrace(to: path, chunks: 3, perChunk: 20)
+    var bytes = fileBytes(path)
+    let first = 16 + Int(readLittleEndian(UInt32.self, bytes[12..<16])) + 4
+    bytes[first + 8] = 0x7f  // the compressed length now runs far past the end
+    writeBytes(bytes, to: path)
+    let (reader, events) = try readAll(path)
+    #expect(events == Array(written[20...]))
+    #expect(reader.damage.count == 1)
+  }
+
+  @Test(
+    "what is not a trace is refused with the path and a reason",
+    arguments: [
+      ([UInt8](), "not an ObsTrace trace file"),
+      (Array("hello, world, this is text".utf8), "not an ObsTrace trace file"),
+      (TraceFormat.magic + [9, 0, 0, 0, 0, 0, 0, 0], "newer than this obstrace reads"),
+      (TraceFormat.magic + [1, 0, 0, 0, 50, 0, 0, 0, 1, 2], "cut short"),
+    ])
+  func notATrace(bytes: [UInt8], reason: String) throws {
+    let path = temporaryPath("bad.trc")
+    writeBytes(bytes, to: path)
+    do {
+      _ = try TraceReader(path: path)
+      Issue.record("read \(bytes.count) bytes of garbage as a trace")
+    } catch {
+      #expect(error.path == path)
+      #expect(error.description.contains(reason), "\(error.description)")
+    }
+  }
+
+  @Test("a missing file says so")
+  func missingFile() {
+    #expect(throws: TraceFileError.self) { try TraceReader(path: "/nonexistent/run.trc") }
+  }
+
+  @Test("writing to an unwritable path throws a clear error")
+  func unwritable() {
+    let header = TraceHeader(
+      startWallClockNanoseconds: 0, processID: 1, executable: "", dropWhenFull: false, ringCapacity: 64, stackLevel: 0)
+    do {
+      _ = try TraceFileWriter(path: "/nonexistent/dir/run.trc", header: header)
+      Issue.record("created a file in a directory that does not exist")
+    } catch {
+      #expect(error.code == .cannotOpen)
+      #expect(error.description.contains("/nonexistent/dir/run.trc"))
+    }
+  }
+
+  @Test("a full disk fails the write with ENOSPC rather than losing it silently")
+  func fullDisk() {
+    let header = TraceHeader(
+      startWallClockNanoseconds: 0, processID: 1, executable: "", dropWhenFull: false, ringCapacity: 64, stackLevel: 0)
+    do {
+      _ = try TraceFileWriter(path: "/dev/full", header: header)
+      Issue.record("wrote to /dev/full")
+    } catch {
+      #expect(error.code == .cannotWrite)
+      #expect(error.description.contains("No space left"))
+    }
+  }
+}

@@ -1,0 +1,350 @@
+import Foundation
+import ObsTrace
+import ObsTraceFixtureModels
+import ObsTraceFormat
+import Observation
+import Testing
+
+/// A model declared in the test module itself.
+@Observable
+final class LocalModel {
+  var value = 0
+  var other = 0
+}
+
+/// Seed 004's observer: re-observes from `onChange`, which runs inside the willSet, so the re-read is stale.
+final class ImmediateObserver: @unchecked Sendable {
+  let model: LocalModel
+  var seen: [Int] = []
+
+  init(model: LocalModel) {
+    self.model = model
+  }
+
+  func observe() {
+    withObservationTracking {
+      seen.append(model.value)
+    } onChange: {
+      self.observe()
+    }
+  }
+}
+
+/// Every test that records runs in this one serialized suite: a process records one trace at a time.
+@Suite("Recording", .serialized)
+struct RecorderTests {
+  @Test("every kind of @Observable class is traced by `import ObsTrace` alone, with its property names")
+  @MainActor
+  func dropInClassKinds() throws {
+    let settings = MainActorSettings()
+    let trace = try RecordingSupport.record {
+      let counter = Counter()
+      counter.count = 3
+      _ = counter.count
+      let box = Box(7)
+      box.value = 8
+      let strings = Box("a")
+      strings.value = "b"
+      let local = LocalModel()
+      local.value = 1
+      settings.volume = 11
+      _ = settings.muted
+    }
+    let names = Set(trace.events.filter { $0.kind == .willSet || $0.kind == .access }.map(trace.propertyName))
+    #expect(names == ["Counter.count", "Box.value", "LocalModel.value", "MainActorSettings.volume", "MainActorSettings.muted"])
+    #expect(trace.definitions.symbols.propertyNames.values.contains { $0.module == "ObsTraceFixtureModels" })
+    #expect(trace.definitions.symbols.propertyNames.values.contains { $0.module == "ObsTraceRecorderTests" })
+    // Box<Int> and Box<String> are two types, each with its name.
+    let boxTypes = Set(trace.events(.willSet).map { trace.definitions.typeName(ofObject: $0.object) }.filter { $0.hasPrefix("Box") })
+    #expect(boxTypes == ["Box<Int>", "Box<String>"])
+    #expect(trace.events(.objectCreated).count == 4)
+  }
+
+  @Test("objects get serials, and their freeing is recorded")
+  func objectLifetimes() throws {
+    let trace = try RecordingSupport.record {
+      for index in 0..<3 {
+        let counter = Counter()
+        counter.count = index + 1
+      }
+    }
+    let created = trace.events(.objectCreated).map(\.object)
+    let freed = trace.events(.objectFreed).map(\.object)
+    #expect(created.count == 3)
+    #expect(Set(created).count == 3)
+    #expect(freed == created)
+    #expect(trace.events(.objectFreed).allSatisfy { trace.definitions.typeName($0.aux) == "Counter" })
+  }
+
+  @Test("a setter records willSet then didSet; a read records an access")
+  func setterAndGetter() throws {
+    let counter = Counter()
+    let trace = try RecordingSupport.record {
+      counter.count = 5
+      counter.count = 5  // the macro's setter skips an equal value: nothing
+      _ = counter.count
+    }
+    #expect(trace.propertyEvents == ["willSet Counter.count", "didSet Counter.count", "access Counter.count"])
+  }
+
+  @Test("a _modify that leaves an Equatable value unchanged is marked, without recording the comparison's reads")
+  func unchangedModify() throws {
+    let counter = Counter()
+    let library = Library()
+    let trace = try RecordingSupport.record {
+      counter.count += 0
+      counter.count += 1
+      library.shelves[0].count = 1  // the same value
+      library.shelves[1].count = 9
+      library.handler = {}
+    }
+    let didSets = trace.events(.didSet)
+    #expect(didSets.map { trace.propertyName($0) } == ["Counter.count", "Counter.count", "Library.shelves", "Library.shelves", "Library.handler"])
+    #expect(didSets.map(\.flags) == [EventFlags.unchanged, EventFlags.changed, EventFlags.unchanged, EventFlags.changed, 0])
+    // One access per _modify (the accessor's own), none from ObsTrace reading the value around it.
+    #expect(trace.events(.access).count == 4)
+  }
+
+  @Test("the traced withObservationTracking behaves as the real one and records its scope")
+  func tracking() throws {
+    let model = LocalModel()
+    let fired = Locked(0)
+    var result = 0
+    var callLine = 0
+    let trace = try RecordingSupport.record {
+      callLine = #line + 1
+      result = withObservationTracking {
+        model.value + 1
+      } onChange: {
+        fired.withLock { $0 += 1 }
+      }
+      model.other = 1  // not read: nothing
+      model.value = 1  // fires
+      model.value = 2  // one-shot: nothing more
+    }
+    #expect(result == 1)
+    #expect(fired.withLock { $0 } == 1)
+    let kinds = trace.events.filter { $0.kind != .objectCreated }.map(\.kind)
+    #expect(
+      kinds == [
+        .scopeBegin, .access, .scopeEnd, .trackingInstalled, .willSet, .didSet, .willSet, .trackingFired,
+        .trackingCancelled, .didSet, .willSet, .didSet,
+      ])
+    let begin = trace.events(.scopeBegin)[0]
+    // The label is the call site, as #fileID:#line would say it.
+    #expect(trace.definitions.labelName(begin.key) == "ObsTraceRecorderTests/RecorderTests.swift:\(callLine)")
+    #expect(trace.events(.access)[0].scope == begin.scope)
+    #expect(trace.events(.access)[0].flags & EventFlags.accessInScope != 0)
+    let fire = trace.events(.trackingFired)[0]
+    #expect(fire.scope == begin.scope)
+    #expect(trace.propertyName(fire) == "LocalModel.value")
+    #expect(fire.object == trace.events(.objectCreated).first?.object ?? fire.object)
+  }
+
+  @Test("a scope that reads nothing installs nothing, as for real; a named scope keeps its name")
+  func emptyAndNamedScopes() throws {
+    let model = LocalModel()
+    let trace = try RecordingSupport.record {
+      withObservationTracking {} onChange: {}
+      _ = withObservationTracking(named: "FirstView.body") { model.value } onChange: {}
+    }
+    #expect(trace.events(.trackingInstalled).count == 1)
+    let labels = trace.events(.scopeBegin).map { trace.definitions.labelName($0.key) }
+    #expect(labels.last == "FirstView.body")
+  }
+
+  @Test("nested tracking: the inner scope's reads are in the inner scope, whose parent is the outer one")
+  func nestedTracking() throws {
+    let model = LocalModel()
+    let outerFired = Locked(0)
+    let trace = try RecordingSupport.record {
+      withObservationTracking {
+        _ = model.value
+        withObservationTracking { _ = model.other } onChange: {}
+      } onChange: {
+        outerFired.withLock { $0 += 1 }
+      }
+      model.other = 5  // the inner list merged into the outer one: the outer scope fires too
+    }
+    #expect(outerFired.withLock { $0 } == 1)
+    let begins = trace.events(.scopeBegin)
+    #expect(begins.count == 2)
+    #expect(begins[1].aux == begins[0].scope)
+    #expect(Set(trace.events(.trackingFired).map(\.scope)) == Set(begins.map(\.scope)))
+  }
+
+  @Test("seed 004's immediate re-observe reads the old value, and the read is marked stale")
+  func staleRead() throws {
+    let model = LocalModel()
+    let observer = ImmediateObserver(model: model)
+    let trace = try RecordingSupport.record {
+      observer.observe()
+      model.value = 1
+      model.value = 2
+    }
+    #expect(observer.seen == [0, 0, 1])
+    let stale = trace.events(.access).filter { $0.flags & EventFlags.staleRead != 0 }
+    #expect(stale.count == 2)
+    #expect(stale.allSatisfy { $0.stack != 0 })
+  }
+
+  @Test("the site of a write is the test's own line")
+  func writeSite() throws {
+    let counter = Counter()
+    var line = 0
+    let trace = try RecordingSupport.record {
+      line = #line + 1
+      counter.count = 42
+    }
+    let write = try #require(trace.events(.willSet).first)
+    let site = try #require(trace.definitions.site(ofStack: write.stack))
+    #expect(site.file.hasSuffix("RecorderTests.swift"))
+    #expect(site.line == UInt32(line))
+    #expect(site.function.contains("writeSite"))
+  }
+
+  @Test("with backtraces off no event carries a stack; with all, reads do too")
+  func backtraceLevels() throws {
+    let counter = Counter()
+    let off = try RecordingSupport.record(options: RecordingOptions(backtraces: .off)) {
+      counter.count = 1
+      _ = counter.count
+    }
+    #expect(off.events.allSatisfy { $0.stack == 0 })
+    let all = try RecordingSupport.record(options: RecordingOptions(backtraces: .all)) {
+      counter.count = 2
+      _ = counter.count
+    }
+    #expect(all.events(.access).allSatisfy { $0.stack != 0 })
+    #expect(all.events(.willSet).allSatisfy { $0.stack != 0 })
+  }
+
+  @Test("several threads writing and reading at once lose nothing: exact counts per thread")
+  func threadsLossless() throws {
+    let threads = 4
+    let writes = 20_000
+    let trace = try RecordingSupport.record(options: RecordingOptions(ringCapacity: 64)) {
+      let models = (0..<threads).map { _ in LocalModel() }
+      nonisolated(unsafe) let shared = models
+      RecordingSupport.runThreads(threads) { index in
+        let model = shared[index]
+        for value in 1...writes {
+          model.value = value
+          _ = model.value
+        }
+      }
+    }
+    #expect(trace.summary.droppedEvents == 0)
+    let byThread = Dictionary(grouping: trace.events.filter { $0.kind == .willSet }, by: \.thread)
+    #expect(byThread.count == threads)
+    #expect(byThread.values.allSatisfy { $0.count == writes })
+    let accesses = Dictionary(grouping: trace.events(.access), by: \.thread)
+    #expect(accesses.values.allSatisfy { $0.count == writes })
+    // Each thread's events arrive in the order it recorded them.
+    for events in byThread.values { #expect(zip(events, events.dropFirst()).allSatisfy { $0.time <= $1.time }) }
+  }
+
+  @Test("in drop mode, recorded + dropped == emitted for every thread, and the drops are in the file")
+  func dropModeCounts() throws {
+    let threads = 3
+    let writes = 50_000
+    let trace = try RecordingSupport.record(options: RecordingOptions(ringCapacity: 64, dropWhenFull: true, backtraces: .off)) {
+      let models = (0..<threads).map { _ in LocalModel() }
+      nonisolated(unsafe) let shared = models
+      RecordingSupport.runThreads(threads) { index in
+        for value in 1...writes { shared[index].value = value }
+      }
+    }
+    let footer = try #require(trace.reader.footer)
+    let perThread = Dictionary(grouping: trace.events, by: \.thread).mapValues(\.count)
+    let workers = footer.threads.filter { perThread[$0.thread] != nil && $0.recorded + $0.dropped == UInt64(2 * writes) }
+    #expect(workers.count == threads)
+    for totals in workers { #expect(UInt64(perThread[totals.thread] ?? 0) == totals.recorded) }
+    #expect(footer.dropped > 0)
+    #expect(trace.reader.droppedEvents == footer.dropped)
+    #expect(trace.summary.droppedEvents == footer.dropped)
+  }
+
+  @Test("short-lived threads hand their rings over: nothing is lost")
+  func shortLivedThreads() throws {
+    let threads = 40
+    let writes = 250
+    let trace = try RecordingSupport.record {
+      let model = LocalModel()
+      let lock = NSLock()
+      nonisolated(unsafe) let shared = model
+      RecordingSupport.runThreads(threads) { index in
+        for value in 1...writes {
+          lock.lock()
+          shared.value = index * 10_000 + value  // never the value already there: the setter would skip it
+          lock.unlock()
+        }
+      }
+    }
+    let byThread = Dictionary(grouping: trace.events(.willSet), by: \.thread)
+    #expect(byThread.count == threads)
+    #expect(byThread.values.allSatisfy { $0.count == writes }, "\(byThread.mapValues(\.count).sorted { $0.key < $1.key }) \(trace.reader.footer!)")
+  }
+
+  @Test("a second start while recording is refused, and the first recording goes on")
+  func secondStart() throws {
+    let counter = Counter()
+    let path = RecordingSupport.temporaryPath("first.trc")
+    try Recorder.start(to: path)
+    #expect(throws: RecordingError.self) { try Recorder.start(to: RecordingSupport.temporaryPath("second.trc")) }
+    counter.count = 1
+    let summary = try #require(Recorder.stop())
+    #expect(summary.path == path)
+    #expect(summary.events >= 2)
+  }
+
+  @Test("an unwritable path refuses to start, and the program goes on untraced and unchanged")
+  func unwritablePath() throws {
+    do {
+      try Recorder.start(to: "/nonexistent/directory/run.trc")
+      Issue.record("started recording to a directory that does not exist")
+    } catch {
+      #expect(error.code == .cannotWrite)
+      #expect(error.message.contains("/nonexistent/directory/run.trc"))
+    }
+    #expect(Recorder.isRecording == false)
+    let model = LocalModel()
+    let fired = Locked(0)
+    _ = withObservationTracking { model.value } onChange: { fired.withLock { $0 += 1 } }
+    model.value = 3
+    #expect(fired.withLock { $0 } == 1)
+    #expect(model.value == 3)
+  }
+
+  @Test("a model's synthesized Codable conformance works through the tracing registrar")
+  func codableModel() throws {
+    let profile = Profile()
+    profile.name = "Ada"
+    profile.age = 36
+    let data = try JSONEncoder().encode(profile)
+    let decoded = try JSONDecoder().decode(Profile.self, from: data)
+    #expect(decoded.name == "Ada")
+    #expect(decoded.age == 36)
+  }
+
+  @Test("a real trace cut at random offsets reads back its whole chunks")
+  func realTraceCut() throws {
+    let trace = try RecordingSupport.record {
+      let model = LocalModel()
+      for value in 0..<60_000 { model.value = value }
+    }
+    let bytes = try Data(contentsOf: URL(fileURLWithPath: trace.path))
+    #expect(trace.reader.footer?.chunks ?? 0 >= 3)
+    var generator = SystemRandomNumberGenerator()
+    for _ in 0..<20 {
+      let cut = Int.random(in: 40..<bytes.count, using: &generator)
+      let path = RecordingSupport.temporaryPath("cut.trc")
+      try bytes.prefix(cut).write(to: URL(fileURLWithPath: path))
+      let reader = try ObsTraceFormat.TraceReader(path: path)
+      var events: [TraceEvent] = []
+      reader.forEachEvent { events.append($0) }
+      #expect(reader.truncated)
+      #expect(events == Array(trace.events.prefix(events.count)), "cut at \(cut)")
+    }
+  }
+}
