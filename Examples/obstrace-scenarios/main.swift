@@ -1,1 +1,209 @@
-print("scenarios")
+// Small programs whose traces are committed in traces/ (made by scripts/make-traces) and whose reports are the
+// golden files of the CLI's tests. Each scenario shows one thing the analysis must find.
+//
+//   obstrace-scenarios stale-read     seed 004: re-observing from onChange reads the old value; deferring does not
+//   obstrace-scenarios fan-out        one property read by twelve rows: each write invalidates all of them
+//   obstrace-scenarios noop-modify    writes through _modify that change nothing, and still invalidate
+//   obstrace-scenarios threads        writes on worker threads fire a scope installed on the main thread
+//   obstrace-scenarios fill-disk      the trace file hits its size limit mid-run; the program goes on
+//   obstrace-scenarios killed         10,000 writes, then SIGKILL: the trace keeps every one of them
+import Dispatch
+import Foundation
+import ObsTrace
+import Observation
+
+// MARK: stale-read
+
+@Observable
+final class Counter {
+  var count = 0
+}
+
+/// Seed 004's first observer: re-observes at once from onChange, inside the willSet, so it reads the old value.
+final class ImmediateObserver: @unchecked Sendable {
+  let counter: Counter
+  init(counter: Counter) { self.counter = counter }
+
+  func observe() {
+    withObservationTracking(named: "ImmediateObserver.observe") {
+      print("  immediate observer reads count: \(counter.count)")
+    } onChange: {
+      self.observe()
+    }
+  }
+}
+
+/// Seed 004's helper: re-observes on the next turn of the main queue, after the value is stored.
+final class DeferredObserver: @unchecked Sendable {
+  let counter: Counter
+  init(counter: Counter) { self.counter = counter }
+
+  func observe() {
+    withObservationTracking(named: "DeferredObserver.observe") {
+      print("  deferred observer reads count: \(counter.count)")
+    } onChange: {
+      DispatchQueue.main.async { self.observe() }
+    }
+  }
+}
+
+func turnMainQueue() {
+  RunLoop.main.run(until: Date().addingTimeInterval(0.02))
+}
+
+func staleRead() {
+  let counter = Counter()
+  let immediate = ImmediateObserver(counter: counter)
+  let deferred = DeferredObserver(counter: counter)
+  immediate.observe()
+  deferred.observe()
+  for _ in 0..<3 {
+    print("count += 1")
+    counter.count += 1
+    turnMainQueue()
+  }
+}
+
+// MARK: fan-out
+
+@Observable
+final class Theme {
+  var accent = "blue"
+  var fontSize = 14
+}
+
+func fanOut() {
+  let theme = Theme()
+  func renderRow(_ index: Int) {
+    _ = withObservationTracking(named: "Row.body") { "\(index): \(theme.accent)" } onChange: {}
+  }
+  for index in 0..<12 { renderRow(index) }
+  _ = withObservationTracking(named: "Header.body") { theme.fontSize } onChange: {}
+  print("theme.accent = red: every row is invalidated")
+  theme.accent = "red"
+  for index in 0..<12 { renderRow(index) }
+  print("theme.accent = green: every row again")
+  theme.accent = "green"
+}
+
+// MARK: noop-modify
+
+struct Item: Equatable {
+  var title: String
+  var done: Bool
+}
+
+@Observable
+final class TodoStore {
+  var items = [Item(title: "milk", done: false), Item(title: "bread", done: true)]
+  var filter = "all"
+}
+
+func noopModify() {
+  let store = TodoStore()
+  func renderList() {
+    _ = withObservationTracking(named: "TodoList.body") { store.items.map(\.title) } onChange: {}
+  }
+  renderList()
+  print("store.items[1].done = true (it already is): a write through _modify that changes nothing")
+  store.items[1].done = true
+  renderList()
+  print("store.items[0].done = true: a real change")
+  store.items[0].done = true
+  renderList()
+  print("store.filter = \"all\" (equal): the setter skips it")
+  store.filter = "all"
+}
+
+// MARK: threads
+
+@Observable
+final class Progress: @unchecked Sendable {
+  var completed = 0
+  var total = 3
+}
+
+func threads() {
+  let progress = Progress()
+  let lock = NSLock()
+  let installed = DispatchSemaphore(value: 0)
+  let fired = DispatchSemaphore(value: 0)
+  func renderProgress() {
+    _ = withObservationTracking(named: "ProgressView.body") { "\(progress.completed)/\(progress.total)" } onChange: {
+      fired.signal()
+    }
+  }
+  let workers = (0..<3).map { index in
+    Thread {
+      installed.wait()
+      lock.lock()
+      progress.completed += 1
+      lock.unlock()
+      _ = index
+    }
+  }
+  for worker in workers { worker.start() }
+  for _ in workers {
+    renderProgress()
+    installed.signal()
+    fired.wait()
+  }
+  print("completed \(progress.completed) of \(progress.total)")
+}
+
+// MARK: fill-disk
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+final class Fired: @unchecked Sendable {
+  private(set) var count = 0
+  func increment() { count += 1 }
+}
+
+/// Limits the size of files this process writes, then records more than fits: the write fails with EFBIG,
+/// ObsTrace says so in one line and stops recording, and the program finishes its work and exits 0.
+func fillDisk() {
+  signal(SIGXFSZ, SIG_IGN)
+  var limit = rlimit(rlim_cur: 64 << 10, rlim_max: 64 << 10)
+  setrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit)
+  let path = CommandLine.arguments.count > 2 ? CommandLine.arguments[2] : "fill-disk.trc"
+  do {
+    try Recorder.start(to: path, options: RecordingOptions(backtraces: .off))
+  } catch {
+    print("could not start: \(error)")
+  }
+  let counter = Counter()
+  let fired = Fired()
+  for value in 1...300_000 {
+    counter.count = value
+    if value % 100_000 == 0 {
+      _ = withObservationTracking { counter.count } onChange: { fired.increment() }
+    }
+  }
+  counter.count += 1
+  Recorder.stop()
+  print("done: count \(counter.count), fired \(fired.count)")
+}
+
+// MARK: killed
+
+/// Writes a known number of times, waits for the flusher to write them (well past its quarter-second chunk
+/// age), then dies by SIGKILL: no exit handler runs, and the trace must still hold every write.
+func killed() {
+  let counter = Counter()
+  for value in 1...10_000 { counter.count = value }
+  Thread.sleep(forTimeInterval: 1.5)
+  kill(getpid(), SIGKILL)
+}
+
+let scenarios: [String: () -> Void] = [
+  "stale-read": staleRead, "fan-out": fanOut, "noop-modify": noopModify, "threads": threads, "fill-disk": fillDisk,
+  "killed": killed,
+]
+guard CommandLine.arguments.count > 1, let scenario = scenarios[CommandLine.arguments[1]] else {
+  print("usage: obstrace-scenarios \(scenarios.keys.sorted().joined(separator: "|"))")
+  exit(2)
+}
+scenario()

@@ -3,9 +3,7 @@ import ObsTraceFormat
 /// Turns the replay's aggregates into findings, each with a concrete hint. The heuristics are documented in
 /// docs/analysis.md; keep the two together.
 enum Findings {
-  static func derive(
-    _ replay: Replay, _ reader: TraceReader, _ definitions: TraceDefinitions, _ trace: AnalysisReport.Trace
-  ) -> [Finding] {
+  static func derive(_ replay: Replay, _ definitions: TraceDefinitions, _ trace: AnalysisReport.Trace?) -> [Finding] {
     var findings: [Finding] = []
     func site(_ stack: UInt32) -> String? {
       guard stack != 0, let frame = definitions.site(ofStack: stack) else { return nil }
@@ -64,6 +62,20 @@ enum Findings {
           hint: "a strong reference cycle keeps them alive (a Task or closure capturing self); "
             + "capture [weak self], or cancel the task when the owner goes away"))
     }
+    if let trace { findings += traceFindings(trace) }
+    for (key, count) in replay.untrackedReads {
+      let property = definitions.propertyName(key.property)
+      findings.append(
+        Finding(
+          kind: .untrackedRead, property: property, scope: nil, site: site(key.stack), count: count,
+          message: "\(count) read\(count == 1 ? "" : "s") of \(property) outside any tracking scope",
+          hint: "information: such reads subscribe nothing (an action, a test assertion, a re-read)"))
+    }
+    return sorted(findings)
+  }
+
+  static func traceFindings(_ trace: AnalysisReport.Trace) -> [Finding] {
+    var findings: [Finding] = []
     if trace.droppedEvents > 0 {
       findings.append(
         Finding(
@@ -78,21 +90,17 @@ enum Findings {
           message: "the trace is truncated: the recording did not stop cleanly; read up to its last whole chunk",
           hint: "the process was killed or crashed; events of its last ~0.3 s may be missing"))
     }
-    for damage in trace.damage where !damage.message.contains("cut short") {
+    for damage in trace.damage {
       findings.append(
         Finding(
           kind: .damagedChunk, property: nil, scope: nil, site: nil, count: 1, message: "damaged chunk \(damage)",
           hint: "the events of that chunk are lost; the rest of the trace was read"))
     }
-    for (key, count) in replay.untrackedReads {
-      let property = definitions.propertyName(key.property)
-      findings.append(
-        Finding(
-          kind: .untrackedRead, property: property, scope: nil, site: site(key.stack), count: count,
-          message: "\(count) read\(count == 1 ? "" : "s") of \(property) outside any tracking scope",
-          hint: "information: such reads subscribe nothing (an action, a test assertion, a re-read)"))
-    }
-    return findings.sorted { a, b in
+    return findings
+  }
+
+  static func sorted(_ findings: [Finding]) -> [Finding] {
+    findings.sorted { a, b in
       if a.isInformational != b.isInformational { return !a.isInformational }
       if a.count != b.count { return a.count > b.count }
       return (a.kind.rawValue, a.property ?? "", a.scope ?? "", a.site ?? "") < (

@@ -29,7 +29,9 @@ public final class Replay {
     var readSet: Set<PropertyKey> = []
     var ended = false
     var subscribed = false
-    var instance: InstanceKey?
+    var instance: InstanceReference?
+    /// The run read a property inside its willSet window: it is a stale run, not a redundant one.
+    var readStale = false
   }
 
   struct InstanceKey: Hashable {
@@ -37,10 +39,19 @@ public final class Replay {
     var objects: [UInt32]
   }
 
+  /// One instance of a scope (a view's node, an observer): its runs follow each other.
   struct Instance {
     var lastRunBeginSequence: UInt64
     var lastReads: Set<PropertyKey>
+    /// It fired and has not run again since.
     var awaitingRerun = false
+    /// The run whose observers are installed now, or 0.
+    var liveRun: UInt32 = 0
+  }
+
+  struct InstanceReference: Hashable {
+    var key: InstanceKey
+    var index: Int
   }
 
   struct Write {
@@ -72,8 +83,8 @@ public final class Replay {
   private var sequence: UInt64 = 0
   private var runs: [UInt32: Run] = [:]
   private var subscriptions: [PropertyKey: Set<UInt32>] = [:]
-  private var instances: [InstanceKey: Instance] = [:]
-  private var readersOf: [PropertyKey: Set<InstanceKey>] = [:]
+  private var instances: [InstanceKey: [Instance]] = [:]
+  private var readersOf: [PropertyKey: Set<InstanceReference>] = [:]
   private var lastRealChange: [PropertyKey: UInt64] = [:]
   private var threads: [UInt32: ThreadState] = [:]
   private var liveObjects: [UInt32: UInt32] = [:]  // serial → type, created in the trace and not freed
@@ -143,6 +154,7 @@ public final class Replay {
       run.subscribed = true
       for key in run.readSet { subscriptions[key, default: []].insert(event.scope) }
       runs[event.scope] = run
+      if let instance = run.instance { instances[instance.key]?[instance.index].liveRun = event.scope }
     case .trackingFired:
       fired(event)
     case .trackingCancelled:
@@ -175,6 +187,7 @@ public final class Replay {
     }
     if event.scope != 0, var run = runs[event.scope] {
       if run.readSet.insert(key).inserted { run.reads.append(key) }
+      if event.flags & EventFlags.staleRead != 0 { run.readStale = true }
       runs[event.scope] = run
       scopes[run.label]?.reads[event.key, default: 0] += 1
       readEdges[Edge(object: event.object, property: event.key, label: run.label), default: 0] += 1
@@ -190,9 +203,9 @@ public final class Replay {
     threads[event.thread, default: ThreadState()].writes.append(
       Write(key: key, sequence: sequence, time: event.time, stack: event.stack))
     // Coalesced: scopes that read this and already fired, waiting to run again, hear nothing of this write.
-    for instanceKey in readersOf[key] ?? [] where instances[instanceKey]?.awaitingRerun == true {
+    for instance in readersOf[key] ?? [] where instances[instance.key]?[instance.index].awaitingRerun == true {
       properties[event.key, default: PropertyStatistics()].coalescedWrites += 1
-      scopes[instanceKey.label]?.coalescedWrites += 1
+      scopes[instance.key.label]?.coalescedWrites += 1
     }
   }
 
@@ -233,7 +246,10 @@ public final class Replay {
   private func fired(_ event: TraceEvent) {
     guard let run = runs[event.scope] else { return }
     scopes[run.label]?.invalidations += 1
-    if let instance = run.instance { instances[instance]?.awaitingRerun = true }
+    if let instance = run.instance {
+      instances[instance.key]?[instance.index].awaitingRerun = true
+      instances[instance.key]?[instance.index].liveRun = 0
+    }
     let cause = PropertyKey(object: event.object, property: event.key)
     if event.object != 0, let writes = threads[event.thread]?.writes,
       let index = writes.lastIndex(where: { $0.key == cause })
@@ -250,6 +266,9 @@ public final class Replay {
 
   private func cancel(_ scope: UInt32) {
     guard var run = runs[scope] else { return }
+    if let instance = run.instance, instances[instance.key]?[instance.index].liveRun == scope {
+      instances[instance.key]?[instance.index].liveRun = 0
+    }
     if run.subscribed {
       for key in run.readSet {
         subscriptions[key]?.remove(scope)
@@ -275,20 +294,32 @@ public final class Replay {
     var objects = Array(Set(run.reads.map(\.object))).sorted()
     if objects.isEmpty { objects = [0] }
     let instanceKey = InstanceKey(label: run.label, objects: objects)
-    run.instance = instanceKey
     scopes[run.label]?.runs += 1
+    // Which instance ran: one that fired and waits to run again; else one whose observers are gone (cancelled,
+    // or never installed); else a new one (two live runs of one label on the same objects are two instances,
+    // as two rows of a list are).
+    var candidates = instances[instanceKey] ?? []
+    let index =
+      candidates.firstIndex(where: \.awaitingRerun) ?? candidates.firstIndex(where: { $0.liveRun == 0 })
     var redundant = false
-    if let previous = instances[instanceKey] {
+    let reference: InstanceReference
+    if let index {
+      let previous = candidates[index]
       // Redundant: nothing it read really changed since the previous run began.
-      redundant = !run.reads.isEmpty
+      redundant = !run.reads.isEmpty && !run.readStale
         && run.reads.allSatisfy { (lastRealChange[$0] ?? 0) < previous.lastRunBeginSequence }
       if redundant { scopes[run.label]?.redundantRuns += 1 }
-      for key in previous.lastReads { readersOf[key]?.remove(instanceKey) }
+      reference = InstanceReference(key: instanceKey, index: index)
+      for key in previous.lastReads { readersOf[key]?.remove(reference) }
+      candidates[index] = Instance(lastRunBeginSequence: run.beginSequence, lastReads: run.readSet)
     } else {
       scopes[run.label]?.instances += 1
+      reference = InstanceReference(key: instanceKey, index: candidates.count)
+      candidates.append(Instance(lastRunBeginSequence: run.beginSequence, lastReads: run.readSet))
     }
-    instances[instanceKey] = Instance(lastRunBeginSequence: run.beginSequence, lastReads: run.readSet)
-    for key in run.readSet { readersOf[key, default: []].insert(instanceKey) }
+    instances[instanceKey] = candidates
+    run.instance = reference
+    for key in run.readSet { readersOf[key, default: []].insert(reference) }
     onTimelineEntry?(
       .run(
         TimelineRun(
@@ -302,6 +333,9 @@ public final class Replay {
       runs[event.scope] = nil
     }
   }
+
+  /// Runs still held: those whose observers are installed, or about to be.
+  public var liveRunCount: Int { runs.count }
 
   /// Objects created in the trace and never freed, by type.
   public var leakedObjects: [UInt32: Int] {

@@ -3,9 +3,12 @@ import ObsTraceFormat
 /// Merges the per-thread chunks of a trace into one stream in time order, with bounded memory.
 ///
 /// Each thread's events arrive in order, chunk after chunk, but chunks of different threads interleave as the
-/// flusher wrote them. An event is released once no thread still running can produce an earlier one: the
-/// watermark is the oldest "latest time seen" among threads that have not ended. Threads that stay idle hold
-/// the watermark back, so the buffer is also capped: past `capacity` events the oldest are released anyway.
+/// flusher wrote them (a thread's chunk is written when full or a quarter second old, so an idle thread's early
+/// events can come after a busy thread's later ones). An event is released once no thread can still deliver an
+/// earlier one: the watermark is the oldest "latest time seen" among threads that have not ended. With the
+/// footer's thread list, a thread not seen yet holds the watermark at 0; without it (a truncated trace), a
+/// thread may appear at any time, so an event is also held until the trace has moved `window` past it. Idle
+/// threads hold the watermark back, so the buffer is capped: past `capacity` events the oldest are released.
 public struct TimeOrderedEvents {
   public static let defaultCapacity = 1 << 20
 
@@ -15,9 +18,18 @@ public struct TimeOrderedEvents {
   private var latestTime: [UInt32: UInt64] = [:]
   private var ended: Set<UInt32> = []
   private let capacity: Int
+  private let knownThreads: Set<UInt32>?
+  private let window: UInt64
+  private var newestTime: UInt64 = 0
 
-  public init(capacity: Int = TimeOrderedEvents.defaultCapacity) {
+  /// `threads`: every thread of the trace (the footer's), or nil when the trace has no footer.
+  public init(
+    threads: Set<UInt32>? = nil, capacity: Int = TimeOrderedEvents.defaultCapacity, window: UInt64 = 1_000_000_000
+  ) {
     self.capacity = capacity
+    self.knownThreads = threads
+    self.window = window
+    for thread in threads ?? [] { latestTime[thread] = 0 }
   }
 
   /// Adds a chunk and passes on every event that is now safe to release, in time order.
@@ -29,7 +41,9 @@ public struct TimeOrderedEvents {
       latestTime[chunk.thread] = chunk.firstTime
     }
     if chunk.threadEnded { ended.insert(chunk.thread) }
-    let watermark = latestTime.filter { !ended.contains($0.key) }.values.min() ?? UInt64.max
+    newestTime = max(newestTime, latestTime[chunk.thread] ?? 0)
+    var watermark = latestTime.filter { !ended.contains($0.key) }.values.min() ?? UInt64.max
+    if knownThreads == nil { watermark = min(watermark, newestTime > window ? newestTime - window : 0) }
     while let first = heap.first, first.time <= watermark || heap.count > capacity {
       try body(pop())
     }

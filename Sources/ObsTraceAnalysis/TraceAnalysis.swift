@@ -57,12 +57,17 @@ public enum TraceAnalysis {
     if let onTimelineEntry {
       replay.onTimelineEntry = { entry in onTimelineEntry(entry, reader.definitions) }
     }
-    var ordered = TimeOrderedEvents()
+    var ordered = TimeOrderedEvents(threads: reader.footer.map { Set($0.threads.map(\.thread)) })
     reader.forEachChunk { chunk in
       ordered.add(chunk) { replay.consume($0) }
     }
     ordered.finish { replay.consume($0) }
     return report(replay, reader)
+  }
+
+  /// The findings of a replay, without the trace-level ones (drops, truncation, damage).
+  public static func findings(of replay: Replay, definitions: TraceDefinitions) -> [Finding] {
+    Findings.derive(replay, definitions, nil)
   }
 
   static func report(_ replay: Replay, _ reader: TraceReader) -> AnalysisReport {
@@ -98,7 +103,7 @@ public enum TraceAnalysis {
       AnalysisReport.Objects(type: type == 0 ? "<unknown type>" : definitions.typeName(type), statistics: statistics)
     }.sorted { $0.type < $1.type }
 
-    let findings = Findings.derive(replay, reader, definitions, trace)
+    let findings = Findings.derive(replay, definitions, trace)
     return AnalysisReport(trace: trace, properties: properties, scopes: scopes, objects: objects, findings: findings)
   }
 }

@@ -35,7 +35,7 @@ enum GraphCommand: TraceCommand {
     let path = try TraceInput.singlePath(parsed, command: name)
     let reader = try TraceInput.open(path, command: name)
     let replay = Replay()
-    var ordered = TimeOrderedEvents()
+    var ordered = TimeOrderedEvents(threads: reader.footer.map { Set($0.threads.map(\.thread)) })
     reader.forEachChunk { chunk in ordered.add(chunk) { replay.consume($0) } }
     ordered.finish { replay.consume($0) }
     output.write(

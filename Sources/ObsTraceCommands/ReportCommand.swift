@@ -154,7 +154,7 @@ enum ReportPrinter {
     parts.append(
       "\"trace\":{\"path\":\(Formatting.json(trace.path)),\"events\":\(trace.events),\"threads\":\(trace.threads),"
         + "\"droppedEvents\":\(trace.droppedEvents),\"truncated\":\(trace.truncated),"
-        + "\"damagedChunks\":\(trace.damage.filter { !$0.message.contains("cut short") }.count),"
+        + "\"damagedChunks\":\(trace.damage.count),"
         + "\"durationNanoseconds\":\(trace.durationNanoseconds),\"backtraces\":\(Formatting.json(trace.backtraces)),"
         + "\"symbolized\":\(trace.symbolized)}")
     let properties = report.properties.map { property -> String in

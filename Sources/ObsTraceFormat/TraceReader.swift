@@ -26,6 +26,20 @@ public struct EventChunk: Sendable {
   /// The thread exited; none of its chunks follow.
   public var threadEnded: Bool
   public var events: [TraceEvent]
+
+  public init(
+    offset: UInt64, thread: UInt32, osThreadID: Int32, sequence: UInt64, droppedSinceLastChunk: UInt64,
+    firstTime: UInt64, threadEnded: Bool, events: [TraceEvent]
+  ) {
+    self.offset = offset
+    self.thread = thread
+    self.osThreadID = osThreadID
+    self.sequence = sequence
+    self.droppedSinceLastChunk = droppedSinceLastChunk
+    self.firstTime = firstTime
+    self.threadEnded = threadEnded
+    self.events = events
+  }
 }
 
 /// Reads a trace file as a stream of events, in file order (per thread, in the order each thread recorded).
@@ -44,6 +58,8 @@ public final class TraceReader {
   public private(set) var damage: [TraceDamage] = []
   /// True when the file ends inside a chunk or has no footer (the recording did not stop cleanly).
   public private(set) var truncated = false
+  /// Where the file ends inside a chunk, when it does.
+  public private(set) var cutAt: TraceDamage?
   public private(set) var eventsRead: UInt64 = 0
   /// Events each thread's chunks say were dropped, summed.
   public private(set) var droppedEvents: UInt64 = 0
@@ -107,6 +123,7 @@ public final class TraceReader {
   public func forEachChunk(_ body: (EventChunk) throws -> Void) rethrows {
     damage = []
     truncated = false
+    cutAt = nil
     eventsRead = 0
     droppedEvents = 0
     var offset = firstChunkOffset
@@ -173,7 +190,7 @@ public final class TraceReader {
 
   private func cut(at offset: UInt64, _ message: String) {
     truncated = true
-    damage.append(TraceDamage(offset: offset, message: message + " (the recording was cut short)"))
+    cutAt = TraceDamage(offset: offset, message: message)
   }
 
   /// Records damage at `offset` and moves it to the next chunk magic; false when there is none.

@@ -1,0 +1,74 @@
+import ObsTraceAnalysis
+import ObsTraceFormat
+
+/// Hand-written event sequences, as the recorder would write them, for testing the replay rule by rule.
+struct EventScript {
+  var events: [TraceEvent] = []
+  private var time: UInt64 = 0
+
+  private mutating func add(_ event: TraceEvent) {
+    var event = event
+    time += 10
+    event.time = time
+    events.append(event)
+  }
+
+  mutating func created(_ object: UInt32, type: UInt32 = 1, thread: UInt32 = 1) {
+    add(TraceEvent(kind: .objectCreated, thread: thread, time: 0, object: object, aux: type))
+  }
+
+  mutating func freed(_ object: UInt32, type: UInt32 = 1, thread: UInt32 = 1) {
+    add(TraceEvent(kind: .objectFreed, thread: thread, time: 0, object: object, aux: type))
+  }
+
+  mutating func begin(_ scope: UInt32, label: UInt32, kind: ScopeKind = .tracking, parent: UInt32 = 0, thread: UInt32 = 1) {
+    add(TraceEvent(kind: .scopeBegin, flags: kind.rawValue, thread: thread, time: 0, key: label, scope: scope, aux: parent))
+  }
+
+  mutating func read(_ object: UInt32, _ property: UInt32, in scope: UInt32 = 0, stale: Bool = false, thread: UInt32 = 1) {
+    var flags: UInt8 = scope != 0 ? EventFlags.accessInScope : 0
+    if stale { flags |= EventFlags.staleRead }
+    add(TraceEvent(kind: .access, flags: flags, thread: thread, time: 0, object: object, key: property, scope: scope, aux: 1))
+  }
+
+  mutating func end(_ scope: UInt32, thread: UInt32 = 1) {
+    add(TraceEvent(kind: .scopeEnd, thread: thread, time: 0, scope: scope))
+  }
+
+  mutating func install(_ scope: UInt32, thread: UInt32 = 1) {
+    add(TraceEvent(kind: .trackingInstalled, thread: thread, time: 0, scope: scope))
+  }
+
+  /// A tracking run: begin, reads, end, install.
+  mutating func run(_ scope: UInt32, label: UInt32, reads: [(UInt32, UInt32)], kind: ScopeKind = .tracking, thread: UInt32 = 1) {
+    begin(scope, label: label, kind: kind, thread: thread)
+    for (object, property) in reads { read(object, property, in: scope, thread: thread) }
+    end(scope, thread: thread)
+    install(scope, thread: thread)
+  }
+
+  /// A write: willSet, the fires it causes (one-shot tracking is cancelled by its fire), didSet.
+  mutating func write(
+    _ object: UInt32, _ property: UInt32, firing scopes: [UInt32] = [], unchanged: Bool? = nil, oneShot: Bool = true,
+    thread: UInt32 = 1
+  ) {
+    add(TraceEvent(kind: .willSet, thread: thread, time: 0, object: object, key: property, aux: 1))
+    for scope in scopes {
+      add(TraceEvent(kind: .trackingFired, thread: thread, time: 0, object: object, key: property, scope: scope))
+      if oneShot {
+        add(TraceEvent(kind: .trackingCancelled, flags: EventFlags.cancelledByFire, thread: thread, time: 0, scope: scope))
+      }
+    }
+    let flags: UInt8 = unchanged.map { $0 ? EventFlags.unchanged : EventFlags.changed } ?? 0
+    add(TraceEvent(kind: .didSet, flags: flags, thread: thread, time: 0, object: object, key: property, aux: 1))
+  }
+
+  /// Replays the script and returns the replay, with the timeline it produced.
+  func replay(fanOutThreshold: Int = 10) -> (Replay, [TimelineEntry]) {
+    let replay = Replay(configuration: Replay.Configuration(fanOutThreshold: fanOutThreshold))
+    var timeline: [TimelineEntry] = []
+    replay.onTimelineEntry = { timeline.append($0) }
+    for event in events { replay.consume(event) }
+    return (replay, timeline)
+  }
+}

@@ -1,0 +1,205 @@
+import ObsTraceAnalysis
+import ObsTraceFormat
+import Testing
+
+// Ids used in the scripts: object 1 and 2; properties 1 (`value`) and 2 (`other`); labels 1 ("A") and 2 ("B").
+
+@Suite("Replay")
+struct ReplayTests {
+  @Test("one-shot tracking: a write fires the scope once, and later writes fire nothing")
+  func oneShot() {
+    var script = EventScript()
+    script.created(1)
+    script.run(1, label: 1, reads: [(1, 1)])
+    script.write(1, 1, firing: [1], unchanged: false)
+    script.write(1, 1, unchanged: false)
+    let (replay, timeline) = script.replay()
+    #expect(replay.properties[1]?.writes == 2)
+    #expect(replay.properties[1]?.invalidations == 1)
+    #expect(replay.scopes[1]?.runs == 1)
+    #expect(replay.scopes[1]?.invalidations == 1)
+    let writes = timeline.compactMap { entry -> Int? in
+      if case .write(let write) = entry { return write.fired.count }
+      return nil
+    }
+    #expect(writes == [1, 0])
+  }
+
+  @Test("writes after a scope fired and before it ran again are coalesced")
+  func coalesced() {
+    var script = EventScript()
+    script.run(1, label: 1, reads: [(1, 1)])
+    script.write(1, 1, firing: [1], unchanged: false)
+    script.write(1, 1, unchanged: false)
+    script.write(1, 1, unchanged: false)
+    script.run(2, label: 1, reads: [(1, 1)])  // runs again
+    script.write(1, 2, unchanged: false)  // a property it did not read
+    script.write(1, 1, firing: [2], unchanged: false)
+    let (replay, _) = script.replay()
+    #expect(replay.properties[1]?.coalescedWrites == 2)
+    #expect(replay.scopes[1]?.coalescedWrites == 2)
+    #expect(replay.scopes[1]?.instances == 1)
+    #expect(replay.scopes[1]?.runs == 2)
+  }
+
+  @Test("an invalidation by a write that changed nothing is wasted, and the re-run it causes is redundant")
+  func wasted() {
+    var script = EventScript()
+    script.run(1, label: 1, reads: [(1, 1)])
+    script.write(1, 1, firing: [1], unchanged: true)
+    script.run(2, label: 1, reads: [(1, 1)])
+    script.write(1, 1, firing: [2], unchanged: false)
+    script.run(3, label: 1, reads: [(1, 1)])
+    let (replay, timeline) = script.replay()
+    #expect(replay.properties[1]?.noopWrites == 1)
+    #expect(replay.properties[1]?.invalidations == 2)
+    #expect(replay.properties[1]?.wastedInvalidations == 1)
+    #expect(replay.scopes[1]?.wastedInvalidations == 1)
+    #expect(replay.scopes[1]?.redundantRuns == 1)
+    let redundant = timeline.compactMap { entry -> Bool? in
+      if case .run(let run) = entry { return run.redundant }
+      return nil
+    }
+    #expect(redundant == [false, true, false])
+  }
+
+  @Test(
+    "one write that fires more scopes than the threshold is a fan-out",
+    arguments: [(scopes: 12, threshold: 10, fanOuts: 1), (scopes: 12, threshold: 12, fanOuts: 0), (scopes: 3, threshold: 2, fanOuts: 1)])
+  func fanOut(scopes: Int, threshold: Int, fanOuts: Int) {
+    var script = EventScript()
+    for scope in 1...UInt32(scopes) { script.run(scope, label: 1, reads: [(1, 1)]) }
+    script.write(1, 1, firing: Array(1...UInt32(scopes)), unchanged: false)
+    let (replay, _) = script.replay(fanOutThreshold: threshold)
+    #expect(replay.properties[1]?.maximumFanOut == scopes)
+    #expect(replay.scopes[1]?.instances == scopes)
+    let report = TraceAnalysis.findings(of: replay, definitions: TraceDefinitions())
+    #expect(report.filter { $0.kind == .fanOut }.count == fanOuts)
+  }
+
+  @Test("nested tracking: the inner list merges into the outer one when the inner scope ends")
+  func nested() {
+    var script = EventScript()
+    script.begin(1, label: 1)
+    script.read(1, 1, in: 1)
+    script.begin(2, label: 2, parent: 1)
+    script.read(1, 2, in: 2)
+    script.end(2)
+    script.install(2)
+    script.end(1)
+    script.install(1)
+    script.write(1, 2, firing: [2, 1], unchanged: false)
+    let (replay, timeline) = script.replay()
+    let runs = timeline.compactMap { entry -> [PropertyKey]? in
+      if case .run(let run) = entry { return run.reads }
+      return nil
+    }
+    #expect(runs == [[PropertyKey(object: 1, property: 2)], [PropertyKey(object: 1, property: 1), PropertyKey(object: 1, property: 2)]])
+    #expect(replay.properties[2]?.invalidations == 2)
+    #expect(replay.scopes[1]?.invalidations == 1)
+    #expect(replay.scopes[2]?.invalidations == 1)
+  }
+
+  @Test("continuous tracking fires until cancelled; one-shot tracking fires once")
+  func continuous() {
+    var script = EventScript()
+    script.run(1, label: 1, reads: [(1, 1)], kind: .continuous)
+    script.write(1, 1, firing: [1], unchanged: false, oneShot: false)
+    script.write(1, 1, firing: [1], unchanged: false, oneShot: false)
+    let (replay, _) = script.replay()
+    #expect(replay.scopes[1]?.invalidations == 2)
+    #expect(replay.properties[1]?.invalidations == 2)
+  }
+
+  @Test("a write on one thread fires a scope that runs on another, attributed to that write")
+  func crossThread() {
+    var script = EventScript()
+    script.run(1, label: 1, reads: [(1, 1)], thread: 1)
+    script.write(1, 1, firing: [1], unchanged: false, thread: 2)
+    script.run(2, label: 1, reads: [(1, 1)], thread: 1)
+    let (replay, timeline) = script.replay()
+    #expect(replay.properties[1]?.invalidations == 1)
+    #expect(replay.scopes[1]?.unexplainedInvalidations == 0)
+    #expect(replay.scopes[1]?.redundantRuns == 0)
+    let writeThreads = timeline.compactMap { entry -> UInt32? in
+      if case .write(let write) = entry, !write.fired.isEmpty { return write.thread }
+      return nil
+    }
+    #expect(writeThreads == [2])
+  }
+
+  @Test("a fire with no write in progress is unexplained (an object freed, or untraced code)")
+  func unexplained() {
+    var script = EventScript()
+    script.run(1, label: 1, reads: [(1, 1)])
+    script.events.append(TraceEvent(kind: .trackingFired, thread: 1, time: 999, scope: 1))
+    let (replay, _) = script.replay()
+    #expect(replay.scopes[1]?.unexplainedInvalidations == 1)
+    #expect(replay.scopes[1]?.invalidations == 1)
+  }
+
+  @Test("stale reads, untracked reads and objects never freed are found")
+  func hazards() {
+    var script = EventScript()
+    script.created(1)
+    script.created(2)
+    script.freed(2)
+    script.read(1, 1)
+    script.read(1, 1)
+    script.begin(1, label: 1)
+    script.read(1, 1, in: 1, stale: true)
+    script.end(1)
+    let (replay, _) = script.replay()
+    #expect(replay.properties[1]?.staleReads == 1)
+    #expect(replay.properties[1]?.reads == 3)
+    #expect(replay.properties[1]?.trackedReads == 1)
+    #expect(replay.leakedObjects == [1: 1])
+    #expect(replay.typeStatistics[1]?.created == 2)
+    #expect(replay.typeStatistics[1]?.freed == 1)
+    let findings = TraceAnalysis.findings(of: replay, definitions: TraceDefinitions())
+    #expect(Set(findings.map(\.kind)) == [.staleRead, .untrackedRead, .leakedObject])
+    #expect(findings.first { $0.kind == .untrackedRead }?.count == 2)
+  }
+
+  @Test("memory holds live scopes, not finished ones: ten thousand one-shot runs leave nothing behind")
+  func finishedRunsAreForgotten() {
+    var script = EventScript()
+    for scope in 1...UInt32(10_000) {
+      script.run(scope, label: 1, reads: [(1, 1)])
+      script.write(1, 1, firing: [scope], unchanged: false)
+    }
+    let (replay, _) = script.replay()
+    #expect(replay.liveRunCount == 0)
+    #expect(replay.scopes[1]?.runs == 10_000)
+    #expect(replay.scopes[1]?.instances == 1)
+  }
+}
+
+@Suite("Time order")
+struct TimeOrderTests {
+  func chunk(_ thread: UInt32, _ times: [UInt64], ended: Bool = false) -> EventChunk {
+    EventChunk(
+      offset: 0, thread: thread, osThreadID: 0, sequence: 0, droppedSinceLastChunk: 0, firstTime: times.first ?? 0,
+      threadEnded: ended, events: times.map { TraceEvent(kind: .access, thread: thread, time: $0) })
+  }
+
+  @Test("chunks written out of time order come out in time order")
+  func merge() {
+    var ordered = TimeOrderedEvents(threads: [1, 2, 3])
+    var out: [UInt64] = []
+    ordered.add(chunk(2, [50, 60], ended: true)) { out.append($0.time) }
+    ordered.add(chunk(3, [55, 70], ended: true)) { out.append($0.time) }
+    #expect(out.isEmpty)  // thread 1 has not been heard from: nothing is safe yet
+    ordered.add(chunk(1, [10, 65])) { out.append($0.time) }
+    ordered.finish { out.append($0.time) }
+    #expect(out == [10, 50, 55, 60, 65, 70])
+  }
+
+  @Test("the buffer is capped: an idle thread cannot make it grow without bound")
+  func capped() {
+    var ordered = TimeOrderedEvents(threads: [1, 2], capacity: 100)
+    var released = 0
+    ordered.add(chunk(1, Array(0..<1000))) { _ in released += 1 }
+    #expect(released == 900)
+  }
+}

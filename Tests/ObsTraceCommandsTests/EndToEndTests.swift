@@ -1,0 +1,145 @@
+import Foundation
+import ObsTraceFormat
+import Testing
+
+/// The built programs, run as a user runs them: exit codes, one-line errors, and tracing that changes nothing.
+@Suite("End to end")
+struct EndToEndTests {
+  @Test("the demo prints the same with and without ObsTrace: the seed guide's console")
+  func sameBehaviour() throws {
+    let untraced = try Run.program("obstrace-demo-untraced", [])
+    let trace = Paths.temporary("demo.trc")
+    let traced = try Run.program("obstrace-demo", [], environment: ["OBSTRACE_OUTPUT": trace])
+    #expect(untraced.status == 0)
+    #expect(traced.status == 0)
+    #expect(traced.standardOutput == untraced.standardOutput)
+    #expect(traced.standardError.isEmpty)
+    let guide = """
+      observableObject.property += 1
+        AGGraphInvalidateValue(#3176)
+      observableObject.otherProperty += 1
+        AGGraphInvalidateValue(#3228)
+      """
+    #expect(untraced.standardOutput.contains(guide))
+    #expect(FileManager.default.fileExists(atPath: trace))
+  }
+
+  @Test("record runs the command, passes its exit code through and summarizes the trace")
+  func record() throws {
+    let trace = Paths.temporary("record.trc")
+    let result = try Run.program("obstrace", ["record", "-o", trace, "--", Paths.binary("obstrace-demo")])
+    #expect(result.status == 0)
+    #expect(result.standardOutput.contains("AGGraphInvalidateValue(#3176)"))
+    #expect(result.errorLines.count == 1)
+    #expect(result.standardError.contains("events from 1 thread"))
+    let failing = try Run.program("obstrace", ["record", "-o", Paths.temporary("none.trc"), "--", "/bin/sh", "-c", "exit 3"])
+    #expect(failing.status == 3)
+    #expect(failing.standardError.contains("wrote no trace"))
+  }
+
+  @Test("an unwritable OBSTRACE_OUTPUT costs one line on stderr; the program runs and prints the same")
+  func unwritableOutput() throws {
+    let untraced = try Run.program("obstrace-demo-untraced", [])
+    let traced = try Run.program("obstrace-demo", [], environment: ["OBSTRACE_OUTPUT": "/nonexistent/dir/run.trc"])
+    #expect(traced.status == 0)
+    #expect(traced.standardOutput == untraced.standardOutput)
+    #expect(traced.errorLines.count == 1)
+    #expect(traced.standardError.contains("/nonexistent/dir/run.trc"))
+  }
+
+  @Test("a trace that hits a full disk mid-run: one line, the program finishes, the file reads as far as it is whole")
+  func fullDisk() throws {
+    let trace = Paths.temporary("full.trc")
+    let result = try Run.program("obstrace-scenarios", ["fill-disk", trace])
+    #expect(result.status == 0)
+    #expect(result.standardOutput.contains("done: count 300001, fired 3"))
+    #expect(result.errorLines.count == 1)
+    #expect(result.standardError.contains("File too large"))
+    let reader = try TraceReader(path: trace)
+    reader.forEachEvent { _ in }
+    #expect(reader.truncated)
+  }
+
+  @Test("a process killed by SIGKILL leaves a trace that holds every event written a second before")
+  func killed() throws {
+    let trace = Paths.temporary("killed.trc")
+    let result = try Run.program("obstrace-scenarios", ["killed"], environment: ["OBSTRACE_OUTPUT": trace])
+    #expect(result.status == 128 + 9)
+    let reader = try TraceReader(path: trace)
+    var writes = 0
+    reader.forEachEvent { if $0.kind == .willSet { writes += 1 } }
+    #expect(reader.truncated)
+    #expect(reader.footer == nil)
+    #expect(writes == 10_000)
+  }
+
+  @Test("the graph renders with dot -Tsvg")
+  func graphRenders() throws {
+    let dot = Paths.temporary("graph.dot")
+    let graph = Run.command(["graph", "--dot", Paths.root + "/traces/fan-out.trc"])
+    try graph.standardOutput.write(toFile: dot, atomically: true, encoding: .utf8)
+    let rendered = try Run.program("/usr/bin/dot", ["-Tsvg", dot])
+    #expect(rendered.status == 0)
+    #expect(rendered.standardOutput.contains("<svg"))
+    #expect(rendered.standardOutput.contains("Theme.accent"))
+  }
+}
+
+/// Bad input: one line on stderr naming the file or flag, exit 2; help exits 0 with an example.
+@Suite("Command line")
+struct CommandLineTests {
+  @Test(
+    "bad input is one line on stderr, exit 2",
+    arguments: [
+      (["report", "/nonexistent/run.trc"], "/nonexistent/run.trc"),
+      (["report"], "missing the trace file"),
+      (["report", "--frobnicate", "x.trc"], "--frobnicate"),
+      (["report", "--format", "xml", "x.trc"], "--format"),
+      (["report", "--fan-out", "-3", "x.trc"], "--fan-out"),
+      (["timeline", "--object", "seven", "x.trc"], "--object"),
+      (["graph"], "missing the trace file"),
+      (["dump", "a.trc", "b.trc"], "expected one trace file"),
+      (["record", "--", "true"], "-o"),
+      (["record", "-o", "x.trc"], "missing the command"),
+      (["frobnicate"], "unknown command"),
+    ])
+  func badInput(arguments: [String], mention: String) {
+    let result = Run.command(arguments)
+    #expect(result.status == 2)
+    #expect(result.standardOutput.isEmpty)
+    #expect(result.errorLines.count == 1)
+    #expect(result.standardError.contains(mention), "\(result.standardError)")
+  }
+
+  @Test("a file that is not a trace is refused with its name")
+  func notATrace() throws {
+    let path = Paths.temporary("text.trc")
+    try "just some text\n".write(toFile: path, atomically: true, encoding: .utf8)
+    for command in ["report", "timeline", "graph", "dump"] {
+      let result = Run.command([command, path])
+      #expect(result.status == 2)
+      #expect(result.errorLines.count == 1)
+      #expect(result.standardError.contains(path))
+      #expect(result.standardError.contains("not an ObsTrace trace"))
+    }
+  }
+
+  @Test("every command has --help with an example, exit 0", arguments: ["record", "report", "graph", "timeline", "dump"])
+  func help(command: String) {
+    let result = Run.command([command, "--help"])
+    #expect(result.status == 0)
+    #expect(result.standardOutput.contains("USAGE: obstrace \(command)"))
+    #expect(result.standardOutput.contains("EXAMPLE"))
+  }
+
+  @Test("a truncated trace is still reported, and says so")
+  func truncatedTrace() throws {
+    let bytes = try Data(contentsOf: URL(fileURLWithPath: Paths.root + "/traces/fan-out.trc"))
+    let path = Paths.temporary("cut.trc")
+    try bytes.prefix(bytes.count - 40).write(to: URL(fileURLWithPath: path))
+    let result = Run.command(["report", path])
+    #expect(result.status == 0)
+    #expect(result.standardOutput.contains("TRUNCATED"))
+    #expect(result.standardOutput.contains("[truncated]"))
+  }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import ObsTraceCommands
+
+/// Where the repository and the built programs are.
+enum Paths {
+  /// The repository's root, from this file's place in it.
+  static let root: String = {
+    var url = URL(fileURLWithPath: #filePath)
+    for _ in 0..<3 { url.deleteLastPathComponent() }
+    return url.path
+  }()
+
+  /// The folder of the test binary, which `swift build` fills with every product.
+  static let binaries: String = {
+    let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    var url = URL(fileURLWithPath: executable).deletingLastPathComponent()
+    if url.lastPathComponent.hasSuffix(".xctest") { url.deleteLastPathComponent() }
+    return url.path
+  }()
+
+  static func binary(_ name: String) -> String { binaries + "/" + name }
+
+  static func temporary(_ name: String) -> String {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("obstrace-\(UUID().uuidString)")
+    try! FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return directory.appendingPathComponent(name).path
+  }
+}
+
+/// A finished process: its exit code and what it printed.
+struct ProcessResult {
+  var status: Int32
+  var standardOutput: String
+  var standardError: String
+
+  var errorLines: [String] { standardError.split(separator: "\n").map(String.init) }
+}
+
+enum Run {
+  /// Runs a built program (from `Paths.binaries`, or an absolute path) with extra environment variables.
+  static func program(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws -> ProcessResult {
+    let process = Process()
+    let path = name.hasPrefix("/") ? name : Paths.binary(name)
+    guard FileManager.default.isExecutableFile(atPath: path) else {
+      throw MissingBinary(path: path)
+    }
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+    process.currentDirectoryURL = URL(fileURLWithPath: Paths.root)
+    let output = Pipe()
+    let error = Pipe()
+    process.standardOutput = output
+    process.standardError = error
+    try process.run()
+    // Read both pipes before waiting, so that a large output cannot block the child.
+    let outputData = output.fileHandleForReading.readDataToEndOfFile()
+    let errorData = error.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+    return ProcessResult(
+      status: status, standardOutput: String(decoding: outputData, as: UTF8.self),
+      standardError: String(decoding: errorData, as: UTF8.self))
+  }
+
+  /// Runs `obstrace` in-process.
+  static func command(_ arguments: [String]) -> ProcessResult {
+    let output = CapturedOutput()
+    let status = CommandLineInterface.run(arguments, output: output)
+    return ProcessResult(status: status, standardOutput: output.standardOutput, standardError: output.standardError)
+  }
+}
+
+struct MissingBinary: Error, CustomStringConvertible {
+  var path: String
+  var description: String { "\(path) is not built: run `swift build` (scripts/test does) before `swift test`" }
+}
