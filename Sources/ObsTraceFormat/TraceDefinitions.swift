@@ -111,7 +111,7 @@ public enum SiteFilter {
     "partial apply forwarder", "reabstraction thunk", "thunk for", "merged ", "outlined ", "dispatch thunk",
   ]
   /// C and runtime entry points.
-  static let runtimePrefixes = ["obstrace_", "swift_", "_swift", "__", "_dispatch", "start_thread", "clone"]
+  static let runtimePrefixes = ["obstrace_capture", "obstrace_emit", "swift_", "_swift", "__", "_dispatch", "start_thread", "clone"]
   /// Accessors the @Observable macro generates, and their helpers.
   static let accessorMarkers = [
     ".getter :", ".setter :", ".modify :", ".access<", ".withMutation<", "shouldNotifyObservers", "key path getter",
@@ -128,12 +128,9 @@ public enum SiteFilter {
 
   /// The module of a demangled Swift function: `closure #1 in Demo.View.body.getter` → `Demo`.
   public static func moduleName(ofFunction function: String) -> String {
-    var name = Substring(function)
+    var name = withoutQualifiers(Substring(function))
     while let range = name.firstRange(of: " in "), name.hasPrefix("closure") || name.hasPrefix("implicit closure") {
-      name = name[range.upperBound...]
-    }
-    for qualifier in ["static ", "merged ", "generic specialization ", "partial apply for "] where name.hasPrefix(qualifier) {
-      name = name.dropFirst(qualifier.count)
+      name = withoutQualifiers(name[range.upperBound...])
     }
     guard let dot = name.firstIndex(of: "."), name[..<dot].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
       return ""
@@ -141,9 +138,38 @@ public enum SiteFilter {
     return String(name[..<dot])
   }
 
+  /// Drops what the optimizer and runtime put before a function's name: `static`, `generic specialization
+  /// <…> of`, `function signature specialization <…> of`, `merged`.
+  static func withoutQualifiers(_ name: Substring) -> Substring {
+    var name = name
+    while true {
+      if let qualifier = ["static ", "merged ", "partial apply for "].first(where: { name.hasPrefix($0) }) {
+        name = name.dropFirst(qualifier.count)
+      } else if name.hasPrefix("generic specialization <") || name.hasPrefix("function signature specialization <")
+        || name.hasPrefix("specialized ")
+      {
+        // Skip the balanced <…> and the " of " after it.
+        var depth = 0
+        var index = name.startIndex
+        while index < name.endIndex {
+          if name[index] == "<" { depth += 1 }
+          if name[index] == ">" {
+            depth -= 1
+            if depth == 0 { break }
+          }
+          index = name.index(after: index)
+        }
+        guard index < name.endIndex, let of = name[index...].firstRange(of: " of ") else { return name }
+        name = name[of.upperBound...]
+      } else {
+        return name
+      }
+    }
+  }
+
   public static func isMachinery(_ frame: SymbolizedFrame) -> Bool {
     if runtimeModules.contains(where: { frame.module.hasPrefix($0) }) { return true }
-    let function = frame.function
+    let function = String(withoutQualifiers(Substring(frame.function)))
     if function.isEmpty { return true }
     if thunkPrefixes.contains(where: { function.hasPrefix($0) }) { return true }
     let module = moduleName(ofFunction: function)

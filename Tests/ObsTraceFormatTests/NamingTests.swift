@@ -38,5 +38,30 @@ struct NamingTests {
       address: 3, function: "Demo.Store.reload() -> ()", file: "/src/Store.swift", line: 12, module: "demo")
     #expect(definitions.site(ofStack: 1)?.line == 12)
     #expect(definitions.site(ofStack: 99) == nil)
+    // Top-level code of an executable is `<module>_main`: the user's code, not the runtime's.
+    definitions.stacks[2] = [1, 4]
+    definitions.symbols.frames[4] = SymbolizedFrame(address: 4, function: "obstrace_demo_main", file: "/src/main.swift", line: 64)
+    #expect(definitions.site(ofStack: 2)?.line == 64)
+  }
+
+  @Test(
+    "frames are machinery or the user's code",
+    arguments: [
+      ("static ObsTraceRecorder.StackCapture.current(minimumDepth: Swift.Int32) -> Swift.UInt32", false),
+      ("closure #1 () -> () in ObsTraceRecorder.TracedTracking.withObservationTracking<A>(_:)", false),
+      ("Demo.Model.items.modify : [Swift.Int]", false),
+      ("key path getter for Demo.Model.count : Swift.Int : Demo.Model", false),
+      ("partial apply forwarder for closure #3 () -> () in Demo.run() -> ()", false),
+      ("Observation.ObservationRegistrar.willSet<A, B>(_: A, keyPath: Swift.KeyPath<A, B>) -> ()", false),
+      ("swift_job_run", false),
+      ("function signature specialization <Arg[2] = Dead> of static ObsTraceRecorder.TrackingScopes.begin(_:_:)", false),
+      ("generic specialization <Demo.Model, Swift.Int> of ObsTraceRecorder.TracingRegistrar.willSet<A, B>(_:keyPath:)", false),
+      ("generic specialization <Swift.Int> of Demo.render<A>(_: A) -> ()", true),
+      ("closure #3 () -> () in ObsTraceRecorderTests.RecorderTests.backtraceLevels() throws -> ()", true),
+      ("Demo.Store.reload() -> ()", true),
+      ("obstrace_demo_main", true),
+    ])
+  func machinery(function: String, isUserCode: Bool) {
+    #expect(SiteFilter.isMachinery(SymbolizedFrame(address: 1, function: function)) == !isUserCode)
   }
 }
