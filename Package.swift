@@ -29,7 +29,7 @@ let package = Package(
       dependencies: ["CObsTraceRing", "ObsTraceFormat", "ObsTraceSymbols"]
     ),
     // The drop-in surface: `import ObsTrace` in a file that declares @Observable classes.
-    .target(name: "ObsTrace", dependencies: ["ObsTraceRecorder"]),
+    .target(name: "ObsTrace", dependencies: ["ObsTraceRecorder", "ObsTraceAnalysis"]),
     // Replay: a model of Observation run over a trace, and the facts every command prints.
     .target(name: "ObsTraceAnalysis", dependencies: ["ObsTraceFormat"]),
     // The CLI's commands, as a library so that tests can run them in-process.
@@ -44,10 +44,13 @@ let package = Package(
     .executableTarget(name: "obstrace-demo-untraced", path: "Examples/obstrace-demo-untraced"),
     .executableTarget(name: "obstrace-scenarios", dependencies: ["ObsTrace"], path: "Examples/obstrace-scenarios"),
 
+    .target(name: "ObsTraceTestSupport", path: "Tests/Support/ObsTraceTestSupport"),
     .testTarget(name: "ObsTraceFormatTests", dependencies: ["ObsTraceFormat"]),
+    .testTarget(name: "ObsTraceTests", dependencies: ["ObsTrace", "ObsTraceFixtureModels", "ObsTraceTestSupport"]),
+    .testTarget(name: "ObsTraceXCTests", dependencies: ["ObsTrace", "ObsTraceFixtureModels"]),
     .testTarget(
       name: "ObsTraceRecorderTests",
-      dependencies: ["ObsTrace", "ObsTraceRecorder", "ObsTraceFormat", "ObsTraceFixtureModels"]
+      dependencies: ["ObsTrace", "ObsTraceRecorder", "ObsTraceFormat", "ObsTraceFixtureModels", "ObsTraceTestSupport"]
     ),
     .testTarget(name: "ObsTraceAnalysisTests", dependencies: ["ObsTraceAnalysis", "ObsTraceFormat"]),
     .testTarget(name: "ObsTraceCommandsTests", dependencies: ["ObsTraceCommands", "ObsTraceFormat"]),

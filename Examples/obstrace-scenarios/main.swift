@@ -4,6 +4,7 @@
 //   obstrace-scenarios stale-read     seed 004: re-observing from onChange reads the old value; deferring does not
 //   obstrace-scenarios fan-out        one property read by twelve rows: each write invalidates all of them
 //   obstrace-scenarios noop-modify    writes through _modify that change nothing, and still invalidate
+//                                     (`noop-modify worse`: three times, for the CI check's tests)
 //   obstrace-scenarios threads        writes on worker threads fire a scope installed on the main thread
 //   obstrace-scenarios fill-disk      the trace file hits its size limit mid-run; the program goes on
 //   obstrace-scenarios killed         10,000 writes, then SIGKILL: the trace keeps every one of them
@@ -99,15 +100,20 @@ final class TodoStore {
   var filter = "all"
 }
 
+/// `noop-modify worse`: the same, after a change that writes the unchanged value three times: what a CI check
+/// against the baseline of `noop-modify` must catch.
 func noopModify() {
+  let worse = CommandLine.arguments.dropFirst(2).first == "worse"
   let store = TodoStore()
   func renderList() {
     _ = withObservationTracking(named: "TodoList.body") { store.items.map(\.title) } onChange: {}
   }
   renderList()
   print("store.items[1].done = true (it already is): a write through _modify that changes nothing")
-  store.items[1].done = true
-  renderList()
+  for _ in 0..<(worse ? 3 : 1) {
+    store.items[1].done = true
+    renderList()
+  }
   print("store.items[0].done = true: a real change")
   store.items[0].done = true
   renderList()
@@ -128,6 +134,7 @@ func threads() {
   let lock = NSLock()
   let installed = DispatchSemaphore(value: 0)
   let fired = DispatchSemaphore(value: 0)
+  let written = DispatchSemaphore(value: 0)
   func renderProgress() {
     _ = withObservationTracking(named: "ProgressView.body") { "\(progress.completed)/\(progress.total)" } onChange: {
       fired.signal()
@@ -139,6 +146,7 @@ func threads() {
       lock.lock()
       progress.completed += 1
       lock.unlock()
+      written.signal()
       _ = index
     }
   }
@@ -147,6 +155,7 @@ func threads() {
     renderProgress()
     installed.signal()
     fired.wait()
+    written.wait()  // the store is done: the next render reads the new value
   }
   print("completed \(progress.completed) of \(progress.total)")
 }

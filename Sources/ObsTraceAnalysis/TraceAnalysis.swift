@@ -14,6 +14,21 @@ public struct AnalysisReport: Sendable {
     public var backtraces: String
     /// Whether the trace has a symbol table (names of properties, places of stacks).
     public var symbolized: Bool
+
+    public init(
+      path: String, events: Int, threads: Int, droppedEvents: UInt64, truncated: Bool, damage: [TraceDamage],
+      durationNanoseconds: UInt64, backtraces: String, symbolized: Bool
+    ) {
+      self.path = path
+      self.events = events
+      self.threads = threads
+      self.droppedEvents = droppedEvents
+      self.truncated = truncated
+      self.damage = damage
+      self.durationNanoseconds = durationNanoseconds
+      self.backtraces = backtraces
+      self.symbolized = symbolized
+    }
   }
 
   public struct Property: Sendable {
@@ -71,15 +86,19 @@ public enum TraceAnalysis {
   }
 
   static func report(_ replay: Replay, _ reader: TraceReader) -> AnalysisReport {
-    let definitions = reader.definitions
-    let duration = reader.footer?.durationNanoseconds ?? reader.lastEventTime
     let trace = AnalysisReport.Trace(
       path: reader.path, events: replay.events, threads: max(replay.threadsSeen.count, reader.threads.count),
       droppedEvents: reader.droppedEvents, truncated: reader.truncated, damage: reader.damage,
-      durationNanoseconds: duration,
+      durationNanoseconds: reader.footer?.durationNanoseconds ?? reader.lastEventTime,
       backtraces: ["off", "writes", "all"][min(2, Int(reader.header.stackLevel))],
-      symbolized: !definitions.symbols.isEmpty)
+      symbolized: !reader.definitions.symbols.isEmpty)
+    return report(replay, definitions: reader.definitions, trace: trace)
+  }
 
+  /// The report of a replay that was fed by something other than a file (an in-test recording).
+  public static func report(
+    _ replay: Replay, definitions: TraceDefinitions, trace: AnalysisReport.Trace
+  ) -> AnalysisReport {
     let properties = replay.properties.map { id, statistics in
       AnalysisReport.Property(id: id, name: definitions.propertyName(id), statistics: statistics)
     }.sorted {

@@ -1,7 +1,8 @@
 /// The `obstrace` command: parse, validate, run, one exit point.
 public enum CommandLineInterface {
   static let commands: [any TraceCommand.Type] = [
-    RecordCommand.self, ReportCommand.self, GraphCommand.self, TimelineCommand.self, DumpCommand.self,
+    RecordCommand.self, ReportCommand.self, GraphCommand.self, TimelineCommand.self, BaselineCommand.self,
+    CheckCommand.self, DumpCommand.self,
   ]
 
   static let overview = """

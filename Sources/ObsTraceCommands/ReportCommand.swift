@@ -195,9 +195,12 @@ enum ReportPrinter {
 struct Table {
   var header: [String]
   var rows: [[String]] = []
+  /// Columns aligned left (text); the others are numbers, aligned right.
+  var leftAligned: Set<Int>
 
-  init(_ header: [String]) {
+  init(_ header: [String], leftAligned: Set<Int> = [0]) {
     self.header = header
+    self.leftAligned = leftAligned
   }
 
   mutating func add(_ row: [String]) { rows.append(row) }
@@ -210,7 +213,7 @@ struct Table {
       var line = "  "
       for (index, cell) in row.enumerated() {
         let last = index == row.count - 1
-        if index == 0 || (last && index > 1 && header[index] == "reads") {
+        if leftAligned.contains(index) || (last && index > 1 && header[index] == "reads") {
           line += last ? cell : cell + String(repeating: " ", count: widths[index] - cell.count)
         } else {
           line += cell.leftPadded(widths[index])

@@ -1,6 +1,5 @@
 import CObsTraceRing
 import ObsTraceFormat
-import ObsTraceSymbols
 import Synchronization
 
 #if canImport(Glibc)
@@ -29,6 +28,9 @@ final class Flusher: @unchecked Sendable {
   private var writeError: String?
   private let running = Atomic<Bool>(true)
   private var thread = pthread_t()
+  /// Flush requests (in-test recordings wait for their events): a drain that began after request n completes it.
+  private let flushRequested = Atomic<UInt64>(0)
+  private let flushCompleted = Atomic<UInt64>(0)
 
   struct PendingChunk {
     var encoder: ChunkEncoder
@@ -73,8 +75,19 @@ final class Flusher: @unchecked Sendable {
   private func run() {
     while running.load(ordering: .acquiring) {
       obstrace_flusher_wait(Self.wakeIntervalMilliseconds)
+      let request = flushRequested.load(ordering: .acquiring)
       clock.refine()
       drain(final: false)
+      flushCompleted.store(request, ordering: .releasing)
+    }
+  }
+
+  /// Returns once every event recorded before the call has been drained (and routed to in-test recordings).
+  func flush() {
+    let ticket = flushRequested.add(1, ordering: .acquiringAndReleasing).newValue
+    while flushCompleted.load(ordering: .acquiring) < ticket && running.load(ordering: .acquiring) {
+      obstrace_flusher_wake()
+      usleep(200)
     }
   }
 
@@ -140,11 +153,18 @@ final class Flusher: @unchecked Sendable {
       let records = UnsafeBufferPointer(start: first, count: count)
       var chunk = pending.removeValue(forKey: ring) ?? newChunk(for: ring, firstTime: clock.nanoseconds(records[0].time))
       let definitions = Interner.shared
+      let tapping = RecordingTaps.activeTaps.load(ordering: .acquiring) > 0
+      let thread = ring.pointee.thread_id
       for record in records {
+        let time = clock.nanoseconds(record.time)
+        // The in-test recording tags (objectCreated's aux, scopeBegin's object) stay in the process.
+        let tagged = record.kind == EventKind.objectCreated.rawValue || record.kind == EventKind.scopeBegin.rawValue
         chunk.encoder.append(
-          kind: record.kind, flags: record.flags, time: clock.nanoseconds(record.time), depth: record.depth,
-          object: record.object, key: record.key, scope: record.scope, aux: record.aux, stack: record.stack,
-          definitions: definitions, stamps: stamps)
+          kind: record.kind, flags: record.flags, time: time, depth: record.depth,
+          object: tagged && record.kind == EventKind.scopeBegin.rawValue ? 0 : record.object, key: record.key,
+          scope: record.scope, aux: tagged && record.kind == EventKind.objectCreated.rawValue ? 0 : record.aux,
+          stack: record.stack, definitions: definitions, stamps: stamps)
+        if tapping { RecordingTaps.route(record, time: time, thread: thread) }
       }
       obstrace_ring_consume(ring, count)
       pending[ring] = chunk
@@ -188,28 +208,7 @@ final class Flusher: @unchecked Sendable {
   // MARK: Symbols
 
   private func writeSymbols() {
-    let snapshot = Interner.shared.snapshotForSymbols()
-    var table = SymbolTable()
-    for (id, name) in snapshot.types { table.typeNames[id] = name }
-    var addresses = Set<UInt64>()
-    for (_, property) in snapshot.properties where property.getterAddress != 0 { addresses.insert(property.getterAddress) }
-    var returnAddresses = Set<UInt64>()
-    for stack in snapshot.stacks { returnAddresses.formUnion(stack) }
-    addresses.formUnion(returnAddresses)
-    let frames = Symbolizer.forCurrentProcess()?.resolve(Array(addresses), returnAddresses: returnAddresses) ?? [:]
-    for (id, property) in snapshot.properties {
-      if let frame = frames[property.getterAddress], let name = PropertyNaming.name(fromKeyPathGetter: frame.function) {
-        table.propertyNames[id] = name
-      }
-    }
-    for stack in snapshot.stacks {
-      for address in stack { if let frame = frames[address] { table.frames[address] = frame } }
-    }
-    for (label, stack) in snapshot.callerLabels {
-      if let site = stack.lazy.compactMap({ frames[$0] }).first(where: { !SiteFilter.isMachinery($0) && !$0.file.isEmpty }) {
-        table.labelNames[label] = SiteFilter.callSiteLabel(site)
-      }
-    }
+    let table = SymbolTableBuilder.build(Interner.shared.snapshotForSymbols())
     if !table.isEmpty { write(.symbols, ChunkPayload.symbols(table)) }
   }
 

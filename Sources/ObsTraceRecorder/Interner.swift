@@ -177,6 +177,32 @@ final class Interner: TraceDefinitionSource, Sendable {
     }
   }
 
+  /// Everything a replay needs to name the ids in `events`: the tables, and symbols resolved in-process.
+  func definitions(for events: [TraceEvent]) -> TraceDefinitions {
+    var definitions = TraceDefinitions()
+    var usedStacks = Set<UInt32>()
+    for event in events {
+      if event.object != 0, event.aux != 0, [.access, .willSet, .didSet, .objectFreed].contains(event.kind) {
+        definitions.objects[event.object] = event.aux
+      }
+      if event.stack != 0 { usedStacks.insert(event.stack) }
+    }
+    var sources = snapshotForSymbols()
+    tables.withLock { tables in
+      for (index, entry) in tables.types.enumerated().dropFirst() { definitions.types[UInt32(index)] = entry.reflected }
+      for (index, entry) in tables.properties.enumerated().dropFirst() {
+        definitions.properties[UInt32(index)] = entry.definition
+      }
+      for (index, label) in tables.labels.enumerated().dropFirst() { definitions.labels[UInt32(index)] = label }
+      definitions.scopes = tables.scopes
+      for id in usedStacks where Int(id) < tables.stacks.count { definitions.stacks[id] = tables.stacks[Int(id)] }
+    }
+    // Only the stacks these events use need their frames resolved.
+    sources.stacks = usedStacks.compactMap { definitions.stacks[$0] }
+    definitions.symbols = SymbolTableBuilder.build(sources)
+    return definitions
+  }
+
   struct SymbolSources {
     var properties: [(UInt32, PropertyDefinition)]
     var types: [(UInt32, String)]

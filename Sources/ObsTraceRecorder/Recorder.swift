@@ -13,8 +13,10 @@ import Glibc
 public enum Recorder {
   struct State {
     var flusher: Flusher?
-    var environmentChecked = false
     var exitHandlerInstalled = false
+    /// In-test recordings running, and the temporary trace started for them (stopped when the last one ends).
+    var tapSessions = 0
+    var temporaryPath: String?
   }
 
   static let state = Mutex(State())
@@ -87,5 +89,91 @@ public enum Recorder {
   static func reportProblem(_ message: String) {
     var line = message + "\n"
     line.withUTF8 { bytes in _ = write(2, bytes.baseAddress, bytes.count) }
+  }
+}
+
+extension Recorder {
+  /// The events and definitions of one in-test recording.
+  public struct TappedEvents: Sendable {
+    public var events: [TraceEvent]
+    public var definitions: TraceDefinitions
+    public var droppedEvents: UInt64
+  }
+
+  /// Runs `body` as an in-test recording: its events are those of the objects created and scopes begun inside
+  /// it (on any thread, through the task-local tag), so parallel tests do not see each other's. Records to a
+  /// temporary file when no recording is running.
+  public static func tap<T>(_ body: () throws -> T) throws -> (T, TappedEvents) {
+    let startedHere = try joinForTap()
+    let tag = RecordingTaps.open()
+    let result: T
+    do {
+      result = try RecordingTaps.$currentTag.withValue(tag) { try body() }
+    } catch {
+      _ = RecordingTaps.close(tag)
+      leaveTap(startedHere)
+      throw error
+    }
+    let tapped = finishTap(tag)
+    leaveTap(startedHere)
+    return (result, tapped)
+  }
+
+  /// The async form of `tap(_:)`.
+  public static func tap<T>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T) async throws -> (T, TappedEvents) {
+    let startedHere = try joinForTap()
+    let tag = RecordingTaps.open()
+    let result: T
+    do {
+      result = try await RecordingTaps.$currentTag.withValue(tag) { try await body() }
+    } catch {
+      _ = RecordingTaps.close(tag)
+      leaveTap(startedHere)
+      throw error
+    }
+    let tapped = finishTap(tag)
+    leaveTap(startedHere)
+    return (result, tapped)
+  }
+
+  /// Makes sure a recording runs; true when this call started it (to a temporary file) for in-test recordings.
+  private static func joinForTap() throws(RecordingError) -> Bool {
+    startFromEnvironmentIfNeeded()
+    let needsStart: Bool = state.withLock { state in
+      state.tapSessions += 1
+      return state.flusher == nil
+    }
+    guard needsStart else { return false }
+    let path = "/tmp/obstrace-tests-\(getpid()).trc"
+    do {
+      try start(to: path)
+      state.withLock { $0.temporaryPath = path }
+      return true
+    } catch {
+      // Another test started it between the check and here: join that one.
+      if error.code == .alreadyRecording { return false }
+      state.withLock { $0.tapSessions -= 1 }
+      throw error
+    }
+  }
+
+  private static func leaveTap(_ startedHere: Bool) {
+    let stopPath: String? = state.withLock { state in
+      state.tapSessions -= 1
+      guard state.tapSessions == 0, let path = state.temporaryPath else { return nil }
+      state.temporaryPath = nil
+      return path
+    }
+    if let stopPath {
+      stop()
+      unlink(stopPath)
+    }
+  }
+
+  private static func finishTap(_ tag: UInt32) -> TappedEvents {
+    state.withLock { $0.flusher }?.flush()
+    var events = RecordingTaps.close(tag)
+    events.sort { ($0.time, $0.thread) < ($1.time, $1.thread) }
+    return TappedEvents(events: events, definitions: Interner.shared.definitions(for: events), droppedEvents: 0)
   }
 }

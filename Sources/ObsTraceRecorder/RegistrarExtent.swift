@@ -20,7 +20,8 @@ final class RegistrarExtent: Sendable {
     Recorder.startFromEnvironmentIfNeeded()
     serial = obstrace_next_object_serial()
     if obstrace_is_enabled() {
-      obstrace_emit(EventKind.objectCreated.rawValue, 0, serial, 0, 0, 0, 0)
+      // aux: the in-test recording this object belongs to, if any.
+      obstrace_emit(EventKind.objectCreated.rawValue, 0, serial, 0, 0, RecordingTaps.currentTag, 0)
     }
   }
 

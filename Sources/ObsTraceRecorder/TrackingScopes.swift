@@ -31,7 +31,8 @@ public enum TrackingScopes {
     let parent = obstrace_innermost_scope()
     Interner.shared.defineScope(scope, ScopeDefinition(kind: kind, label: labelID, parent: parent))
     if obstrace_stack_level() == 0 { stack = 0 }
-    obstrace_emit(EventKind.scopeBegin.rawValue, kind.rawValue, 0, labelID, scope, parent, stack)
+    // object: the in-test recording this scope belongs to, if any.
+    obstrace_emit(EventKind.scopeBegin.rawValue, kind.rawValue, RecordingTaps.currentTag, labelID, scope, parent, stack)
     obstrace_push_scope(scope)
     return scope
   }

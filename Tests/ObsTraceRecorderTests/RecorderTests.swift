@@ -2,6 +2,7 @@ import Foundation
 import ObsTrace
 import ObsTraceFixtureModels
 import ObsTraceFormat
+import ObsTraceTestSupport
 import Observation
 import Testing
 
@@ -288,6 +289,10 @@ struct RecorderTests {
 
   @Test("a second start while recording is refused, and the first recording goes on")
   func secondStart() throws {
+    try RecordingTestLock.exclusive { try secondStartAlone() }
+  }
+
+  func secondStartAlone() throws {
     let counter = Counter()
     let path = RecordingSupport.temporaryPath("first.trc")
     try Recorder.start(to: path)
@@ -300,6 +305,10 @@ struct RecorderTests {
 
   @Test("an unwritable path refuses to start, and the program goes on untraced and unchanged")
   func unwritablePath() throws {
+    try RecordingTestLock.exclusive { try unwritablePathAlone() }
+  }
+
+  func unwritablePathAlone() throws {
     do {
       try Recorder.start(to: "/nonexistent/directory/run.trc")
       Issue.record("started recording to a directory that does not exist")

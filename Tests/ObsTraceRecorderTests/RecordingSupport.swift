@@ -1,6 +1,7 @@
 import Foundation
 import ObsTraceFormat
 import ObsTraceRecorder
+import ObsTraceTestSupport
 
 /// A trace recorded by a test and read back.
 struct RecordedTrace {
@@ -32,6 +33,10 @@ enum RecordingSupport {
   static func record(
     options: RecordingOptions = RecordingOptions(), _ body: () throws -> Void
   ) throws -> RecordedTrace {
+    try RecordingTestLock.exclusive { try recordAlone(options: options, body) }
+  }
+
+  private static func recordAlone(options: RecordingOptions, _ body: () throws -> Void) throws -> RecordedTrace {
     let path = temporaryPath("test.trc")
     try Recorder.start(to: path, options: options)
     do {

@@ -1,0 +1,187 @@
+import Foundation
+
+/// The counts a CI gate compares: per property and per scope label, the numbers that grow when a change makes
+/// views re-render more. Written as stable, diff-friendly JSON (sorted, one entry per line).
+public struct Baseline: Equatable, Sendable {
+  public static let schema = "obstrace.baseline/1"
+  public static let propertyMetrics = ["writes", "noopWrites", "invalidations", "wastedInvalidations", "maximumFanOut"]
+  public static let scopeMetrics = ["runs", "invalidations", "wastedInvalidations", "redundantRuns"]
+
+  /// Property name → metric → count.
+  public var properties: [String: [String: Int]] = [:]
+  /// Scope label → metric → count.
+  public var scopes: [String: [String: Int]] = [:]
+
+  public init() {}
+
+  public init(_ report: AnalysisReport) {
+    for property in report.properties {
+      let s = property.statistics
+      properties[property.name] = [
+        "writes": s.writes, "noopWrites": s.noopWrites, "invalidations": s.invalidations,
+        "wastedInvalidations": s.wastedInvalidations, "maximumFanOut": s.maximumFanOut,
+      ]
+    }
+    for scope in report.scopes {
+      let s = scope.statistics
+      scopes[scope.label] = [
+        "runs": s.runs, "invalidations": s.invalidations, "wastedInvalidations": s.wastedInvalidations,
+        "redundantRuns": s.redundantRuns,
+      ]
+    }
+  }
+
+  /// The JSON text: keys sorted, one property or scope per line, so that a change reads well in a diff.
+  public func json() -> String {
+    func section(_ name: String, _ entries: [String: [String: Int]], _ metrics: [String]) -> String {
+      let lines = entries.keys.sorted().map { key -> String in
+        let counts = metrics.map { "\"\($0)\": \(entries[key]?[$0] ?? 0)" }.joined(separator: ", ")
+        return "    \(jsonString(key)): {\(counts)}"
+      }
+      return "  \"\(name)\": {" + (lines.isEmpty ? "}" : "\n" + lines.joined(separator: ",\n") + "\n  }")
+    }
+    return "{\n  \"schema\": \"\(Self.schema)\",\n"
+      + section("properties", properties, Self.propertyMetrics) + ",\n"
+      + section("scopes", scopes, Self.scopeMetrics) + "\n}\n"
+  }
+
+  /// Reads a baseline; the error says what is wrong with it.
+  public static func parse(_ data: Data) throws(BaselineError) -> Baseline {
+    guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+      throw BaselineError("is not JSON")
+    }
+    guard object["schema"] as? String == schema else {
+      throw BaselineError("is not an ObsTrace baseline (schema \(schema)); make one with 'obstrace baseline'")
+    }
+    var baseline = Baseline()
+    for (section, metrics) in [("properties", propertyMetrics), ("scopes", scopeMetrics)] {
+      guard let entries = object[section] as? [String: Any] else { throw BaselineError("has no \"\(section)\"") }
+      for (name, value) in entries {
+        guard let counts = value as? [String: Any] else { throw BaselineError("has a malformed entry \"\(name)\"") }
+        var parsed: [String: Int] = [:]
+        for metric in metrics { parsed[metric] = (counts[metric] as? NSNumber)?.intValue ?? 0 }
+        if section == "properties" { baseline.properties[name] = parsed } else { baseline.scopes[name] = parsed }
+      }
+    }
+    return baseline
+  }
+}
+
+public struct BaselineError: Error, CustomStringConvertible {
+  public var description: String
+  init(_ description: String) { self.description = description }
+}
+
+/// How a report compares with a baseline and with limits.
+public struct BaselineComparison: Sendable {
+  public enum Change: String, Sendable { case grew, shrank, new, gone }
+
+  public struct Row: Sendable, Equatable {
+    public var change: Change
+    /// `property` or `scope`.
+    public var kind: String
+    public var name: String
+    public var metric: String
+    public var baseline: Int?
+    public var current: Int?
+    /// Grew beyond the tolerance.
+    public var failed: Bool
+  }
+
+  public struct Limit: Sendable, Equatable, CustomStringConvertible {
+    public enum Comparison: String, Sendable { case atMost = "<=", below = "<", exactly = "==" }
+    public var name: String
+    public var metric: String
+    public var comparison: Comparison
+    public var value: Int
+
+    public var description: String { "\(name):\(metric)\(comparison.rawValue)\(value)" }
+
+    /// `Model.items:invalidations<=3`; nil when it does not parse.
+    public static func parse(_ text: String) -> Limit? {
+      guard let colon = text.lastIndex(of: ":") else { return nil }
+      let name = String(text[..<colon])
+      let rest = text[text.index(after: colon)...]
+      for comparison in [Comparison.atMost, .exactly, .below] {
+        guard let range = rest.firstRange(of: comparison.rawValue) else { continue }
+        let metric = String(rest[..<range.lowerBound])
+        guard !name.isEmpty, Baseline.propertyMetrics.contains(metric) || Baseline.scopeMetrics.contains(metric),
+          let value = Int(rest[range.upperBound...])
+        else { return nil }
+        return Limit(name: name, metric: metric, comparison: comparison, value: value)
+      }
+      return nil
+    }
+  }
+
+  public struct LimitResult: Sendable, Equatable {
+    public var limit: Limit
+    /// The count found, or nil when neither a property nor a scope has that name.
+    public var actual: Int?
+    public var passed: Bool
+  }
+
+  public var rows: [Row] = []
+  public var limits: [LimitResult] = []
+
+  public var failed: Bool { rows.contains(where: \.failed) || limits.contains { !$0.passed } }
+
+  /// Compares `current` with `baseline` (when given), growth beyond `tolerance` (0.1 = 10%) failing, and checks
+  /// `limits`. A count that was 0 and grew fails whatever the tolerance; `failOnNew` makes new names fail too.
+  public init(current: Baseline, baseline: Baseline?, tolerance: Double, limits: [Limit], failOnNew: Bool = false) {
+    if let baseline {
+      for (kind, now, before, metrics) in [
+        ("property", current.properties, baseline.properties, Baseline.propertyMetrics),
+        ("scope", current.scopes, baseline.scopes, Baseline.scopeMetrics),
+      ] {
+        for name in Set(now.keys).union(before.keys).sorted() {
+          for metric in metrics {
+            let value = now[name]?[metric]
+            let old = before[name]?[metric]
+            switch (old, value) {
+            case (nil, let value?) where value > 0:
+              rows.append(Row(change: .new, kind: kind, name: name, metric: metric, baseline: nil, current: value, failed: failOnNew))
+            case (let old?, nil) where old > 0:
+              rows.append(Row(change: .gone, kind: kind, name: name, metric: metric, baseline: old, current: nil, failed: false))
+            case (let old?, let value?) where value > old:
+              let failed = Double(value) > Double(old) * (1 + tolerance) || old == 0
+              rows.append(Row(change: .grew, kind: kind, name: name, metric: metric, baseline: old, current: value, failed: failed))
+            case (let old?, let value?) where value < old:
+              rows.append(Row(change: .shrank, kind: kind, name: name, metric: metric, baseline: old, current: value, failed: false))
+            default:
+              break
+            }
+          }
+        }
+      }
+    }
+    for limit in limits {
+      let actual = current.properties[limit.name]?[limit.metric] ?? current.scopes[limit.name]?[limit.metric]
+      let passed: Bool
+      switch limit.comparison {
+      case .atMost: passed = (actual ?? 0) <= limit.value
+      case .below: passed = (actual ?? 0) < limit.value
+      case .exactly: passed = (actual ?? 0) == limit.value
+      }
+      self.limits.append(LimitResult(limit: limit, actual: actual, passed: passed))
+    }
+  }
+}
+
+func jsonString(_ string: String) -> String {
+  var result = "\""
+  for scalar in string.unicodeScalars {
+    switch scalar {
+    case "\"": result += "\\\""
+    case "\\": result += "\\\\"
+    default:
+      if scalar.value < 0x20 {
+        let hex = String(scalar.value, radix: 16)
+        result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+      } else {
+        result.unicodeScalars.append(scalar)
+      }
+    }
+  }
+  return result + "\""
+}

@@ -1,0 +1,158 @@
+import Foundation
+import ObsTraceAnalysis
+
+/// `obstrace baseline FILE -o obstrace-baseline.json`: the counts a CI gate compares.
+enum BaselineCommand: TraceCommand {
+  static let name = "baseline"
+  static let abstract = "Write the counts a CI check compares (per property and per scope) as JSON."
+  static let help = """
+    OVERVIEW: \(abstract)
+
+    USAGE: obstrace baseline <file> [-o <baseline.json>]
+
+    Per property: writes, noopWrites, invalidations, wastedInvalidations, maximumFanOut. Per scope label: runs,
+    invalidations, wastedInvalidations, redundantRuns. Sorted, one entry per line: commit it, and review its diff
+    when it changes.
+
+    OPTIONS:
+      -o, --output <file>   Where to write (default: standard output).
+      -h, --help            Show this help.
+
+    EXAMPLE:
+      obstrace baseline run.trc -o obstrace-baseline.json
+
+    """
+
+  static func run(_ arguments: [String], output: CommandOutput) throws(CommandError) -> Int32 {
+    let parsed = try ArgumentSpecification(options: ["-o": "output", "--output": "output"], command: name).parse(arguments)
+    let path = try TraceInput.singlePath(parsed, command: name)
+    let report = try TraceInput.analyze(path, Replay.Configuration(), command: name)
+    let json = Baseline(report).json()
+    if let destination = parsed.value("output") {
+      do {
+        try json.write(toFile: destination, atomically: true, encoding: .utf8)
+      } catch {
+        throw CommandError("obstrace baseline: cannot write \(destination) (\(error.localizedDescription))")
+      }
+      output.writeError("obstrace baseline: wrote \(destination) (\(report.properties.count) properties, \(report.scopes.count) scopes)\n")
+    } else {
+      output.write(json)
+    }
+    return 0
+  }
+}
+
+/// `obstrace check FILE --baseline B [--tolerance N%] [--max 'Name:metric<=N']`: the CI gate.
+enum CheckCommand: TraceCommand {
+  static let name = "check"
+  static let abstract = "Compare a trace with a baseline and limits; exit 1 when something grew."
+  static let help = """
+    OVERVIEW: \(abstract)
+
+    USAGE: obstrace check <file> [--baseline <baseline.json>] [--tolerance <n>%] [--max '<name>:<metric><=<n>'...] [--fail-on-new]
+
+    Prints what grew, shrank, is new or gone, and the limits. Exits 1 when a count grew by more than the
+    tolerance (a count that was 0 fails whatever the tolerance) or a limit is exceeded; 0 otherwise; 2 on bad
+    input. Limits name a property (Type.name) or a scope label; metrics are those of 'obstrace baseline'.
+
+    OPTIONS:
+      --baseline <file>     The baseline to compare with (from 'obstrace baseline').
+      --tolerance <n>%      Growth allowed before failing (default 0%).
+      --max <limit>         A limit such as 'Model.items:invalidations<=3' (also < and ==); repeatable.
+      --fail-on-new         Fail when a property or scope not in the baseline has counts.
+      -h, --help            Show this help.
+
+    EXAMPLE:
+      obstrace check run.trc --baseline obstrace-baseline.json --tolerance 10%
+      obstrace check run.trc --max 'Model.items:invalidations<=3' --max 'FirstView.body:runs<=5'
+
+    """
+
+  static func run(_ arguments: [String], output: CommandOutput) throws(CommandError) -> Int32 {
+    let parsed = try ArgumentSpecification(
+      options: ["--baseline": "baseline", "--tolerance": "tolerance", "--max": "max"],
+      flags: ["--fail-on-new": "fail-on-new"], command: name
+    ).parse(arguments)
+    let path = try TraceInput.singlePath(parsed, command: name)
+    var tolerance = 0.0
+    if let text = parsed.value("tolerance") {
+      let digits = text.hasSuffix("%") ? String(text.dropLast()) : text
+      guard let percent = Double(digits), percent >= 0 else {
+        throw CommandError("obstrace check: --tolerance must be a percentage such as 10%, not '\(text)'")
+      }
+      tolerance = percent / 100
+    }
+    var limits: [BaselineComparison.Limit] = []
+    for text in parsed.values("max") {
+      guard let limit = BaselineComparison.Limit.parse(text) else {
+        throw CommandError(
+          "obstrace check: --max '\(text)' is not of the form 'Name:metric<=N' with a metric of 'obstrace baseline'")
+      }
+      limits.append(limit)
+    }
+    var baseline: Baseline?
+    if let baselinePath = parsed.value("baseline") {
+      guard let data = FileManager.default.contents(atPath: baselinePath) else {
+        throw CommandError("obstrace check: cannot read the baseline \(baselinePath)")
+      }
+      do {
+        baseline = try Baseline.parse(data)
+      } catch {
+        throw CommandError("obstrace check: \(baselinePath) \(error.description)")
+      }
+    }
+    guard baseline != nil || !limits.isEmpty else {
+      throw CommandError("obstrace check: give --baseline <file> or at least one --max; see 'obstrace check --help'")
+    }
+    let report = try TraceInput.analyze(path, Replay.Configuration(), command: name)
+    let comparison = BaselineComparison(
+      current: Baseline(report), baseline: baseline, tolerance: tolerance, limits: limits,
+      failOnNew: parsed.has("fail-on-new"))
+    output.write(text(comparison, path: path, baseline: parsed.value("baseline"), tolerance: tolerance, report: report))
+    return comparison.failed ? 1 : 0
+  }
+
+  static func text(
+    _ comparison: BaselineComparison, path: String, baseline: String?, tolerance: Double, report: AnalysisReport
+  ) -> String {
+    var out = TextBuffer()
+    let against = baseline.map { " against \($0) (tolerance \(Formatting.fixed(tolerance * 100, 0))%)" } ?? ""
+    out.line("obstrace check: \(path)\(against)")
+    if report.trace.truncated || report.trace.droppedEvents > 0 {
+      out.line("  note: the trace is \(report.trace.truncated ? "truncated" : "missing \(report.trace.droppedEvents) dropped events"); counts are lower bounds")
+    }
+    if baseline != nil {
+      if comparison.rows.isEmpty {
+        out.line("  no count changed")
+      } else {
+        var table = Table(["change", "what", "metric", "baseline", "now", "delta"], leftAligned: [0, 1, 2])
+        for row in comparison.rows {
+          let delta: String
+          switch (row.baseline, row.current) {
+          case (let old?, let new?) where old > 0: delta = (new >= old ? "+" : "") + Formatting.fixed(Double(new - old) * 100 / Double(old), 0) + "%"
+          default: delta = ""
+          }
+          table.add([
+            row.failed ? "\(row.change.rawValue.uppercased()) (fail)" : row.change.rawValue, "\(row.kind) \(row.name)", row.metric,
+            row.baseline.map(String.init) ?? "-", row.current.map(String.init) ?? "-", delta,
+          ])
+        }
+        table.render(into: &out, more: 0)
+      }
+    }
+    for result in comparison.limits {
+      let actual = result.actual.map(String.init) ?? "0 (no such property or scope)"
+      out.line("  limit \(result.limit): \(result.passed ? "ok" : "EXCEEDED") (\(actual))")
+    }
+    let failures = comparison.rows.filter(\.failed)
+    let exceeded = comparison.limits.filter { !$0.passed }
+    if failures.isEmpty && exceeded.isEmpty {
+      out.line("PASSED")
+    } else {
+      let grew = failures.map { "\($0.kind) \($0.name) \($0.metric) \($0.baseline.map(String.init) ?? "new") → \($0.current ?? 0)" }
+      let limits = exceeded.map { "\($0.limit) (is \($0.actual ?? 0))" }
+      out.line("FAILED: " + (grew + limits).joined(separator: "; "))
+    }
+    return out.text
+  }
+}

@@ -1,0 +1,131 @@
+import CObsTraceRing
+import ObsTraceFormat
+import ObsTraceSymbols
+import Synchronization
+
+/// In-test recordings: each gets a tag; objects created and scopes begun while the tag is bound (a task local)
+/// carry it, and the flusher copies every event of a tagged object or scope to that recording's buffer. Tests
+/// that run in parallel therefore see only their own events.
+public enum RecordingTaps {
+  /// The tag of the in-test recording around the current code, or 0.
+  @TaskLocal public static var currentTag: UInt32 = 0
+
+  struct Tap {
+    var events: [TraceEvent] = []
+  }
+
+  struct Routing {
+    var taps: [UInt32: Tap] = [:]
+    var objectTags: [UInt32: UInt32] = [:]
+    var scopeTags: [UInt32: UInt32] = [:]
+    var objectTypes: [UInt32: UInt32] = [:]
+  }
+
+  static let routing = LockedValue(Routing())
+  static let activeTaps = Atomic<Int>(0)
+  static let nextTag = Atomic<UInt32>(1)
+
+  /// Opens a tap; the caller binds the returned tag around the code to record.
+  static func open() -> UInt32 {
+    let tag = nextTag.add(1, ordering: .relaxed).oldValue
+    routing.withLock { $0.taps[tag] = Tap() }
+    activeTaps.add(1, ordering: .releasing)
+    return tag
+  }
+
+  /// Closes a tap and returns its events (in the order the flusher met them).
+  static func close(_ tag: UInt32) -> [TraceEvent] {
+    activeTaps.subtract(1, ordering: .releasing)
+    return routing.withLock { routing in
+      let events = routing.taps.removeValue(forKey: tag)?.events ?? []
+      routing.objectTags = routing.objectTags.filter { $0.value != tag }
+      routing.scopeTags = routing.scopeTags.filter { $0.value != tag }
+      return events
+    }
+  }
+
+  /// Called by the flusher for each drained record, while any tap is open.
+  static func route(_ record: obstrace_record, time: UInt64, thread: UInt32) {
+    routing.withLock { routing in
+      let kind = EventKind(rawValue: record.kind)
+      var tag: UInt32 = 0
+      switch kind {
+      case .objectCreated:
+        tag = record.aux
+        if tag != 0 { routing.objectTags[record.object] = tag }
+      case .scopeBegin:
+        tag = record.object
+        if tag != 0 { routing.scopeTags[record.scope] = tag }
+      default:
+        tag = routing.objectTags[record.object] ?? routing.scopeTags[record.scope] ?? 0
+      }
+      guard tag != 0, routing.taps[tag] != nil, let kind else { return }
+      var event = TraceEvent(
+        kind: kind, flags: record.flags, thread: thread, time: time, depth: record.depth, object: record.object,
+        key: record.key, scope: record.scope, aux: record.aux, stack: record.stack)
+      if kind == .objectCreated { event.aux = 0 }
+      if kind == .scopeBegin { event.object = 0 }
+      routing.taps[tag]!.events.append(event)
+    }
+  }
+}
+
+/// Resolves addresses once per process and keeps the answers: the recorder's stop and in-test recordings
+/// share it. libdw's session is not thread-safe, hence the lock.
+enum SymbolCache {
+  struct State {
+    var symbolizer: Symbolizer?
+    var attempted = false
+    var frames: [UInt64: SymbolizedFrame] = [:]
+    var unresolved: Set<UInt64> = []
+  }
+
+  nonisolated(unsafe) private static let state = LockedValue(State())
+
+  static func resolve(_ addresses: Set<UInt64>, returnAddresses: Set<UInt64>) -> [UInt64: SymbolizedFrame] {
+    state.withLock { state in
+      let missing = addresses.filter { state.frames[$0] == nil && !state.unresolved.contains($0) }
+      if !missing.isEmpty {
+        if !state.attempted {
+          state.attempted = true
+          state.symbolizer = Symbolizer.forCurrentProcess()
+        }
+        let found = state.symbolizer?.resolve(Array(missing), returnAddresses: returnAddresses) ?? [:]
+        state.frames.merge(found) { _, new in new }
+        state.unresolved.formUnion(missing.filter { found[$0] == nil })
+      }
+      var result: [UInt64: SymbolizedFrame] = [:]
+      for address in addresses { if let frame = state.frames[address] { result[address] = frame } }
+      return result
+    }
+  }
+}
+
+/// Names and places for what the interner holds: type names, property names from key-path getters, call-site
+/// labels, and the frames of every stack.
+enum SymbolTableBuilder {
+  static func build(_ snapshot: Interner.SymbolSources) -> SymbolTable {
+    var table = SymbolTable()
+    for (id, name) in snapshot.types { table.typeNames[id] = name }
+    var addresses = Set<UInt64>()
+    for (_, property) in snapshot.properties where property.getterAddress != 0 { addresses.insert(property.getterAddress) }
+    var returnAddresses = Set<UInt64>()
+    for stack in snapshot.stacks { returnAddresses.formUnion(stack) }
+    addresses.formUnion(returnAddresses)
+    let frames = SymbolCache.resolve(addresses, returnAddresses: returnAddresses)
+    for (id, property) in snapshot.properties {
+      if let frame = frames[property.getterAddress], let name = PropertyNaming.name(fromKeyPathGetter: frame.function) {
+        table.propertyNames[id] = name
+      }
+    }
+    for stack in snapshot.stacks {
+      for address in stack { if let frame = frames[address] { table.frames[address] = frame } }
+    }
+    for (label, stack) in snapshot.callerLabels {
+      if let site = stack.lazy.compactMap({ frames[$0] }).first(where: { !SiteFilter.isMachinery($0) && !$0.file.isEmpty }) {
+        table.labelNames[label] = SiteFilter.callSiteLabel(site)
+      }
+    }
+    return table
+  }
+}

@@ -1,0 +1,138 @@
+import ObsTrace
+import ObsTraceFixtureModels
+import ObsTraceTestSupport
+import Observation
+import Testing
+
+@Observable
+final class Row: @unchecked Sendable {
+  var title = ""
+  var done = false
+  var tags: [String] = []
+}
+
+@Suite("In-test recordings")
+struct RecordedObservationTests {
+  @Test("a block's invalidations, runs and writes are counted exactly")
+  func exactCounts() async throws {
+    let recorded = try await RecordingTestLock.shared {
+      try recordObservation {
+        let row = Row()
+        let view = RenderHarness("RowView.body") { "\(row.title) \(row.done)" }
+        view.render()
+        row.title = "milk"  // invalidates
+        row.title = "bread"  // coalesced: the view has not run again
+        view.flush()
+        row.done = true  // invalidates
+        view.flush()
+        row.tags.append("x")  // not read: nothing
+      }
+    }
+    #expect(recorded.invalidations(of: "Row.title") == 1)
+    #expect(recorded.invalidations(of: "Row.done") == 1)
+    #expect(recorded.invalidations(of: "Row.tags") == 0)
+    #expect(recorded.writes(of: "Row.title") == 2)
+    #expect(recorded.runs(of: "RowView.body") == 3)
+    #expect(recorded.invalidations(ofScope: "RowView.body") == 2)
+    #expect(recorded.report.properties.first { $0.name == "Row.title" }?.statistics.coalescedWrites == 1)
+  }
+
+  @Test("a write that changed nothing is seen as such, and so is a stale read")
+  func noopAndStale() async throws {
+    let recorded = try await RecordingTestLock.shared {
+      try recordObservation {
+        let row = Row()
+        let view = RenderHarness("RowView.body") { row.tags.count }
+        view.render()
+        row.tags[...] = row.tags[...]  // an in-place write of the same value
+        view.flush()
+        nonisolated(unsafe) let observed = row
+        withObservationTracking { _ = row.done } onChange: { _ = observed.done }  // reads inside its own willSet
+        row.done = true
+      }
+    }
+    #expect(recorded.noopWrites(of: "Row.tags") == 1)
+    #expect(recorded.wastedInvalidations(of: "Row.tags") == 1)
+    #expect(recorded.redundantRuns(of: "RowView.body") == 1)
+    #expect(recorded.staleReads(of: "Row.done") == 1)
+    #expect(recorded.findings(.staleRead).count == 1)
+  }
+
+  @Test(
+    "recordings that run at the same time see only their own objects",
+    arguments: [1, 2, 3, 5, 8, 13])
+  func parallel(writes: Int) async throws {
+    let recorded = try await RecordingTestLock.shared {
+      try await recordObservation {
+        let counter = Counter()
+        let view = RenderHarness("Counter.view") { counter.count }
+        for value in 1...writes {
+          view.render()
+          counter.count = value
+          await Task.yield()
+        }
+      }
+    }
+    #expect(recorded.writes(of: "Counter.count") == writes)
+    #expect(recorded.invalidations(of: "Counter.count") == writes)
+    #expect(recorded.runs(of: "Counter.view") == writes)
+  }
+
+  @Test("many recordings racing on real threads at once, each exact")
+  func racing() async throws {
+    try await RecordingTestLock.shared {
+      try await withThrowingTaskGroup(of: (Int, RecordedObservation).self) { group in
+        for writes in 1...8 {
+          group.addTask {
+            let recorded = try recordObservation {
+              let box = Box(0)
+              let view = RenderHarness("Box.view") { box.value }
+              for value in 1...(writes * 10) {
+                view.render()
+                box.value = value
+              }
+            }
+            return (writes * 10, recorded)
+          }
+        }
+        for try await (writes, recorded) in group {
+          #expect(recorded.writes(of: "Box.value") == writes)
+          #expect(recorded.invalidations(of: "Box.value") == writes)
+        }
+      }
+    }
+  }
+
+  @Test("objects created outside the block are not counted")
+  func outsideObjects() async throws {
+    let outside = Row()
+    let recorded = try await RecordingTestLock.shared {
+      try recordObservation {
+        outside.title = "not mine"
+        let inside = Row()
+        inside.title = "mine"
+      }
+    }
+    #expect(recorded.writes(of: "Row.title") == 1)
+  }
+}
+
+@Suite("Render harness")
+struct RenderHarnessTests {
+  @Test("it runs like a view body: once per render, dirty once per change until it runs again")
+  func harness() {
+    let row = Row()
+    let harness = RenderHarness("Row.body") { row.title }
+    #expect(harness.runs == 0)
+    #expect(harness.render() == "")
+    row.title = "a"
+    row.title = "b"
+    #expect(harness.isDirty)
+    #expect(harness.invalidations == 1)
+    #expect(harness.flush())
+    #expect(harness.runs == 2)
+    #expect(!harness.flush())
+    row.done = true  // not read
+    #expect(!harness.isDirty)
+  }
+}

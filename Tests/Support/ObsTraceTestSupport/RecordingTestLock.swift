@@ -1,0 +1,49 @@
+import Foundation
+import Synchronization
+
+/// Tests that start and stop the process's one recording themselves hold this lock alone; in-test recordings
+/// (which share a recording) hold it together. Swift Testing runs suites in parallel in one process.
+public enum RecordingTestLock {
+  struct State {
+    var shared = 0
+    var exclusive = false
+  }
+
+  static let state = Mutex(State())
+
+  public static func exclusive<T>(_ body: () throws -> T) rethrows -> T {
+    while !state.withLock({ state in
+      guard !state.exclusive && state.shared == 0 else { return false }
+      state.exclusive = true
+      return true
+    }) {
+      usleep(1000)
+    }
+    defer { state.withLock { $0.exclusive = false } }
+    return try body()
+  }
+
+  public static func shared<T>(_ body: () async throws -> T) async rethrows -> T {
+    while !state.withLock({ state in
+      guard !state.exclusive else { return false }
+      state.shared += 1
+      return true
+    }) {
+      try? await Task.sleep(nanoseconds: 1_000_000)
+    }
+    defer { state.withLock { $0.shared -= 1 } }
+    return try await body()
+  }
+
+  public static func sharedSynchronously<T>(_ body: () throws -> T) rethrows -> T {
+    while !state.withLock({ state in
+      guard !state.exclusive else { return false }
+      state.shared += 1
+      return true
+    }) {
+      usleep(1000)
+    }
+    defer { state.withLock { $0.shared -= 1 } }
+    return try body()
+  }
+}
