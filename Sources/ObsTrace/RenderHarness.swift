@@ -43,8 +43,9 @@ public final class RenderHarness<Output>: @unchecked Sendable {
       $0.runs += 1
       $0.dirty = false
     }
-    return withObservationTracking(named: name, body) { [self] in
-      self.invalidated()
+    // Weak: the model's registrar holds this handler; a strong harness would keep the model alive through its body.
+    return withObservationTracking(named: name, body) { [weak self] in
+      self?.invalidated()
     }
   }
 

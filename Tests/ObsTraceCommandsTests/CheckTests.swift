@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+
+/// The CI gate, run as CI runs it: a baseline from one trace, checks of the same and of a worse one, limits.
+@Suite("Baseline and check")
+struct CheckTests {
+  let trace = Paths.root + "/traces/noop-modify.trc"
+  let worse = Paths.root + "/traces/noop-modify-worse.trc"
+  let committedBaseline = Paths.root + "/traces/noop-modify.baseline.json"
+
+  @Test("the baseline is stable: made again from the same trace it is byte for byte the committed one")
+  func baselineIsStable() throws {
+    let path = Paths.temporary("baseline.json")
+    let result = Run.command(["baseline", trace, "-o", path])
+    #expect(result.status == 0)
+    #expect(try String(contentsOfFile: path, encoding: .utf8) == String(contentsOfFile: committedBaseline, encoding: .utf8))
+    let printed = Run.command(["baseline", trace])
+    #expect(printed.standardOutput.contains("\"TodoStore.items\": {\"writes\": 2, \"noopWrites\": 1"))
+  }
+
+  @Test("checking the baseline's own trace passes")
+  func samePasses() {
+    let result = Run.command(["check", trace, "--baseline", committedBaseline])
+    #expect(result.status == 0)
+    #expect(result.standardOutput.contains("PASSED"))
+  }
+
+  @Test("a worse trace fails, naming the property and the scope that grew")
+  func worseFails() {
+    let result = Run.command(["check", worse, "--baseline", committedBaseline, "--tolerance", "10%"])
+    #expect(result.status == 1)
+    let failed = result.standardOutput.split(separator: "\n").last { $0.hasPrefix("FAILED") } ?? ""
+    #expect(failed.contains("property TodoStore.items wastedInvalidations 1 → 3"))
+    #expect(failed.contains("scope TodoList.body runs 3 → 5"))
+  }
+
+  @Test("a tolerance wide enough lets the growth pass")
+  func tolerance() {
+    let result = Run.command(["check", worse, "--baseline", committedBaseline, "--tolerance", "250%"])
+    #expect(result.status == 0)
+  }
+
+  @Test(
+    "limits pass and fail with or without a baseline",
+    arguments: [
+      (["--max", "TodoStore.items:wastedInvalidations<=1"], Int32(1)),
+      (["--max", "TodoStore.items:wastedInvalidations<=3"], Int32(0)),
+      (["--max", "TodoList.body:runs<6", "--max", "TodoStore.items:noopWrites==3"], Int32(0)),
+      (["--max", "TodoList.body:runs<5"], Int32(1)),
+    ])
+  func limits(arguments: [String], status: Int32) {
+    let result = Run.command(["check", worse] + arguments)
+    #expect(result.status == status, "\(result.standardOutput)")
+  }
+
+  @Test("a limit fails the check even when the baseline passes")
+  func limitWithBaseline() {
+    let result = Run.command(["check", trace, "--baseline", committedBaseline, "--max", "TodoList.body:runs<=2"])
+    #expect(result.status == 1)
+    #expect(result.standardOutput.contains("limit TodoList.body:runs<=2: EXCEEDED (3)"))
+  }
+
+  @Test(
+    "bad input to check is one line and exit 2",
+    arguments: [
+      (["check", "traces/noop-modify.trc"], "--baseline"),
+      (["check", "traces/noop-modify.trc", "--max", "items<=3"], "--max"),
+      (["check", "traces/noop-modify.trc", "--baseline", "/nonexistent.json"], "/nonexistent.json"),
+      (["check", "traces/noop-modify.trc", "--max", "A:runs<=1", "--tolerance", "lots"], "--tolerance"),
+    ])
+  func badInput(arguments: [String], mention: String) {
+    let result = Run.command(arguments.map { $0.hasPrefix("traces/") ? Paths.root + "/" + $0 : $0 })
+    #expect(result.status == 2)
+    #expect(result.errorLines.count == 1)
+    #expect(result.standardError.contains(mention))
+  }
+
+  @Test("a baseline that is not one is refused with its name")
+  func notABaseline() throws {
+    let path = Paths.temporary("bogus.json")
+    try "{\"schema\": \"something/1\"}".write(toFile: path, atomically: true, encoding: .utf8)
+    let result = Run.command(["check", trace, "--baseline", path])
+    #expect(result.status == 2)
+    #expect(result.standardError.contains(path))
+  }
+}
