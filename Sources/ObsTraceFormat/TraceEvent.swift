@@ -138,3 +138,15 @@ public struct TraceFooter: Sendable, Equatable {
   public var recorded: UInt64 { threads.reduce(0) { $0 + $1.recorded } }
   public var dropped: UInt64 { threads.reduce(0) { $0 + $1.dropped } }
 }
+
+/// A module mapped into the recording process: its file and its load address (the start of its first mapping).
+/// Recorded at start, so that `obstrace symbolize` can resolve addresses after the process is gone.
+public struct LoadedModule: Sendable, Equatable {
+  public var path: String
+  public var base: UInt64
+
+  public init(path: String, base: UInt64) {
+    self.path = path
+    self.base = base
+  }
+}

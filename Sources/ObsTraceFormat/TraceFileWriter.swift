@@ -111,6 +111,17 @@ public enum ChunkPayload {
     return bytes
   }
 
+  /// The module map: each module's path and load address.
+  public static func modules(_ modules: [LoadedModule]) -> [UInt8] {
+    var bytes: [UInt8] = []
+    bytes.appendVarint(modules.count)
+    for module in modules {
+      bytes.appendString(module.path)
+      bytes.appendVarint(module.base)
+    }
+    return bytes
+  }
+
   /// The symbol table: readable names of types and properties, and resolved code addresses.
   public static func symbols(_ table: SymbolTable) -> [UInt8] {
     var bytes: [UInt8] = []

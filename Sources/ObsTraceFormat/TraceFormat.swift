@@ -21,6 +21,8 @@ public enum ChunkType: UInt8, Sendable {
   case symbols = 2
   /// Totals, written last by a clean stop.
   case footer = 3
+  /// The modules mapped at start (file and load address), for symbolizing later.
+  case modules = 4
 }
 
 /// The kinds of recorded events. Raw values are stored in the file and in the C ring.

@@ -53,6 +53,8 @@ public final class TraceReader {
   public let path: String
   public let header: TraceHeader
   public private(set) var footer: TraceFooter?
+  /// The modules mapped when the recording started (for `obstrace symbolize`).
+  public private(set) var modules: [LoadedModule] = []
   public private(set) var definitions = TraceDefinitions()
   /// Damaged chunks skipped so far, with offsets.
   public private(set) var damage: [TraceDamage] = []
@@ -117,6 +119,12 @@ public final class TraceReader {
     try forEachChunk { chunk in
       for event in chunk.events { try body(event) }
     }
+  }
+
+  /// Calls `body` with the type and payload of every whole chunk, in file order (for rewriting a trace).
+  public func forEachWholeChunk(_ body: (ChunkType, [UInt8]) throws -> Void) rethrows {
+    var offset = firstChunkOffset
+    while let chunk = nextChunk(from: &offset, reportingDamage: false) { try body(chunk.type, chunk.payload) }
   }
 
   /// Calls `body` with every whole events chunk, in file order (each thread's chunks in its own order).
@@ -254,6 +262,15 @@ public final class TraceReader {
         footer = try? Self.decodeFooter(&cursor)
       case .symbols:
         if let table = try? Self.decodeSymbols(&cursor) { definitions.symbols.merge(table) }
+      case .modules:
+        if let count = try? cursor.readVarint(), count < 1 << 16 {
+          var modules: [LoadedModule] = []
+          for _ in 0..<count {
+            guard let path = try? cursor.readString(), let base = try? cursor.readVarint() else { break }
+            modules.append(LoadedModule(path: path, base: base))
+          }
+          self.modules = modules
+        }
       case .events:
         break
       }

@@ -1,5 +1,6 @@
 import CObsTraceRing
 import ObsTraceFormat
+import ObsTraceSymbols
 import Synchronization
 
 #if canImport(Glibc)
@@ -49,6 +50,7 @@ final class Flusher: @unchecked Sendable {
       executable: Self.executablePath(), dropWhenFull: options.dropWhenFull,
       ringCapacity: UInt64(options.ringCapacity), stackLevel: UInt8(options.backtraces.level))
     writer = try TraceFileWriter(path: path, header: header)
+    try writer.writeChunk(.modules, payload: ChunkPayload.modules(LoadedModule.current()))
     Interner.shared.resetScopes()
     forEachRing { ring in
       // Whatever a previous recording left (events racing its stop) is not this recording's.
@@ -208,7 +210,7 @@ final class Flusher: @unchecked Sendable {
   // MARK: Symbols
 
   private func writeSymbols() {
-    let table = SymbolTableBuilder.build(Interner.shared.snapshotForSymbols())
+    let table = SymbolTableBuilder.build(Interner.shared.snapshotForSymbols(), resolve: SymbolCache.resolve)
     if !table.isEmpty { write(.symbols, ChunkPayload.symbols(table)) }
   }
 

@@ -1,5 +1,6 @@
 import CObsTraceRing
 import ObsTraceFormat
+import ObsTraceSymbols
 import Synchronization
 
 /// The process-wide tables that turn key paths, types, labels and call stacks into small integer ids.
@@ -199,14 +200,8 @@ final class Interner: TraceDefinitionSource, Sendable {
     }
     // Only the stacks these events use need their frames resolved.
     sources.stacks = usedStacks.compactMap { definitions.stacks[$0] }
-    definitions.symbols = SymbolTableBuilder.build(sources)
+    definitions.symbols = SymbolTableBuilder.build(sources, resolve: SymbolCache.resolve)
     return definitions
   }
 
-  struct SymbolSources {
-    var properties: [(UInt32, PropertyDefinition)]
-    var types: [(UInt32, String)]
-    var stacks: [[UInt64]]
-    var callerLabels: [(label: UInt32, stack: [UInt64])]
-  }
 }

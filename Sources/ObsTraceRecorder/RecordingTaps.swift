@@ -82,7 +82,7 @@ enum SymbolCache {
 
   nonisolated(unsafe) private static let state = LockedValue(State())
 
-  static func resolve(_ addresses: Set<UInt64>, returnAddresses: Set<UInt64>) -> [UInt64: SymbolizedFrame] {
+  static func resolve(_ addresses: Set<UInt64>, _ returnAddresses: Set<UInt64>) -> [UInt64: SymbolizedFrame] {
     state.withLock { state in
       let missing = addresses.filter { state.frames[$0] == nil && !state.unresolved.contains($0) }
       if !missing.isEmpty {
@@ -101,31 +101,3 @@ enum SymbolCache {
   }
 }
 
-/// Names and places for what the interner holds: type names, property names from key-path getters, call-site
-/// labels, and the frames of every stack.
-enum SymbolTableBuilder {
-  static func build(_ snapshot: Interner.SymbolSources) -> SymbolTable {
-    var table = SymbolTable()
-    for (id, name) in snapshot.types { table.typeNames[id] = name }
-    var addresses = Set<UInt64>()
-    for (_, property) in snapshot.properties where property.getterAddress != 0 { addresses.insert(property.getterAddress) }
-    var returnAddresses = Set<UInt64>()
-    for stack in snapshot.stacks { returnAddresses.formUnion(stack) }
-    addresses.formUnion(returnAddresses)
-    let frames = SymbolCache.resolve(addresses, returnAddresses: returnAddresses)
-    for (id, property) in snapshot.properties {
-      if let frame = frames[property.getterAddress], let name = PropertyNaming.name(fromKeyPathGetter: frame.function) {
-        table.propertyNames[id] = name
-      }
-    }
-    for stack in snapshot.stacks {
-      for address in stack { if let frame = frames[address] { table.frames[address] = frame } }
-    }
-    for (label, stack) in snapshot.callerLabels {
-      if let site = stack.lazy.compactMap({ frames[$0] }).first(where: { !SiteFilter.isMachinery($0) && !$0.file.isEmpty }) {
-        table.labelNames[label] = SiteFilter.callSiteLabel(site)
-      }
-    }
-    return table
-  }
-}

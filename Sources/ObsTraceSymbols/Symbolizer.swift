@@ -12,6 +12,31 @@ public final class Symbolizer {
   private var callbacks: UnsafeMutablePointer<Dwfl_Callbacks>
   var unitIndexes: [UInt: UnitIndex?] = [:]
 
+  /// A symbolizer for binaries that are no longer running: each module's file and where it was loaded.
+  public init?(modules: [LoadedModule]) {
+    callbacks = .allocate(capacity: 1)
+    callbacks.initialize(
+      to: Dwfl_Callbacks(
+        find_elf: dwfl_build_id_find_elf, find_debuginfo: dwfl_standard_find_debuginfo,
+        section_address: dwfl_offline_section_address, debuginfo_path: nil))
+    guard let session = dwfl_begin(callbacks) else {
+      callbacks.deallocate()
+      return nil
+    }
+    self.session = session
+    dwfl_report_begin(session)
+    var reported = 0
+    for module in modules where access(module.path, R_OK) == 0 {
+      if dwfl_report_elf(session, module.path, module.path, -1, Dwarf_Addr(module.base), false) != nil { reported += 1 }
+    }
+    dwfl_report_end(session, nil, nil)
+    if reported == 0 {
+      dwfl_end(session)
+      callbacks.deallocate()
+      return nil
+    }
+  }
+
   private init?(processID: pid_t) {
     callbacks = .allocate(capacity: 1)
     callbacks.initialize(
@@ -151,6 +176,36 @@ extension Symbolizer {
       offset = next
     }
     return index
+  }
+}
+
+extension LoadedModule {
+  /// The modules of this process, from /proc/self/maps.
+  public static func current() -> [LoadedModule] {
+    guard let file = fopen("/proc/self/maps", "r") else { return [] }
+    defer { fclose(file) }
+    var modules: [String: UInt64] = [:]
+    var order: [String] = []
+    var line = [CChar](repeating: 0, count: 4096)
+    while fgets(&line, Int32(line.count), file) != nil {
+      let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+      let fields = text.split(separator: " ", omittingEmptySubsequences: true)
+      guard fields.count >= 6, let path = fields.last.map({ String($0).trimmingNewline }), path.hasPrefix("/"),
+        let dash = fields[0].firstIndex(of: "-"), let start = UInt64(fields[0][..<dash], radix: 16),
+        UInt64(fields[2], radix: 16) == 0
+      else { continue }
+      if modules[path] == nil { order.append(path) }
+      modules[path] = min(modules[path] ?? .max, start)
+    }
+    return order.map { LoadedModule(path: $0, base: modules[$0]!) }
+  }
+}
+
+extension String {
+  fileprivate var trimmingNewline: String {
+    var text = self
+    while text.last == "\n" || text.last == "\r" { text.removeLast() }
+    return text
   }
 }
 

@@ -71,6 +71,24 @@ struct EndToEndTests {
     #expect(reader.truncated)
     #expect(reader.footer == nil)
     #expect(writes == 10_000)
+    // Killed, it wrote no symbol table; `obstrace symbolize` resolves names and sites from its binary.
+    #expect(reader.definitions.symbols.propertyNames.isEmpty)
+    let symbolized = Paths.temporary("symbolized.trc")
+    let result2 = Run.command(["symbolize", trace, "-o", symbolized])
+    #expect(result2.status == 0)
+    let named = try TraceReader(path: symbolized)
+    var sites = Set<String>()
+    var count = 0
+    named.forEachEvent { event in
+      if event.kind == .willSet {
+        count += 1
+        if let site = named.definitions.site(ofStack: event.stack) { sites.insert("\(site.file.split(separator: "/").last!)") }
+      }
+    }
+    #expect(count == 10_000)
+    #expect(named.truncated)
+    #expect(named.definitions.propertyName(1) == "Counter.count")
+    #expect(sites == ["main.swift"])
   }
 
   @Test("the graph renders with dot -Tsvg")
@@ -124,7 +142,9 @@ struct CommandLineTests {
     }
   }
 
-  @Test("every command has --help with an example, exit 0", arguments: ["record", "report", "graph", "timeline", "dump"])
+  @Test(
+    "every command has --help with an example, exit 0",
+    arguments: ["record", "report", "graph", "timeline", "baseline", "check", "symbolize", "dump"])
   func help(command: String) {
     let result = Run.command([command, "--help"])
     #expect(result.status == 0)
