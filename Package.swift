@@ -42,6 +42,10 @@ let package = Package(
       name: "obstrace-demo", dependencies: ["ObsTrace"], path: "Examples/obstrace-demo",
       swiftSettings: [.define("OBSTRACE")]),
     .executableTarget(name: "obstrace-demo-untraced", path: "Examples/obstrace-demo-untraced"),
+    .executableTarget(
+      name: "obstrace-observations", dependencies: ["ObsTrace"], path: "Examples/obstrace-observations",
+      swiftSettings: [.define("OBSTRACE")]),
+    .executableTarget(name: "obstrace-observations-untraced", path: "Examples/obstrace-observations-untraced"),
     .executableTarget(name: "obstrace-scenarios", dependencies: ["ObsTrace"], path: "Examples/obstrace-scenarios"),
 
     .target(name: "ObsTraceTestSupport", path: "Tests/Support/ObsTraceTestSupport"),
@@ -53,7 +57,7 @@ let package = Package(
       dependencies: ["ObsTrace", "ObsTraceRecorder", "ObsTraceFormat", "ObsTraceFixtureModels", "ObsTraceTestSupport"]
     ),
     .testTarget(name: "ObsTraceAnalysisTests", dependencies: ["ObsTraceAnalysis", "ObsTraceFormat"]),
-    .testTarget(name: "ObsTraceCommandsTests", dependencies: ["ObsTraceCommands", "ObsTraceFormat"]),
+    .testTarget(name: "ObsTraceCommandsTests", dependencies: ["ObsTraceCommands", "ObsTraceFormat"], exclude: ["Goldens"]),
   ],
   swiftLanguageModes: [.v6]
 )

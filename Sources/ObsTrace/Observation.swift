@@ -9,6 +9,8 @@ public enum Observation {
   public typealias ObservationRegistrar = TracingRegistrar
   /// The real `Observable` protocol (the macro's conformance).
   public typealias Observable = _ObservationObservable
+  /// ObsTrace's traced `Observations`, which behaves as Observation's.
+  public typealias Observations<Element: Sendable, Failure: Error> = ObsTraceRecorder.Observations<Element, Failure>
 
   /// `Observation.withObservationTracking(_:onChange:)`, traced; see the unqualified form.
   public static func withObservationTracking<T>(

@@ -53,6 +53,12 @@ public struct ScopeStatistics: Sendable, Equatable {
   public var coalescedWrites = 0
   /// Property id → reads in this scope's runs.
   public var reads: [UInt32: Int] = [:]
+  /// For `Observations` runs: the type of the actor each ran on (0: nonisolated) → runs.
+  public var isolations: [UInt32: Int] = [:]
+  /// For `Observations` sequences: how they ended (cancelled, finished, threw) → count.
+  public var endings: [String: Int] = [:]
+  /// Threads its runs ran on.
+  public var threads: Set<UInt32> = []
 
   public init(kind: ScopeKind) {
     self.kind = kind
@@ -69,6 +75,9 @@ public struct ScopeStatistics: Sendable, Equatable {
     sum.unexplainedInvalidations += other.unexplainedInvalidations
     sum.coalescedWrites += other.coalescedWrites
     sum.reads.merge(other.reads, uniquingKeysWith: +)
+    sum.isolations.merge(other.isolations, uniquingKeysWith: +)
+    sum.endings.merge(other.endings, uniquingKeysWith: +)
+    sum.threads.formUnion(other.threads)
     return sum
   }
 }
@@ -92,6 +101,7 @@ public struct Finding: Sendable, Equatable {
     case untrackedRead = "untracked-read"
     case leakedObject = "leaked-object"
     case redundantRun = "redundant-run"
+    case crossThreadWrite = "cross-thread-write"
     case droppedEvents = "dropped-events"
     case truncated
     case damagedChunk = "damaged-chunk"

@@ -53,14 +53,36 @@ enum Findings {
           hint: "the scope re-ran for a write that changed nothing it shows; see the noop-write findings, or "
             + "what invalidated it in `obstrace timeline --scope`"))
     }
-    for (type, count) in replay.leakedObjects {
+    // Leaks: by type, and apart those that an Observations loop still running reads (its task holds the model).
+    var leaked: [String: (count: Int, loops: Set<String>)] = [:]
+    for (serial, type) in replay.leakedObjectSerials {
       let name = definitions.typeName(type)
+      var entry = leaked[name] ?? (0, [])
+      entry.count += 1
+      entry.loops.formUnion(replay.liveLoops(reading: serial).map { definitions.labelName($0) })
+      leaked[name] = entry
+    }
+    for (name, entry) in leaked {
+      let count = entry.count
+      var message = "\(count) \(name) object\(count == 1 ? " was" : "s were") created and never freed by the end of the trace"
+      var hint = "a strong reference cycle keeps them alive (a Task or closure capturing self); "
+        + "capture [weak self], or cancel the task when the owner goes away"
+      if let loop = entry.loops.sorted().first {
+        message += "; the Observations loop at \(loop) still reads \(count == 1 ? "it" : "them") and never ended"
+        hint = "the loop's task holds the model (a strong self in the Task or in the Observations closure); "
+          + "capture [weak self] in both, and cancel the task in deinit"
+      }
+      findings.append(
+        Finding(kind: .leakedObject, property: nil, scope: entry.loops.sorted().first, site: nil, count: count, message: message, hint: hint))
+    }
+    for (property, writes) in replay.crossThreadWrites {
+      let name = definitions.propertyName(property)
       findings.append(
         Finding(
-          kind: .leakedObject, property: nil, scope: nil, site: nil, count: count,
-          message: "\(count) \(name) object\(count == 1 ? " was" : "s were") created and never freed by the end of the trace",
-          hint: "a strong reference cycle keeps them alive (a Task or closure capturing self); "
-            + "capture [weak self], or cancel the task when the owner goes away"))
+          kind: .crossThreadWrite, property: name, scope: nil, site: nil, count: writes.objects,
+          message: "\(writes.objects) object\(writes.objects == 1 ? "'s" : "s'") \(name) written from \(writes.threads) threads",
+          hint: "a data-race smell for a model that is not isolated: confine it to an actor (@MainActor), "
+            + "or make sure the writes are ordered"))
     }
     if let trace { findings += traceFindings(trace) }
     for (key, count) in replay.untrackedReads {
@@ -122,6 +144,9 @@ public enum SiteFormatting {
   /// `Demo.FirstView.body.getter : Swift.String` → `FirstView.body.getter`; `Demo.render(model: Demo.Model) -> ()`
   /// → `render(model:)`.
   public static func shortFunction(_ function: String) -> String {
+    if function.hasPrefix("("), let partial = function.firstRange(of: " partial function for ") {
+      return shortFunction(String(function[partial.upperBound...]))
+    }
     // `closure #3 () -> () in Demo.Store.reload() -> ()` → `closure #3 in Store.reload()`.
     for closure in ["implicit closure #", "closure #"] where function.hasPrefix(closure) {
       let number = function.dropFirst(closure.count).prefix { $0.isNumber }

@@ -32,11 +32,22 @@ public final class Replay {
     var instance: InstanceReference?
     /// The run read a property inside its willSet window: it is a stale run, not a redundant one.
     var readStale = false
+    /// The `Observations` sequence (iterator) this run is a value of, or 0.
+    var sequence: UInt32 = 0
   }
 
   struct InstanceKey: Hashable {
     var label: UInt32
     var objects: [UInt32]
+    /// For `Observations` values: the sequence, which is the instance whatever the objects.
+    var sequence: UInt32 = 0
+  }
+
+  /// An `Observations` sequence (one iterator): its label, what its last value read, and how it ended.
+  struct Sequence {
+    var label: UInt32
+    var lastObjects: Set<UInt32> = []
+    var ending: SequenceEnding?
   }
 
   /// One instance of a scope (a view's node, an observer): its runs follow each other.
@@ -87,6 +98,9 @@ public final class Replay {
   private var readersOf: [PropertyKey: Set<InstanceReference>] = [:]
   private var lastRealChange: [PropertyKey: UInt64] = [:]
   private var threads: [UInt32: ThreadState] = [:]
+  private var sequences: [UInt32: Sequence] = [:]
+  /// Threads that wrote each object's property.
+  private var writerThreads: [PropertyKey: Set<UInt32>] = [:]
   private var liveObjects: [UInt32: UInt32] = [:]  // serial → type, created in the trace and not freed
   private var seenObjects: Set<UInt32> = []
   private var objectTypes: [UInt32: UInt32] = [:]
@@ -159,6 +173,17 @@ public final class Replay {
       fired(event)
     case .trackingCancelled:
       cancel(event.scope)
+    case .observationsRun:
+      guard var run = runs[event.scope] else { return }
+      run.sequence = event.key
+      runs[event.scope] = run
+      if sequences[event.key] == nil { sequences[event.key] = Sequence(label: run.label) }
+      scopes[run.label]?.isolations[event.aux, default: 0] += 1
+    case .observationsEnd:
+      sequences[event.key]?.ending = SequenceEnding(rawValue: event.flags)
+      if let label = sequences[event.key]?.label, let ending = SequenceEnding(rawValue: event.flags) {
+        scopes[label]?.endings[ending.description, default: 0] += 1
+      }
     }
   }
 
@@ -200,6 +225,7 @@ public final class Replay {
     noteObject(event)
     let key = PropertyKey(object: event.object, property: event.key)
     properties[event.key, default: PropertyStatistics()].writes += 1
+    writerThreads[key, default: []].insert(event.thread)
     threads[event.thread, default: ThreadState()].writes.append(
       Write(key: key, sequence: sequence, time: event.time, stack: event.stack))
     // Coalesced: scopes that read this and already fired, waiting to run again, hear nothing of this write.
@@ -293,14 +319,21 @@ public final class Replay {
     }
     var objects = Array(Set(run.reads.map(\.object))).sorted()
     if objects.isEmpty { objects = [0] }
-    let instanceKey = InstanceKey(label: run.label, objects: objects)
+    if run.sequence != 0 {
+      objects = []
+      sequences[run.sequence]?.lastObjects = Set(run.reads.map(\.object))
+    }
+    let instanceKey = InstanceKey(label: run.label, objects: objects, sequence: run.sequence)
     scopes[run.label]?.runs += 1
+    scopes[run.label]?.threads.insert(run.thread)
     // Which instance ran: one that fired and waits to run again; else one whose observers are gone (cancelled,
     // or never installed); else a new one (two live runs of one label on the same objects are two instances,
     // as two rows of a list are).
     var candidates = instances[instanceKey] ?? []
+    // An Observations sequence is one instance, whatever happened between its values.
     let index =
-      candidates.firstIndex(where: \.awaitingRerun) ?? candidates.firstIndex(where: { $0.liveRun == 0 })
+      run.sequence != 0 && !candidates.isEmpty
+      ? 0 : candidates.firstIndex(where: \.awaitingRerun) ?? candidates.firstIndex(where: { $0.liveRun == 0 })
     var redundant = false
     let reference: InstanceReference
     if let index {
@@ -332,6 +365,27 @@ public final class Replay {
     } else {
       runs[event.scope] = nil
     }
+  }
+
+  /// `Observations` loops still running at the end of the trace that read `object` in their last value: the
+  /// labels of their call sites.
+  public func liveLoops(reading object: UInt32) -> [UInt32] {
+    sequences.values.filter { $0.ending == nil && $0.lastObjects.contains(object) }.map(\.label)
+  }
+
+  /// Objects created in the trace and never freed, with their types.
+  public var leakedObjectSerials: [(serial: UInt32, type: UInt32)] {
+    liveObjects.map { ($0.key, objectTypes[$0.key] ?? $0.value) }
+  }
+
+  /// Properties of objects that more than one thread wrote: how many such objects, by property.
+  public var crossThreadWrites: [UInt32: (objects: Int, threads: Int)] {
+    var result: [UInt32: (objects: Int, threads: Int)] = [:]
+    for (key, threads) in writerThreads where threads.count > 1 {
+      let previous = result[key.property] ?? (0, 0)
+      result[key.property] = (previous.objects + 1, max(previous.threads, threads.count))
+    }
+    return result
   }
 
   /// Runs still held: those whose observers are installed, or about to be.

@@ -42,6 +42,8 @@ public struct AnalysisReport: Sendable {
     public var statistics: ScopeStatistics
     /// Property names read, most read first.
     public var reads: [String]
+    /// For `Observations`: the actors its runs executed on (`MainActor`, an actor's type, `nonisolated`).
+    public var isolations: [String]
   }
 
   public struct Objects: Sendable {
@@ -115,7 +117,8 @@ public enum TraceAnalysis {
       AnalysisReport.Scope(
         label: name, statistics: statistics,
         reads: statistics.reads.sorted { ($1.value, definitions.propertyName($0.key)) < ($0.value, definitions.propertyName($1.key)) }
-          .map { definitions.propertyName($0.key) })
+          .map { definitions.propertyName($0.key) },
+        isolations: statistics.isolations.keys.map { $0 == 0 ? "nonisolated" : definitions.typeName($0) }.sorted())
     }.sorted { ($1.statistics.runs, $0.label) < ($0.statistics.runs, $1.label) }
 
     let objects = replay.typeStatistics.map { type, statistics in

@@ -76,6 +76,12 @@ enum DumpCommand: TraceCommand {
       line += " #\(event.scope)"
     case .trackingCancelled:
       line += " #\(event.scope)" + (event.flags & EventFlags.cancelledByFire != 0 ? " (fired)" : "")
+    case .observationsRun:
+      line += " #\(event.scope) of sequence #\(event.key) on "
+      line += event.aux == 0 ? "no actor" : definitions.typeName(event.aux)
+    case .observationsEnd:
+      line += " sequence #\(event.key) " + (SequenceEnding(rawValue: event.flags)?.description ?? "?")
+      line += " after #\(event.scope)"
     case .trackingFired:
       line += " #\(event.scope)"
       line += event.object != 0 ? " by \(object()) \(definitions.propertyName(event.key))" : " (no write in progress)"

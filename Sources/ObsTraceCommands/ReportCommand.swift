@@ -118,6 +118,13 @@ enum ReportPrinter {
         ])
       }
       table.render(into: &out, more: report.scopes.count - top)
+      for scope in report.scopes.prefix(top) where scope.statistics.kind == .observations {
+        let endings = scope.statistics.endings.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
+        out.line(
+          "  \(scope.label): ran on \(scope.isolations.joined(separator: ", ")), "
+            + "\(scope.statistics.coalescedWrites) write\(scope.statistics.coalescedWrites == 1 ? "" : "s") coalesced, "
+            + "sequences " + (endings.isEmpty ? "still running at the end" : endings.joined(separator: ", ")))
+      }
     }
     out.line()
 
@@ -171,6 +178,8 @@ enum ReportPrinter {
         + "\"instances\":\(s.instances),\"runs\":\(s.runs),\"invalidations\":\(s.invalidations),"
         + "\"wastedInvalidations\":\(s.wastedInvalidations),\"redundantRuns\":\(s.redundantRuns),"
         + "\"unexplainedInvalidations\":\(s.unexplainedInvalidations),\"coalescedWrites\":\(s.coalescedWrites),"
+        + "\"threads\":\(s.threads.count),\"isolations\":[\(scope.isolations.map(Formatting.json).joined(separator: ","))],"
+        + "\"endings\":{\(s.endings.sorted { $0.key < $1.key }.map { "\(Formatting.json($0.key)):\($0.value)" }.joined(separator: ","))},"
         + "\"reads\":[\(scope.reads.map(Formatting.json).joined(separator: ","))]}"
     }
     parts.append("\"scopes\":[\(scopes.joined(separator: ","))]")

@@ -77,7 +77,9 @@ public struct ChunkEncoder {
       if key != 0 { defineProperty(key, definitions, stamps) }
     case .scopeBegin:
       if key != 0 { defineLabel(key, definitions, stamps) }
-    case .scopeEnd, .trackingInstalled, .trackingCancelled:
+    case .observationsRun:
+      if aux != 0 { defineType(aux, definitions, stamps) }
+    case .scopeEnd, .trackingInstalled, .trackingCancelled, .observationsEnd:
       break
     }
     if scope != 0 { defineScope(scope, definitions, stamps) }

@@ -133,6 +133,10 @@ public enum SiteFilter {
       name = withoutQualifiers(name[range.upperBound...])
     }
     guard let dot = name.firstIndex(of: "."), name[..<dot].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
+      // An executable's top-level code is `<module>_main`.
+      if name.hasSuffix("_main"), name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) {
+        return String(name.dropLast(5))
+      }
       return ""
     }
     return String(name[..<dot])
@@ -145,6 +149,9 @@ public enum SiteFilter {
     while true {
       if let qualifier = ["static ", "merged ", "partial apply for "].first(where: { name.hasPrefix($0) }) {
         name = name.dropFirst(qualifier.count)
+      } else if name.hasPrefix("("), let partial = name.firstRange(of: " partial function for ") {
+        // An async function's pieces: `(3) suspend resume partial function for Demo.run() async`.
+        name = name[partial.upperBound...]
       } else if name.hasPrefix("generic specialization <") || name.hasPrefix("function signature specialization <")
         || name.hasPrefix("specialized ")
       {

@@ -47,6 +47,12 @@ public enum EventKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
   case trackingFired = 9
   /// A scope's observers were removed.
   case trackingCancelled = 10
+  /// The scope that just began is a value of an `Observations` sequence (`key`: the sequence, `aux`: the type of
+  /// the actor the closure ran on, 0 when nonisolated; flags 1: the main actor).
+  case observationsRun = 11
+  /// An `Observations` sequence ended (`key`: the sequence, `scope`: its last run; flags: 1 cancelled,
+  /// 2 finished, 3 threw).
+  case observationsEnd = 12
 
   public var description: String {
     switch self {
@@ -60,6 +66,8 @@ public enum EventKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case .trackingInstalled: "trackingInstalled"
     case .trackingFired: "trackingFired"
     case .trackingCancelled: "trackingCancelled"
+    case .observationsRun: "observationsRun"
+    case .observationsEnd: "observationsEnd"
     }
   }
 }
@@ -77,6 +85,23 @@ public enum EventFlags {
   public static let changed: UInt8 = 2
   /// On `trackingCancelled`: cancelled because the scope fired (one-shot tracking).
   public static let cancelledByFire: UInt8 = 1
+  /// On `observationsRun`: the closure ran on the main actor.
+  public static let onMainActor: UInt8 = 1
+}
+
+/// Why an `Observations` sequence ended (the flags of `observationsEnd`).
+public enum SequenceEnding: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+  case cancelled = 1
+  case finished = 2
+  case threw = 3
+
+  public var description: String {
+    switch self {
+    case .cancelled: "cancelled"
+    case .finished: "finished"
+    case .threw: "threw"
+    }
+  }
 }
 
 /// Flag bits of an events chunk's header.

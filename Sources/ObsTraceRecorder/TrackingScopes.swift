@@ -7,13 +7,24 @@ import Observation
 public enum ScopeLabel: Sendable {
   case caller
   case name(String)
+  /// A label interned earlier (an `Observations` sequence labels every value's run with its init's call site).
+  case interned(UInt32)
+
+  /// Interns the label now: a name, or the caller's call site.
+  static func intern(_ name: String?) -> UInt32 {
+    if let name { return Interner.shared.labelID(name) }
+    return Interner.shared.callerLabelID(stack: StackCapture.current(minimumDepth: 12))
+  }
 }
 
 /// Records tracking scopes: their begin and end, the installation of their observers, when they fire (with
 /// the write in progress on the firing thread) and when they are cancelled.
 public enum TrackingScopes {
-  /// Begins a scope on this thread; 0 (and nothing recorded) when not recording.
-  static func begin(_ kind: ScopeKind, _ label: ScopeLabel) -> UInt32 {
+  /// Begins a scope on this thread; 0 (and nothing recorded) when not recording. A run of an `Observations`
+  /// sequence also records which sequence it belongs to and the actor it ran on.
+  static func begin(
+    _ kind: ScopeKind, _ label: ScopeLabel, sequence: UInt32 = 0, isolation: (any Actor)? = nil
+  ) -> UInt32 {
     Recorder.startFromEnvironmentIfNeeded()
     guard obstrace_is_enabled() else { return 0 }
     let labelID: UInt32
@@ -26,6 +37,8 @@ public enum TrackingScopes {
       // The call site is found in the stack whatever the backtrace level: a label is not optional.
       stack = StackCapture.current(minimumDepth: 12)
       labelID = Interner.shared.callerLabelID(stack: stack)
+    case .interned(let id):
+      labelID = id
     }
     let scope = obstrace_next_scope_serial()
     let parent = obstrace_innermost_scope()
@@ -33,9 +46,27 @@ public enum TrackingScopes {
     if obstrace_stack_level() == 0 { stack = 0 }
     // object: the in-test recording this scope belongs to, if any.
     obstrace_emit(EventKind.scopeBegin.rawValue, kind.rawValue, RecordingTaps.currentTag, labelID, scope, parent, stack)
+    if kind == .observations {
+      var isolationType: UInt32 = 0
+      var flags: UInt8 = 0
+      if let isolation {
+        isolationType = Interner.shared.typeID(type(of: isolation))
+        if isolation === MainActor.shared { flags = EventFlags.onMainActor }
+      }
+      obstrace_emit(EventKind.observationsRun.rawValue, flags, 0, sequence, scope, isolationType, 0)
+    }
     obstrace_push_scope(scope)
     return scope
   }
+
+  /// Records that an `Observations` sequence ended, after `lastRun`.
+  static func sequenceEnded(_ sequence: UInt32, lastRun: UInt32, _ ending: SequenceEnding) {
+    guard sequence != 0, obstrace_is_enabled() else { return }
+    obstrace_emit(EventKind.observationsEnd.rawValue, ending.rawValue, 0, sequence, lastRun, 0, 0)
+  }
+
+  /// A serial for an `Observations` iterator (the sequence instance its runs belong to).
+  static func nextSequenceSerial() -> UInt32 { obstrace_next_scope_serial() }
 
   static func end(_ scope: UInt32) {
     guard scope != 0 else { return }
@@ -69,17 +100,27 @@ public enum TracedTracking {
   public static func withObservationTracking<T>(
     _ apply: () -> T, onChange: @autoclosure () -> @Sendable () -> Void, label: ScopeLabel
   ) -> T {
-    let scope = TrackingScopes.begin(.tracking, label)
+    track(.tracking, label, apply, onChange: onChange()).value
+  }
+
+  /// The traced `withObservationTracking` with the scope's kind, and for an `Observations` value its sequence
+  /// and the actor it runs on. Returns the value and the scope (0 when not recording).
+  static func track<T>(
+    _ kind: ScopeKind, _ label: ScopeLabel, sequence: UInt32 = 0, isolation: (any Actor)? = nil, _ apply: () -> T,
+    onChange: @autoclosure () -> @Sendable () -> Void
+  ) -> (value: T, scope: UInt32) {
+    let scope = TrackingScopes.begin(kind, label, sequence: sequence, isolation: isolation)
     guard scope != 0 else {
-      return Observation.withObservationTracking(apply, onChange: onChange())
+      return (Observation.withObservationTracking(apply, onChange: onChange()), 0)
     }
-    return Observation.withObservationTracking(
+    let value = Observation.withObservationTracking(
       {
         defer { TrackingScopes.end(scope) }
         return apply()
       },
       // Evaluated by the real function only when the scope read something, as the real `onChange` is.
       onChange: tracedChangeHandler(scope, onChange()))
+    return (value, scope)
   }
 
   /// A named scope around code that runs under someone else's tracking (a view body that SwiftUI tracks, a

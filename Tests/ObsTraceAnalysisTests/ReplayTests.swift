@@ -203,3 +203,40 @@ struct TimeOrderTests {
     #expect(released == 900)
   }
 }
+
+@Suite("Replay of concurrency")
+struct ConcurrencyReplayTests {
+  @Test("Observations values are one instance per sequence, with their isolation and ending")
+  func sequences() {
+    var script = EventScript()
+    script.created(1)
+    for (scope, sequence) in [(UInt32(10), UInt32(100)), (11, 200), (12, 100)] {
+      script.begin(scope, label: 1, kind: .observations)
+      script.events.append(TraceEvent(kind: .observationsRun, flags: 1, thread: 1, time: 0, key: sequence, scope: scope, aux: 7))
+      script.read(1, 1, in: scope)
+      script.end(scope)
+      script.install(scope)
+    }
+    script.events.append(TraceEvent(kind: .observationsEnd, flags: SequenceEnding.cancelled.rawValue, thread: 1, time: 0, key: 200, scope: 11))
+    let (replay, _) = script.replay()
+    #expect(replay.scopes[1]?.instances == 2)
+    #expect(replay.scopes[1]?.runs == 3)
+    #expect(replay.scopes[1]?.isolations == [7: 3])
+    #expect(replay.scopes[1]?.endings == ["cancelled": 1])
+    #expect(replay.liveLoops(reading: 1) == [1])  // sequence 100 never ended and still reads object 1
+  }
+
+  @Test("an object written from two threads is a cross-thread-write finding; from one, nothing")
+  func crossThread() {
+    var script = EventScript()
+    script.write(1, 1, unchanged: false, thread: 1)
+    script.write(1, 1, unchanged: false, thread: 2)
+    script.write(2, 1, unchanged: false, thread: 1)
+    script.write(2, 1, unchanged: false, thread: 1)
+    let (replay, _) = script.replay()
+    #expect(replay.crossThreadWrites.count == 1)
+    #expect(replay.crossThreadWrites[1]?.objects == 1)
+    let findings = TraceAnalysis.findings(of: replay, definitions: TraceDefinitions())
+    #expect(findings.filter { $0.kind == .crossThreadWrite }.count == 1)
+  }
+}

@@ -5,7 +5,7 @@ import Testing
 /// regenerate them with `scripts/update-goldens` and review the diff.
 @Suite("Golden output")
 struct GoldenTests {
-  static let traces = ["guide", "stale-read", "fan-out", "noop-modify", "threads"]
+  static let traces = ["guide", "stale-read", "fan-out", "noop-modify", "threads", "observations", "observations-leaky"]
   static let commands: [(arguments: [String], suffix: String)] = [
     (["report"], "report.txt"), (["report", "--format", "json"], "report.json"), (["timeline"], "timeline.txt"),
     (["graph", "--dot"], "graph.dot"), (["dump"], "dump.txt"),

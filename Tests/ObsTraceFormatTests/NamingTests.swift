@@ -17,6 +17,19 @@ struct NamingTests {
     #expect(TraceDefinitions.removingModules(reflected) == display)
   }
 
+  @Test(
+    "a call site is labelled Module/File.swift:line, as #fileID:#line would say it",
+    arguments: [
+      ("Demo.updateValue<A>(of: A) -> ()", "Demo/main.swift:49"),
+      ("closure #1 () -> () in Demo.Store.reload() -> ()", "Demo/main.swift:49"),
+      ("(3) suspend resume partial function for Demo.guide() async -> ()", "Demo/main.swift:49"),
+      ("obstrace_demo_main", "obstrace_demo/main.swift:49"),
+    ])
+  func callSiteLabel(function: String, label: String) {
+    let frame = SymbolizedFrame(address: 1, function: function, file: "/src/Demo/main.swift", line: 49)
+    #expect(SiteFilter.callSiteLabel(frame) == label)
+  }
+
   @Test("without symbols a property keeps a stable, honest fallback name")
   func fallbackName() {
     var definitions = TraceDefinitions()
@@ -60,6 +73,8 @@ struct NamingTests {
       ("closure #3 () -> () in ObsTraceRecorderTests.RecorderTests.backtraceLevels() throws -> ()", true),
       ("Demo.Store.reload() -> ()", true),
       ("obstrace_demo_main", true),
+      ("(3) suspend resume partial function for Demo.guide() async -> ()", true),
+      ("(1) await resume partial function for ObsTraceRecorder.Observations.Iterator.next(isolation:)", false),
     ])
   func machinery(function: String, isUserCode: Bool) {
     #expect(SiteFilter.isMachinery(SymbolizedFrame(address: 1, function: function)) == !isUserCode)

@@ -36,9 +36,10 @@ final class ImmediateObserver: @unchecked Sendable {
 struct RecorderTests {
   @Test("every kind of @Observable class is traced by `import ObsTrace` alone, with its property names")
   @MainActor
-  func dropInClassKinds() throws {
+  func dropInClassKinds() async throws {
     let settings = MainActorSettings()
-    let trace = try RecordingSupport.record {
+    // Waits for the recording without blocking the main actor, which other tests' loops may be using.
+    let trace = try await RecordingTestLock.exclusiveWithoutBlocking { try RecordingSupport.recordHoldingLock {
       let counter = Counter()
       counter.count = 3
       _ = counter.count
@@ -50,7 +51,7 @@ struct RecorderTests {
       local.value = 1
       settings.volume = 11
       _ = settings.muted
-    }
+    } }
     let names = Set(trace.events.filter { $0.kind == .willSet || $0.kind == .access }.map(trace.propertyName))
     #expect(names == ["Counter.count", "Box.value", "LocalModel.value", "MainActorSettings.volume", "MainActorSettings.muted"])
     #expect(trace.definitions.symbols.propertyNames.values.contains { $0.module == "ObsTraceFixtureModels" })

@@ -36,6 +36,13 @@ enum RecordingSupport {
     try RecordingTestLock.exclusive { try recordAlone(options: options, body) }
   }
 
+  /// `record` for a caller that already holds `RecordingTestLock.exclusive`.
+  static func recordHoldingLock(
+    options: RecordingOptions = RecordingOptions(), _ body: () throws -> Void
+  ) throws -> RecordedTrace {
+    try recordAlone(options: options, body)
+  }
+
   private static func recordAlone(options: RecordingOptions, _ body: () throws -> Void) throws -> RecordedTrace {
     let path = temporaryPath("test.trc")
     try Recorder.start(to: path, options: options)

@@ -136,3 +136,28 @@ struct RenderHarnessTests {
     #expect(!harness.isDirty)
   }
 }
+
+@Suite("Observations in tests")
+struct ObservationsRecordingTests {
+  @MainActor
+  @Test("an Observations loop's values are runs of one sequence; a burst of writes is one value")
+  func loopRuns() async throws {
+    let recorded = try await RecordingTestLock.shared {
+      try await recordObservation {
+        let row = Row()
+        let values = Observations(named: "Row.titles") { row.title }
+        var iterator = values.makeAsyncIterator()
+        _ = await iterator.next()
+        row.title = "a"
+        row.title = "b"
+        row.title = "c"
+        _ = await iterator.next()  // one value for the burst
+        row.done = true  // not read
+      }
+    }
+    #expect(recorded.runs(of: "Row.titles") == 2)
+    #expect(recorded.invalidations(ofScope: "Row.titles") == 1)
+    #expect(recorded.report.scopes.first { $0.label == "Row.titles" }?.statistics.coalescedWrites == 2)
+    #expect(recorded.report.scopes.first { $0.label == "Row.titles" }?.isolations == ["MainActor"])
+  }
+}

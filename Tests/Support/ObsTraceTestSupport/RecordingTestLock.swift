@@ -23,7 +23,23 @@ public enum RecordingTestLock {
     return try body()
   }
 
-  public static func shared<T>(_ body: () async throws -> T) async rethrows -> T {
+  /// `exclusive` for code on an actor (the main actor): it waits without blocking the actor's thread, which a
+  /// test holding the shared lock may need.
+  public static func exclusiveWithoutBlocking<T>(
+    isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T
+  ) async rethrows -> T {
+    while !state.withLock({ state in
+      guard !state.exclusive && state.shared == 0 else { return false }
+      state.exclusive = true
+      return true
+    }) {
+      try? await Task.sleep(nanoseconds: 1_000_000)
+    }
+    defer { state.withLock { $0.exclusive = false } }
+    return try await body()
+  }
+
+  public static func shared<T>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T) async rethrows -> T {
     while !state.withLock({ state in
       guard !state.exclusive else { return false }
       state.shared += 1
@@ -33,17 +49,5 @@ public enum RecordingTestLock {
     }
     defer { state.withLock { $0.shared -= 1 } }
     return try await body()
-  }
-
-  public static func sharedSynchronously<T>(_ body: () throws -> T) rethrows -> T {
-    while !state.withLock({ state in
-      guard !state.exclusive else { return false }
-      state.shared += 1
-      return true
-    }) {
-      usleep(1000)
-    }
-    defer { state.withLock { $0.shared -= 1 } }
-    return try body()
   }
 }

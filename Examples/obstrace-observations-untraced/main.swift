@@ -1,0 +1,1 @@
+../obstrace-observations/main.swift

@@ -1,0 +1,231 @@
+import ObsTraceFormat
+import Synchronization
+
+/// Observation's `Observations`, traced: the same API and the same behaviour, with each value's run recorded as
+/// a scope of kind `observations` (labelled with the sequence's call site, or a name), the write that woke it,
+/// the actor it ran on, and how the sequence ended.
+///
+/// In a file that imports ObsTrace, `Observations` is this type. It follows Observation's own implementation
+/// (stdlib/public/Observation/Sources/Observation/Observations.swift, the path before Swift 6.4): one tracking
+/// per value, on the closure's isolation; a change resumes the waiting iterators or, if none waits, marks the
+/// sequence dirty; a burst of writes in one turn of the writer's actor therefore yields one value.
+public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Sendable {
+  public enum Iteration: Sendable {
+    case next(Element)
+    case finish
+  }
+
+  /// The waiting iterators and the dirty flag, shared by every iterator of the sequence.
+  final class Shared: Sendable {
+    let state = Mutex(State())
+  }
+
+  struct State {
+    enum Continuation {
+      case cancelled
+      case active(UnsafeContinuation<Void, Never>)
+
+      func resume() {
+        if case .active(let continuation) = self { continuation.resume() }
+      }
+    }
+
+    var id = 0
+    var continuations: [Int: Continuation] = [:]
+    var dirty = false
+
+    static func generation(_ shared: Shared) -> Int {
+      shared.state.withLock { state in
+        defer { state.id &+= 1 }
+        return state.id
+      }
+    }
+
+    /// Cancelling a wait only resumes it early; the iterator then sees the task cancelled.
+    static func cancel(_ shared: Shared, id: Int) {
+      shared.state.withLock { state -> Continuation? in
+        guard let continuation = state.continuations.removeValue(forKey: id) else {
+          state.continuations[id] = .cancelled  // a tombstone: the wait that starts later resumes at once
+          return nil
+        }
+        return continuation
+      }?.resume()
+    }
+
+    /// A change: resume every waiting iterator, or mark the sequence dirty when none waits.
+    static func emitWillChange(_ shared: Shared) {
+      let continuations = shared.state.withLock { state in
+        if state.continuations.isEmpty { state.dirty = true }
+        defer { state.continuations.removeAll() }
+        return Array(state.continuations.values)
+      }
+      for continuation in continuations { continuation.resume() }
+    }
+
+    static func willChange(isolation iterationIsolation: isolated (any Actor)? = #isolation, shared: Shared, id: Int) async {
+      await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+        shared.state.withLock { state -> UnsafeContinuation<Void, Never>? in
+          defer { state.dirty = false }
+          switch state.continuations[id] {
+          case .cancelled:
+            return continuation
+          case .active:
+            fatalError("Iterator incorrectly shared across task isolations")
+          case nil:
+            if state.dirty { return continuation }
+            state.continuations[id] = .active(continuation)
+            return nil
+          }
+        }?.resume()
+      }
+    }
+  }
+
+  /// The closure, of either form; `@isolated(any)` closures cannot be composed, so both are kept as given.
+  enum Emit: Sendable {
+    case iteration(@isolated(any) @Sendable () throws(Failure) -> Iteration)
+    case element(@isolated(any) @Sendable () throws(Failure) -> Element)
+
+    var isolation: (any Actor)? {
+      switch self {
+      case .iteration(let closure): closure.isolation
+      case .element(let closure): closure.isolation
+      }
+    }
+  }
+
+  let shared: Shared
+  let emit: Emit
+  /// The label of every run: the call site of the initializer, or a name.
+  let label: UInt32
+
+  init(emit: Emit, name: String?) {
+    self.emit = emit
+    self.shared = Shared()
+    Recorder.startFromEnvironmentIfNeeded()
+    self.label = ScopeLabel.intern(name)
+  }
+
+  /// A sequence of the values of `emit`: the first at once, then one each time something it read changes.
+  public init(@_inheritActorContext _ emit: @escaping @isolated(any) @Sendable () throws(Failure) -> Element) {
+    self.init(emit: .element(emit), name: nil)
+  }
+
+  /// The same, with runs labelled `name` in traces instead of the call site.
+  public init(named name: String, @_inheritActorContext _ emit: @escaping @isolated(any) @Sendable () throws(Failure) -> Element) {
+    self.init(emit: .element(emit), name: name)
+  }
+
+  /// A sequence that ends when `emit` returns `.finish` (or throws).
+  public static func untilFinished(
+    @_inheritActorContext _ emit: @escaping @isolated(any) @Sendable () throws(Failure) -> Iteration
+  ) -> Observations<Element, Failure> {
+    Observations(emit: .iteration(emit), name: nil)
+  }
+
+  /// `untilFinished` with runs labelled `name`.
+  public static func untilFinished(
+    named name: String, @_inheritActorContext _ emit: @escaping @isolated(any) @Sendable () throws(Failure) -> Iteration
+  ) -> Observations<Element, Failure> {
+    Observations(emit: .iteration(emit), name: name)
+  }
+
+  public struct Iterator: AsyncIteratorProtocol {
+    /// Nil once the sequence ended for this iterator.
+    var shared: Shared?
+    let emit: Emit
+    let label: UInt32
+    /// This iterator's serial: its runs are one instance in the trace.
+    let sequence: UInt32
+    var started = false
+    var lastRun: UInt32 = 0
+
+    /// Runs the closure under tracking on its own isolation, as a run of this sequence.
+    fileprivate static func trackEmission(
+      isolation trackingIsolation: isolated (any Actor)?, shared: Shared, emit: Emit, label: UInt32, sequence: UInt32
+    ) throws(Failure) -> (Iteration, UInt32) {
+      let (result, scope) = TracedTracking.track(
+        .observations, .interned(label), sequence: sequence, isolation: trackingIsolation
+      ) { () -> Result<Iteration, Failure> in
+        do throws(Failure) {
+          switch emit {
+          case .element(let element):
+            return .success(.next(try ElementClosure(element).toSynchronous()()))
+          case .iteration(let iteration):
+            return .success(try IterationClosure(iteration).toSynchronous()())
+          }
+        } catch {
+          return .failure(error)
+        }
+      } onChange: { [shared] in
+        State.emitWillChange(shared)
+      }
+      switch result {
+      case .success(let value): return (value, scope)
+      case .failure(let failure): throw failure
+      }
+    }
+
+    fileprivate mutating func terminate(throwing failure: Failure? = nil, id: Int, _ ending: SequenceEnding) throws(Failure) -> Element? {
+      shared?.state.withLock { $0.continuations.removeValue(forKey: id) }?.resume()
+      if shared != nil { TrackingScopes.sequenceEnded(sequence, lastRun: lastRun, ending) }
+      shared = nil
+      if let failure { throw failure }
+      return nil
+    }
+
+    fileprivate mutating func trackEmission(isolation iterationIsolation: isolated (any Actor)?, shared: Shared, id: Int) async throws(Failure) -> Element? {
+      guard !Task.isCancelled else { return try terminate(id: id, .cancelled) }
+      let (iteration, scope) = try await Iterator.trackEmission(
+        isolation: emit.isolation, shared: shared, emit: emit, label: label, sequence: sequence)
+      if scope != 0 { lastRun = scope }
+      switch iteration {
+      case .finish: return try terminate(id: id, .finished)
+      case .next(let element): return element
+      }
+    }
+
+    /// The next value: at once the first time, then after the next change (on the closure's isolation, after
+    /// the writer's turn), or nil when the task is cancelled or the closure finished.
+    public mutating func next(isolation iterationIsolation: isolated (any Actor)? = #isolation) async throws(Failure) -> Element? {
+      guard let shared else { return nil }
+      let id = State.generation(shared)
+      do throws(Failure) {
+        if !started {
+          started = true
+          return try await trackEmission(isolation: iterationIsolation, shared: shared, id: id)
+        }
+        await withTaskCancellationHandler {
+          await State.willChange(isolation: iterationIsolation, shared: shared, id: id)
+        } onCancel: {
+          State.cancel(shared, id: id)
+        }
+        return try await trackEmission(isolation: iterationIsolation, shared: shared, id: id)
+      } catch {
+        return try terminate(throwing: error, id: id, .threw)
+      }
+    }
+
+    // Calling an @isolated(any) closure synchronously once on its isolation, as Observation itself does: the
+    // two function types share a representation.
+    fileprivate struct ElementClosure {
+      typealias Isolated = @isolated(any) @Sendable () throws(Failure) -> Element
+      typealias Synchronous = () throws(Failure) -> Element
+      let function: Isolated
+      init(_ function: @escaping Isolated) { self.function = function }
+      func toSynchronous() -> Synchronous { unsafeBitCast(self, to: Synchronous.self) }
+    }
+
+    fileprivate struct IterationClosure {
+      typealias Isolated = @isolated(any) @Sendable () throws(Failure) -> Iteration
+      typealias Synchronous = () throws(Failure) -> Iteration
+      let function: Isolated
+      init(_ function: @escaping Isolated) { self.function = function }
+      func toSynchronous() -> Synchronous { unsafeBitCast(self, to: Synchronous.self) }
+    }
+  }
+
+  public func makeAsyncIterator() -> Iterator {
+    Iterator(shared: shared, emit: emit, label: label, sequence: TrackingScopes.nextSequenceSerial())
+  }
+}

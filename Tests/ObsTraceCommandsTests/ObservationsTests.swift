@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+
+/// `Observations` under ObsTrace, side by side with Observation's own, and what the traces say of it.
+@Suite("Observations")
+struct ObservationsTests {
+  @Test(
+    "each behaviour prints the same with ObsTrace's Observations and with Observation's",
+    arguments: ["guide", "leaky", "actor", "until-finished", "throws", "two-iterators"])
+  func sideBySide(mode: String) throws {
+    let real = try Run.program("obstrace-observations-untraced", [mode])
+    let traced = try Run.program("obstrace-observations", [mode], environment: ["OBSTRACE_OUTPUT": Paths.temporary("o.trc")])
+    #expect(real.status == 0)
+    #expect(traced.status == 0)
+    #expect(traced.standardOutput == real.standardOutput)
+    #expect(traced.standardError.isEmpty)
+  }
+
+  @Test("the guide's loop prints the seed's console: first value at once, one per change, a burst gives one")
+  func guideConsole() throws {
+    let traced = try Run.program("obstrace-observations", ["guide"])
+    let expected = """
+      a loop over Observations({ observableObject.property })
+        value: 0
+      property += 1
+        value: 1
+      otherProperty += 1
+      property += 1, three times in a row
+        value: 4
+      cancel the loop's task
+        the loop ended
+      a model that saves itself, then goes away
+        save: property is 0
+        save: property is 1
+        freed
+
+      """
+    #expect(traced.standardOutput == expected)
+  }
+
+  func report(_ trace: String) throws -> [String: Any] {
+    let result = Run.command(["report", "--format", "json", Paths.root + "/traces/\(trace).trc"])
+    return try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as! [String: Any]
+  }
+
+  @Test("the replay counts the guide's loop exactly: three runs, two invalidations by property, none by otherProperty")
+  func guideCounts() throws {
+    let report = try report("observations")
+    let scopes = report["scopes"] as! [[String: Any]]
+    let loop = try #require(scopes.first { ($0["reads"] as? [String]) == ["Model.property"] })
+    #expect(loop["kind"] as? String == "observations")
+    #expect((loop["label"] as? String)?.hasPrefix("obstrace_observations/main.swift:") == true)
+    #expect(loop["runs"] as? Int == 3)
+    #expect(loop["invalidations"] as? Int == 2)
+    #expect(loop["coalescedWrites"] as? Int == 2)
+    #expect(loop["isolations"] as? [String] == ["MainActor"])
+    #expect(loop["endings"] as? [String: Int] == ["cancelled": 1])
+    let properties = report["properties"] as! [[String: Any]]
+    #expect(properties.first { $0["property"] as? String == "Model.property" }?["invalidations"] as? Int == 2)
+    #expect(properties.first { $0["property"] as? String == "Model.otherProperty" }?["invalidations"] as? Int == 0)
+    // The weak self-saving model is freed: no leak.
+    let findings = report["findings"] as! [[String: Any]]
+    #expect(!findings.contains { $0["kind"] as? String == "leaked-object" })
+  }
+
+  @Test("a loop whose task keeps its model alive is reported as a leak, with the loop's site")
+  func leakyLoop() throws {
+    let report = try report("observations-leaky")
+    let findings = report["findings"] as! [[String: Any]]
+    let leak = try #require(findings.first { $0["kind"] as? String == "leaked-object" })
+    #expect((leak["message"] as? String)?.contains("LeakySavingModel") == true)
+    #expect((leak["scope"] as? String)?.hasPrefix("obstrace_observations/main.swift:") == true)
+  }
+}
