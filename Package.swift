@@ -49,6 +49,12 @@ let package = Package(
     .executableTarget(name: "obstrace-scenarios", dependencies: ["ObsTrace"], path: "Examples/obstrace-scenarios"),
 
     .target(name: "ObsTraceTestSupport", path: "Tests/Support/ObsTraceTestSupport"),
+    // The benchmark (scripts/bench, release builds): what tracing costs, side by side.
+    .target(name: "CObsTraceBench", dependencies: ["CObsTraceRing"], path: "Benchmarks/CObsTraceBench"),
+    .executableTarget(
+      name: "obstrace-bench", dependencies: ["ObsTrace", "CObsTraceBench", "CObsTraceRing", "ObsTraceFormat"],
+      path: "Benchmarks/obstrace-bench", swiftSettings: [.swiftLanguageMode(.v5)]),
+
     .testTarget(name: "ObsTraceFormatTests", dependencies: ["ObsTraceFormat"]),
     .testTarget(name: "ObsTraceTests", dependencies: ["ObsTrace", "ObsTraceFixtureModels", "ObsTraceTestSupport"]),
     .testTarget(name: "ObsTraceXCTests", dependencies: ["ObsTrace", "ObsTraceFixtureModels"]),

@@ -14,7 +14,7 @@ uint32_t obstrace_enabled_flag = 0;
 uint32_t obstrace_drop_when_full_flag = 0;
 uint32_t obstrace_stack_level_flag = 0;
 uint32_t obstrace_stack_depth_flag = 16;
-__thread obstrace_ring *obstrace_thread_ring = NULL;
+__thread obstrace_ring *obstrace_thread_ring __attribute__((tls_model("initial-exec"))) = NULL;
 
 static pthread_mutex_t registry_mutex = PTHREAD_MUTEX_INITIALIZER;
 static obstrace_ring *registry_head = NULL;
@@ -73,6 +73,8 @@ obstrace_ring *obstrace_ring_attach(void) {
     free(ring);
     return NULL;
   }
+  // Touch every page now: a first-touch page fault on the hot path costs a microsecond.
+  memset(ring->slots, 0, capacity * sizeof(obstrace_record));
   ring->mask = capacity - 1;
   ring->os_thread_id = (int32_t)syscall(SYS_gettid);
 

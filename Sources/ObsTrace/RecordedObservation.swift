@@ -43,7 +43,7 @@ public struct RecordedObservation: Sendable {
   }
 
   init(_ tapped: Recorder.TappedEvents) {
-    let replay = Replay()
+    var replay = Replay()
     for event in tapped.events { replay.consume(event) }
     let trace = AnalysisReport.Trace(
       path: "<in-test recording>", events: replay.events, threads: replay.threadsSeen.count,

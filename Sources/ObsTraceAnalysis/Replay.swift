@@ -8,7 +8,7 @@ import ObsTraceFormat
 /// scope's observers are installed it subscribes to its list; a willSet fires what is subscribed, and one-shot
 /// tracking cancels all its subscriptions when it fires. Fires are taken from the trace (the recorder saw them),
 /// not predicted, and attributed to the write in progress on the firing thread.
-public final class Replay {
+public struct Replay {
   public struct Configuration: Sendable {
     /// A write that fires more scopes than this is a fan-out finding.
     public var fanOutThreshold = 10
@@ -83,24 +83,32 @@ public final class Replay {
   }
 
   public let configuration: Configuration
-  public private(set) var properties: [UInt32: PropertyStatistics] = [:]
-  public private(set) var scopes: [UInt32: ScopeStatistics] = [:]  // by label id
+  public private(set) var properties = DenseTable<PropertyStatistics>()
+  public private(set) var scopes = DenseTable<ScopeStatistics>()  // by label id
   public private(set) var types: [UInt32: TypeStatistics] = [:]
   public private(set) var events = 0
   public private(set) var firstTime: UInt64?
   public private(set) var lastTime: UInt64 = 0
-  public private(set) var threadsSeen: Set<UInt32> = []
+  private var threadSeen = DenseTable<Bool>()
+  /// Threads that recorded events.
+  public var threadsSeen: Set<UInt32> { Set(threadSeen.map(\.key)) }
 
   private var sequence: UInt64 = 0
   private var runs: [UInt32: Run] = [:]
   private var subscriptions: [PropertyKey: Set<UInt32>] = [:]
   private var instances: [InstanceKey: [Instance]] = [:]
-  private var readersOf: [PropertyKey: Set<InstanceReference>] = [:]
-  private var lastRealChange: [PropertyKey: UInt64] = [:]
-  private var threads: [UInt32: ThreadState] = [:]
+  /// Per object property: the sequence number of its last real change, the instances whose last run read it,
+  /// and the threads that wrote it (a bit per thread, the 64th standing for all higher ones). One hash lookup
+  /// per write instead of three.
+  struct KeyState {
+    var lastRealChange: UInt64 = 0
+    var readers: Set<InstanceReference> = []
+    var writerThreads: UInt64 = 0
+  }
+
+  private var keys: [PropertyKey: KeyState] = [:]
+  private var threads = DenseTable<ThreadState>()
   private var sequences: [UInt32: Sequence] = [:]
-  /// Threads that wrote each object's property.
-  private var writerThreads: [PropertyKey: Set<UInt32>] = [:]
   private var liveObjects: [UInt32: UInt32] = [:]  // serial → type, created in the trace and not freed
   private var seenObjects: Set<UInt32> = []
   private var objectTypes: [UInt32: UInt32] = [:]
@@ -131,12 +139,12 @@ public final class Replay {
   }
 
   /// Replays one event; events must come in time order (see `TimeOrderedEvents`).
-  public func consume(_ event: TraceEvent) {
+  public mutating func consume(_ event: TraceEvent) {
     events += 1
     sequence += 1
     if firstTime == nil { firstTime = event.time }
     lastTime = max(lastTime, event.time)
-    threadsSeen.insert(event.thread)
+    threadSeen[event.thread] = true
     switch event.kind {
     case .objectCreated:
       liveObjects[event.object] = event.aux
@@ -187,7 +195,7 @@ public final class Replay {
     }
   }
 
-  private func noteObject(_ event: TraceEvent) {
+  private mutating func noteObject(_ event: TraceEvent) {
     if event.aux != 0, objectTypes[event.object] == nil {
       objectTypes[event.object] = event.aux
       if liveObjects[event.object] != nil {
@@ -198,7 +206,7 @@ public final class Replay {
     }
   }
 
-  private func access(_ event: TraceEvent) {
+  private mutating func access(_ event: TraceEvent) {
     noteObject(event)
     let key = PropertyKey(object: event.object, property: event.key)
     properties[event.key, default: PropertyStatistics()].reads += 1
@@ -221,26 +229,27 @@ public final class Replay {
     }
   }
 
-  private func willSet(_ event: TraceEvent) {
+  private mutating func willSet(_ event: TraceEvent) {
     noteObject(event)
     let key = PropertyKey(object: event.object, property: event.key)
     properties[event.key, default: PropertyStatistics()].writes += 1
-    writerThreads[key, default: []].insert(event.thread)
     threads[event.thread, default: ThreadState()].writes.append(
       Write(key: key, sequence: sequence, time: event.time, stack: event.stack))
+    let readers: Set<InstanceReference> = keys.withState(key) { state in
+      state.writerThreads |= 1 << UInt64(min(event.thread, 63))
+      return state.readers
+    }
     // Coalesced: scopes that read this and already fired, waiting to run again, hear nothing of this write.
-    for instance in readersOf[key] ?? [] where instances[instance.key]?[instance.index].awaitingRerun == true {
+    for instance in readers where instances[instance.key]?[instance.index].awaitingRerun == true {
       properties[event.key, default: PropertyStatistics()].coalescedWrites += 1
       scopes[instance.key.label]?.coalescedWrites += 1
     }
   }
 
-  private func didSet(_ event: TraceEvent) {
+  private mutating func didSet(_ event: TraceEvent) {
     let key = PropertyKey(object: event.object, property: event.key)
-    var stack = threads[event.thread]?.writes ?? []
-    guard let index = stack.lastIndex(where: { $0.key == key }) else { return }
-    let write = stack.remove(at: index)
-    threads[event.thread]?.writes = stack
+    guard let index = threads[event.thread]?.writes.lastIndex(where: { $0.key == key }) else { return }
+    let write = threads[event.thread, default: ThreadState()].writes.remove(at: index)
     let unchanged = event.flags & EventFlags.unchanged != 0
     if unchanged {
       properties[event.key, default: PropertyStatistics()].noopWrites += 1
@@ -251,7 +260,7 @@ public final class Replay {
         invalidationEdges[Edge(object: key.object, property: key.property, label: fire.label)]?.wasted += 1
       }
     } else {
-      lastRealChange[key] = write.sequence
+      keys.withState(key) { $0.lastRealChange = write.sequence }
     }
     let fanOut = write.fired.count
     if fanOut > properties[event.key, default: PropertyStatistics()].maximumFanOut {
@@ -269,7 +278,7 @@ public final class Replay {
           fired: write.fired, stack: write.stack)))
   }
 
-  private func fired(_ event: TraceEvent) {
+  private mutating func fired(_ event: TraceEvent) {
     guard let run = runs[event.scope] else { return }
     scopes[run.label]?.invalidations += 1
     if let instance = run.instance {
@@ -290,7 +299,7 @@ public final class Replay {
     if run.kind == .tracking { cancel(event.scope) }
   }
 
-  private func cancel(_ scope: UInt32) {
+  private mutating func cancel(_ scope: UInt32) {
     guard var run = runs[scope] else { return }
     if let instance = run.instance, instances[instance.key]?[instance.index].liveRun == scope {
       instances[instance.key]?[instance.index].liveRun = 0
@@ -309,7 +318,7 @@ public final class Replay {
     }
   }
 
-  private func endRun(_ event: TraceEvent) {
+  private mutating func endRun(_ event: TraceEvent) {
     guard var run = runs[event.scope] else { return }
     run.ended = true
     // A nested list merges into the enclosing one, as the real generateAccessList does on exit.
@@ -340,10 +349,10 @@ public final class Replay {
       let previous = candidates[index]
       // Redundant: nothing it read really changed since the previous run began.
       redundant = !run.reads.isEmpty && !run.readStale
-        && run.reads.allSatisfy { (lastRealChange[$0] ?? 0) < previous.lastRunBeginSequence }
+        && run.reads.allSatisfy { (keys[$0]?.lastRealChange ?? 0) < previous.lastRunBeginSequence }
       if redundant { scopes[run.label]?.redundantRuns += 1 }
       reference = InstanceReference(key: instanceKey, index: index)
-      for key in previous.lastReads { readersOf[key]?.remove(reference) }
+      for key in previous.lastReads { keys[key]?.readers.remove(reference) }
       candidates[index] = Instance(lastRunBeginSequence: run.beginSequence, lastReads: run.readSet)
     } else {
       scopes[run.label]?.instances += 1
@@ -352,7 +361,7 @@ public final class Replay {
     }
     instances[instanceKey] = candidates
     run.instance = reference
-    for key in run.readSet { readersOf[key, default: []].insert(reference) }
+    for key in run.readSet { keys.withState(key) { _ = $0.readers.insert(reference) } }
     onTimelineEntry?(
       .run(
         TimelineRun(
@@ -381,9 +390,9 @@ public final class Replay {
   /// Properties of objects that more than one thread wrote: how many such objects, by property.
   public var crossThreadWrites: [UInt32: (objects: Int, threads: Int)] {
     var result: [UInt32: (objects: Int, threads: Int)] = [:]
-    for (key, threads) in writerThreads where threads.count > 1 {
+    for (key, state) in keys where state.writerThreads.nonzeroBitCount > 1 {
       let previous = result[key.property] ?? (0, 0)
-      result[key.property] = (previous.objects + 1, max(previous.threads, threads.count))
+      result[key.property] = (previous.objects + 1, max(previous.threads, state.writerThreads.nonzeroBitCount))
     }
     return result
   }
@@ -404,5 +413,12 @@ public final class Replay {
     for (serial, type) in liveObjects { result[objectTypes[serial] ?? type, default: TypeStatistics()].created += 1 }
     for serial in seenObjects { result[objectTypes[serial] ?? 0, default: TypeStatistics()].seenOnly += 1 }
     return result
+  }
+}
+
+extension Dictionary where Key == PropertyKey, Value == Replay.KeyState {
+  /// Mutates the state of `key` in place (created empty), with one lookup.
+  mutating func withState<Result>(_ key: PropertyKey, _ body: (inout Value) -> Result) -> Result {
+    body(&self[key, default: Value()])
   }
 }

@@ -34,7 +34,7 @@ public struct TimeOrderedEvents {
 
   /// Adds a chunk and passes on every event that is now safe to release, in time order.
   public mutating func add(_ chunk: EventChunk, _ body: (TraceEvent) throws -> Void) rethrows {
-    for event in chunk.events { push(event) }
+    let previousLatest = latestTime[chunk.thread]
     if let last = chunk.events.last {
       latestTime[chunk.thread] = max(latestTime[chunk.thread] ?? 0, last.time)
     } else if latestTime[chunk.thread] == nil {
@@ -44,6 +44,15 @@ public struct TimeOrderedEvents {
     newestTime = max(newestTime, latestTime[chunk.thread] ?? 0)
     var watermark = latestTime.filter { !ended.contains($0.key) }.values.min() ?? UInt64.max
     if knownThreads == nil { watermark = min(watermark, newestTime > window ? newestTime - window : 0) }
+    // The common case, one busy thread: nothing is waiting and the whole chunk is below the watermark, so it
+    // passes through in its own (time) order without touching the heap.
+    if heap.isEmpty, let last = chunk.events.last, last.time <= watermark,
+      (previousLatest ?? 0) <= (chunk.events.first?.time ?? 0)
+    {
+      for event in chunk.events { try body(event) }
+      return
+    }
+    for event in chunk.events { push(event) }
     while let first = heap.first, first.time <= watermark || heap.count > capacity {
       try body(pop())
     }

@@ -70,7 +70,7 @@ public enum TraceAnalysis {
     onTimelineEntry: ((TimelineEntry, TraceDefinitions) -> Void)? = nil
   ) throws(TraceFileError) -> AnalysisReport {
     let reader = try TraceReader(path: path)
-    let replay = Replay(configuration: configuration)
+    var replay = Replay(configuration: configuration)
     if let onTimelineEntry {
       replay.onTimelineEntry = { entry in onTimelineEntry(entry, reader.definitions) }
     }

@@ -34,7 +34,7 @@ enum GraphCommand: TraceCommand {
     ).parse(arguments)
     let path = try TraceInput.singlePath(parsed, command: name)
     let reader = try TraceInput.open(path, command: name)
-    let replay = Replay()
+    var replay = Replay()
     var ordered = TimeOrderedEvents(threads: reader.footer.map { Set($0.threads.map(\.thread)) })
     reader.forEachChunk { chunk in ordered.add(chunk) { replay.consume($0) } }
     ordered.finish { replay.consume($0) }

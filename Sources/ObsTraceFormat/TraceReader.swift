@@ -326,8 +326,8 @@ public final class TraceReader {
   // MARK: Events
 
   private func decodeEvents(_ chunk: Chunk) -> EventChunk? {
-    // Decode into a local batch first, so that a malformed tail costs the chunk and nothing is half-applied.
-    var newDefinitions = definitions
+    // Events go to a local batch, so that a malformed tail costs the chunk's events; definitions are facts and
+    // are kept as they come (copying the tables per chunk would cost as much as the objects they hold).
     let decoded: EventChunk? = chunk.payload.withUnsafeBytes { raw in
       var cursor = ByteCursor(raw)
       do {
@@ -341,10 +341,11 @@ public final class TraceReader {
           offset: chunk.offset, thread: thread, osThreadID: osThread, sequence: sequence, droppedSinceLastChunk: dropped,
           firstTime: firstTime, threadEnded: flags & ChunkFlags.threadEnded != 0, events: [])
         var time = firstTime
+        result.events.reserveCapacity(raw.count / 8)
         while !cursor.isAtEnd {
           let tag = try cursor.readByte()
           if tag >= 0x80 {
-            try Self.decodeDefinition(tag, &cursor, into: &newDefinitions)
+            try Self.decodeDefinition(tag, &cursor, into: &definitions)
             continue
           }
           guard let kind = EventKind(rawValue: tag) else { throw CursorError.malformed }
@@ -370,7 +371,6 @@ public final class TraceReader {
       damage.append(TraceDamage(offset: chunk.offset, message: "a chunk's events are malformed; skipped"))
       return nil
     }
-    definitions = newDefinitions
     threads[decoded.thread] = decoded.osThreadID
     droppedEvents += decoded.droppedSinceLastChunk
     eventsRead += UInt64(decoded.events.count)

@@ -23,9 +23,13 @@ final class Flusher: @unchecked Sendable {
   // Everything below is touched only by the flusher thread, then (after it has exited) by `stop`.
   private let writer: TraceFileWriter
   private let stamps = DefinitionStamps()
+  private let definitions = FlusherDefinitions()
   private var clock: TickConverter
   private var pending: [UnsafeMutablePointer<obstrace_ring>: PendingChunk] = [:]
   private var totals: [UInt32: ThreadTotals] = [:]
+  /// The last time given to each thread's events: the tick-to-nanosecond ratio is refined as the run goes, and a
+  /// thread's times must never go back.
+  private var lastTimes: [UInt32: UInt64] = [:]
   private var writeError: String?
   private let running = Atomic<Bool>(true)
   private var thread = pthread_t()
@@ -51,7 +55,6 @@ final class Flusher: @unchecked Sendable {
       ringCapacity: UInt64(options.ringCapacity), stackLevel: UInt8(options.backtraces.level))
     writer = try TraceFileWriter(path: path, header: header)
     try writer.writeChunk(.modules, payload: ChunkPayload.modules(LoadedModule.current()))
-    Interner.shared.resetScopes()
     forEachRing { ring in
       // Whatever a previous recording left (events racing its stop) is not this recording's.
       ring.pointee.tail = obstrace_ring_head(ring)
@@ -153,12 +156,17 @@ final class Flusher: @unchecked Sendable {
       let count = obstrace_ring_readable(ring, &first)
       guard count > 0, let first else { return }
       let records = UnsafeBufferPointer(start: first, count: count)
-      var chunk = pending.removeValue(forKey: ring) ?? newChunk(for: ring, firstTime: clock.nanoseconds(records[0].time))
-      let definitions = Interner.shared
+      var chunk = pending.removeValue(forKey: ring)
+        ?? newChunk(for: ring, firstTime: max(clock.nanoseconds(records[0].time), lastTimes[ring.pointee.thread_id] ?? 0))
+      let definitions = self.definitions
       let tapping = RecordingTaps.activeTaps.load(ordering: .acquiring) > 0
       let thread = ring.pointee.thread_id
+      var lastTime = lastTimes[thread] ?? 0
+      defer { lastTimes[thread] = lastTime }
       for record in records {
-        let time = clock.nanoseconds(record.time)
+        definitions.note(record)
+        let time = max(clock.nanoseconds(record.time), lastTime)
+        lastTime = time
         // The in-test recording tags (objectCreated's aux, scopeBegin's object) stay in the process.
         let tagged = record.kind == EventKind.objectCreated.rawValue || record.kind == EventKind.scopeBegin.rawValue
         chunk.encoder.append(
@@ -262,4 +270,34 @@ struct TickConverter {
     guard ticks > baseTicks else { return 0 }
     return UInt64(Double(ticks - baseTicks) * nanosecondsPerTick)
   }
+}
+
+/// What the encoder restates in each chunk: the interner's tables, and the scopes the flusher has seen begin
+/// (kept here, not on the hot path). A scope is forgotten when cancelled, or when a named scope ends; the table
+/// is also capped, since a scope that read nothing is never installed nor cancelled.
+final class FlusherDefinitions: TraceDefinitionSource {
+  static let maximumScopes = 1 << 20
+  private var scopes: [UInt32: ScopeDefinition] = [:]
+
+  func note(_ record: obstrace_record) {
+    switch record.kind {
+    case EventKind.scopeBegin.rawValue:
+      if scopes.count >= Self.maximumScopes { scopes.removeAll(keepingCapacity: true) }
+      if let kind = ScopeKind(rawValue: record.flags) {
+        scopes[record.scope] = ScopeDefinition(kind: kind, label: record.key, parent: record.aux)
+      }
+    case EventKind.trackingCancelled.rawValue:
+      scopes[record.scope] = nil
+    case EventKind.scopeEnd.rawValue:
+      if scopes[record.scope]?.kind == .named { scopes[record.scope] = nil }
+    default:
+      break
+    }
+  }
+
+  func typeName(_ id: UInt32) -> String { Interner.shared.typeName(id) }
+  func property(_ id: UInt32) -> PropertyDefinition? { Interner.shared.property(id) }
+  func label(_ id: UInt32) -> String { Interner.shared.label(id) }
+  func scope(_ id: UInt32) -> ScopeDefinition? { scopes[id] }
+  func stack(_ id: UInt32) -> [UInt64] { Interner.shared.stack(id) }
 }

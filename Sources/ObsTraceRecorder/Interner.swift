@@ -9,7 +9,7 @@ import Synchronization
 /// thread per new key path, type or stack. An id is in these tables before any event can carry it, which is
 /// why the flusher can always find a definition. Key paths are retained, so their addresses (the cache keys)
 /// are never reused for another key path.
-final class Interner: TraceDefinitionSource, Sendable {
+final class Interner: Sendable {
   static let shared = Interner()
 
   /// Bit 31 of a key path id, in the per-thread cache only: the member type is Equatable.
@@ -36,7 +36,6 @@ final class Interner: TraceDefinitionSource, Sendable {
     var labels: [String] = [""]
     var stackIDs: [[UInt64]: UInt32] = [:]
     var stacks: [[UInt64]] = [[]]
-    var scopes: [UInt32: ScopeDefinition] = [:]
     /// Labels that are call sites: label id → the stack to find the site in, and back.
     var callerLabels: [UInt32: UInt32] = [:]
     var callerLabelIDs: [UInt32: UInt32] = [:]
@@ -102,6 +101,16 @@ final class Interner: TraceDefinitionSource, Sendable {
 
   /// The label of a scope begun from `stack`: named after its call site when symbols are resolved at stop.
   func callerLabelID(stack: UInt32) -> UInt32 {
+    // The per-thread pointer cache, keyed by a value no real pointer has (the top bit set).
+    let key = UnsafeRawPointer(bitPattern: UInt(1) << 63 | UInt(stack))!
+    let cached = obstrace_cached_id(key)
+    if cached != 0 { return cached }
+    let id = callerLabelIDLocked(stack: stack)
+    obstrace_cache_id(key, id)
+    return id
+  }
+
+  private func callerLabelIDLocked(stack: UInt32) -> UInt32 {
     tables.withLock { tables in
       if let id = tables.callerLabelIDs[stack] { return id }
       let id = UInt32(tables.labels.count)
@@ -128,16 +137,6 @@ final class Interner: TraceDefinitionSource, Sendable {
     return id
   }
 
-  func defineScope(_ id: UInt32, _ definition: ScopeDefinition) {
-    tables.withLock { $0.scopes[id] = definition }
-  }
-
-  /// Forgets scopes, which only one recording needs; the other tables live as long as the process, because
-  /// threads keep their cached ids across recordings.
-  func resetScopes() {
-    tables.withLock { $0.scopes = [:] }
-  }
-
   /// `\Model.<computed 0x000055d0c0d8fa50 (Int)>` → 0x55d0c0d8fa50: the key path's getter, to symbolize.
   static func getterAddress(inKeyPathDescription description: String) -> UInt64 {
     guard let range = description.firstRange(of: "0x") else { return 0 }
@@ -145,7 +144,7 @@ final class Interner: TraceDefinitionSource, Sendable {
     return UInt64(digits, radix: 16) ?? 0
   }
 
-  // MARK: TraceDefinitionSource (the flusher)
+  // MARK: What the flusher's definitions read
 
   func typeName(_ id: UInt32) -> String {
     tables.withLock { Int(id) < $0.types.count ? $0.types[Int(id)].reflected : "" }
@@ -157,10 +156,6 @@ final class Interner: TraceDefinitionSource, Sendable {
 
   func label(_ id: UInt32) -> String {
     tables.withLock { Int(id) < $0.labels.count ? $0.labels[Int(id)] : "" }
-  }
-
-  func scope(_ id: UInt32) -> ScopeDefinition? {
-    tables.withLock { $0.scopes[id] }
   }
 
   func stack(_ id: UInt32) -> [UInt64] {
@@ -186,6 +181,9 @@ final class Interner: TraceDefinitionSource, Sendable {
       if event.object != 0, event.aux != 0, [.access, .willSet, .didSet, .objectFreed].contains(event.kind) {
         definitions.objects[event.object] = event.aux
       }
+      if event.kind == .scopeBegin, let kind = ScopeKind(rawValue: event.flags) {
+        definitions.scopes[event.scope] = ScopeDefinition(kind: kind, label: event.key, parent: event.aux)
+      }
       if event.stack != 0 { usedStacks.insert(event.stack) }
     }
     var sources = snapshotForSymbols()
@@ -195,7 +193,6 @@ final class Interner: TraceDefinitionSource, Sendable {
         definitions.properties[UInt32(index)] = entry.definition
       }
       for (index, label) in tables.labels.enumerated().dropFirst() { definitions.labels[UInt32(index)] = label }
-      definitions.scopes = tables.scopes
       for id in usedStacks where Int(id) < tables.stacks.count { definitions.stacks[id] = tables.stacks[Int(id)] }
     }
     // Only the stacks these events use need their frames resolved.

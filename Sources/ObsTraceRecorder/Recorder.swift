@@ -60,6 +60,12 @@ public enum Recorder {
     return flusher?.stop()
   }
 
+  /// Waits until every event recorded before the call has been drained by the flusher (and reaches the file
+  /// within the chunk age). Does nothing when not recording.
+  public static func flush() {
+    state.withLock { $0.flusher }?.flush()
+  }
+
   /// Starts from `OBSTRACE_OUTPUT` once per process, at the first traced object or scope.
   @usableFromInline
   static func startFromEnvironmentIfNeeded() {

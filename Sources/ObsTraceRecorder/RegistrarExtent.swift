@@ -44,20 +44,21 @@ final class RegistrarExtent: Sendable {
   @usableFromInline
   func recordAccess(_ keyPath: AnyKeyPath, _ subject: Any.Type, _ member: Any.Type) -> Bool {
     guard obstrace_is_enabled() else { return true }
-    if obstrace_access_is_suppressed() { return false }
     let key = Interner.shared.keyPathID(keyPath, root: subject, member: member) & ~Interner.equatableBit
-    let scope = obstrace_innermost_scope()
-    var flags: UInt8 = scope != 0 ? EventFlags.accessInScope : 0
-    var stack: UInt32 = 0
-    if obstrace_writing_object() == serial && obstrace_writing_key() == key {
-      // A read inside this property's own willSet window: it sees the old value (seed 004's stale read).
-      flags |= EventFlags.staleRead
-      if obstrace_stack_level() != 0 { stack = StackCapture.current() }
-    } else if obstrace_stack_level() >= 2 {
-      stack = StackCapture.current()
+    let type = objectType(subject)
+    if obstrace_stack_level() >= 2 {
+      if obstrace_access_is_suppressed() { return false }
+      obstrace_emit_access_with_stack(serial, key, type, StackCapture.current())
+      return true
     }
-    obstrace_emit(EventKind.access.rawValue, flags, serial, key, scope, objectType(subject), stack)
-    return true
+    switch obstrace_emit_access(serial, key, type) {
+    case 1: return false
+    case 2:
+      // A read inside this property's own willSet window: it sees the old value (seed 004's stale read).
+      obstrace_emit_access_with_stack(serial, key, type, StackCapture.current())
+      return true
+    default: return true
+    }
   }
 
   /// Records a willSet and opens its window: until `endWillSet`, tracking that fires on this thread was fired

@@ -42,7 +42,6 @@ public enum TrackingScopes {
     }
     let scope = obstrace_next_scope_serial()
     let parent = obstrace_innermost_scope()
-    Interner.shared.defineScope(scope, ScopeDefinition(kind: kind, label: labelID, parent: parent))
     if obstrace_stack_level() == 0 { stack = 0 }
     // object: the in-test recording this scope belongs to, if any.
     obstrace_emit(EventKind.scopeBegin.rawValue, kind.rawValue, RecordingTaps.currentTag, labelID, scope, parent, stack)

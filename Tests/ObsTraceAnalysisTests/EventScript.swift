@@ -65,7 +65,7 @@ struct EventScript {
 
   /// Replays the script and returns the replay, with the timeline it produced.
   func replay(fanOutThreshold: Int = 10) -> (Replay, [TimelineEntry]) {
-    let replay = Replay(configuration: Replay.Configuration(fanOutThreshold: fanOutThreshold))
+    var replay = Replay(configuration: Replay.Configuration(fanOutThreshold: fanOutThreshold))
     var timeline: [TimelineEntry] = []
     replay.onTimelineEntry = { timeline.append($0) }
     for event in events { replay.consume(event) }

@@ -86,7 +86,9 @@ extern uint32_t obstrace_enabled_flag;
 extern uint32_t obstrace_drop_when_full_flag;
 extern uint32_t obstrace_stack_level_flag;
 extern uint32_t obstrace_stack_depth_flag;
-extern __thread obstrace_ring *obstrace_thread_ring;
+/// Initial-exec TLS: a single %fs-relative load, no __tls_get_addr call (ObsTrace is linked into the executable,
+/// never dlopen'ed).
+extern __thread obstrace_ring *obstrace_thread_ring __attribute__((tls_model("initial-exec")));
 
 /// The slow half of `obstrace_current_ring`: allocates and registers this thread's ring.
 obstrace_ring *obstrace_ring_attach(void);
@@ -144,6 +146,36 @@ static inline bool obstrace_emit(uint8_t kind, uint8_t flags, uint32_t object, u
   // Release: pairs with the flusher's acquire load of head in obstrace_ring_readable.
   __atomic_store_n(&ring->head, head + 1, __ATOMIC_RELEASE);
   return true;
+}
+
+/// Records an access with one TLS lookup: the innermost scope, whether one of ObsTrace's scopes is open, and
+/// whether the read is inside this property's own willSet window (stale). Returns 0 when recorded, 1 when the
+/// caller must not forward the access (ObsTrace's own silent read), 2 when the read is stale and the caller
+/// should record it with a stack (`obstrace_emit_access_with_stack`).
+static inline int obstrace_emit_access(uint32_t object, uint32_t key, uint32_t type) {
+  obstrace_ring *ring = obstrace_current_ring();
+  if (__builtin_expect(ring == NULL, 0)) return 0;
+  if (__builtin_expect(ring->suppress_access != 0, 0)) return 1;
+  uint32_t depth = ring->scope_depth;
+  uint32_t scope = depth == 0 ? 0 : ring->scope_stack[(depth <= OBSTRACE_SCOPE_STACK_DEPTH ? depth : OBSTRACE_SCOPE_STACK_DEPTH) - 1];
+  uint8_t flags = scope != 0 ? 1 : 0;
+  if (__builtin_expect(ring->writing_object == object && ring->writing_key == key, 0)) {
+    if (__atomic_load_n(&obstrace_stack_level_flag, __ATOMIC_RELAXED) != 0) return 2;
+    flags |= 2;
+  }
+  obstrace_emit(1, flags, object, key, scope, type, 0);
+  return 0;
+}
+
+/// `obstrace_emit_access` with the stack the caller captured (a stale read, or every event at level `all`).
+static inline void obstrace_emit_access_with_stack(uint32_t object, uint32_t key, uint32_t type, uint32_t stack) {
+  obstrace_ring *ring = obstrace_current_ring();
+  if (ring == NULL) return;
+  uint32_t depth = ring->scope_depth;
+  uint32_t scope = depth == 0 ? 0 : ring->scope_stack[(depth <= OBSTRACE_SCOPE_STACK_DEPTH ? depth : OBSTRACE_SCOPE_STACK_DEPTH) - 1];
+  uint8_t flags = scope != 0 ? 1 : 0;
+  if (ring->writing_object == object && ring->writing_key == key) flags |= 2;
+  obstrace_emit(1, flags, object, key, scope, type, stack);
 }
 
 // ── Per-thread state used by the Swift layer (owner thread only, no atomics needed). ──
