@@ -253,25 +253,22 @@ func writeTrace(events: Int, to path: String) {
   Recorder.stop()
 }
 
+/// Runs `obstrace report` on `path` under GNU time, for its wall time and its own peak resident memory.
 func runReport(_ path: String) -> (seconds: Double, maxResidentKiB: Int) {
   let obstrace = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("obstrace").path
-  var processID: pid_t = 0
-  let arguments = [obstrace, "report", "--format", "json", path]
-  let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-  defer { for pointer in argv { free(pointer) } }
-  var actions = posix_spawn_file_actions_t()
-  posix_spawn_file_actions_init(&actions)
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: "/usr/bin/time")
+  process.arguments = ["-f", "%M", obstrace, "report", "--format", "json", path]
+  let errors = Pipe()
+  process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+  process.standardError = errors
   let start = obstrace_bench_now()
-  guard posix_spawn(&processID, obstrace, &actions, nil, argv, environ) == 0 else {
-    fatalError("cannot run \(obstrace): build it with swift build -c release")
-  }
-  var status: Int32 = 0
-  var usage = rusage()
-  wait4(processID, &status, 0, &usage)
+  try! process.run()
+  let output = errors.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
   let seconds = Double(obstrace_bench_now() - start) / 1e9
-  posix_spawn_file_actions_destroy(&actions)
-  return (seconds, Int(usage.ru_maxrss))
+  let text = String(decoding: output, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? "0"
+  return (seconds, Int(text.trimmingCharacters(in: .whitespaces)) ?? 0)
 }
 
 for events in [1_000_000, 10_000_000] {

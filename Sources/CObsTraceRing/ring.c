@@ -135,36 +135,6 @@ void obstrace_pop_scope(uint32_t scope) {
   if (ring != NULL && ring->scope_depth > 0) ring->scope_depth--;
 }
 
-void obstrace_set_writing(uint32_t object, uint32_t key, uint32_t *saved_object, uint32_t *saved_key) {
-  obstrace_ring *ring = obstrace_current_ring();
-  if (ring == NULL) {
-    *saved_object = 0;
-    *saved_key = 0;
-    return;
-  }
-  *saved_object = ring->writing_object;
-  *saved_key = ring->writing_key;
-  ring->writing_object = object;
-  ring->writing_key = key;
-}
-
-void obstrace_restore_writing(uint32_t object, uint32_t key) {
-  obstrace_ring *ring = obstrace_thread_ring;
-  if (ring == NULL) return;
-  ring->writing_object = object;
-  ring->writing_key = key;
-}
-
-uint32_t obstrace_writing_object(void) {
-  obstrace_ring *ring = obstrace_thread_ring;
-  return ring == NULL ? 0 : ring->writing_object;
-}
-
-uint32_t obstrace_writing_key(void) {
-  obstrace_ring *ring = obstrace_thread_ring;
-  return ring == NULL ? 0 : ring->writing_key;
-}
-
 void obstrace_suppress_access(bool suppress) {
   obstrace_ring *ring = obstrace_current_ring();
   if (ring == NULL) return;

@@ -40,23 +40,58 @@ public struct ChunkEncoder {
   }
 
   /// Appends one event, stating first any definition it needs.
+  ///
+  /// Layout: kind, flags, a presence mask, the time delta, then only the fields the mask names (depth, object,
+  /// key, scope, aux, stack, in that order) that are not zero. An event about an object whose type the chunk has
+  /// stated leaves `aux` (the type) out: the reader takes it from the object's definition.
   public mutating func append(
     kind: UInt8, flags: UInt8, time: UInt64, depth: UInt16, object: UInt32, key: UInt32, scope: UInt32, aux: UInt32,
     stack: UInt32, definitions: TraceDefinitionSource, stamps: DefinitionStamps
   ) {
     define(kind: kind, object: object, key: key, scope: scope, aux: aux, stack: stack, definitions, stamps)
     let time = max(time, lastTime)
-    bytes.append(kind)
-    bytes.append(flags)
-    bytes.appendVarint(time - lastTime)
-    bytes.appendVarint(depth)
-    bytes.appendVarint(object)
-    bytes.appendVarint(key)
-    bytes.appendVarint(scope)
-    bytes.appendVarint(aux)
-    bytes.appendVarint(stack)
+    let auxIsObjectType = object != 0 && Self.carriesObjectType(kind)
+    var mask: UInt8 = 0
+    if depth != 0 { mask |= 1 }
+    if object != 0 { mask |= 2 }
+    if key != 0 { mask |= 4 }
+    if scope != 0 { mask |= 8 }
+    if aux != 0 && !auxIsObjectType { mask |= 16 }
+    if stack != 0 { mask |= 32 }
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { buffer in
+      var count = 0
+      @inline(__always) func put(_ value: UInt64) {
+        var value = value
+        while value >= 0x80 {
+          buffer[count] = UInt8(truncatingIfNeeded: value) | 0x80
+          count += 1
+          value >>= 7
+        }
+        buffer[count] = UInt8(value)
+        count += 1
+      }
+      buffer[0] = kind
+      buffer[1] = flags
+      buffer[2] = mask
+      count = 3
+      put(time - lastTime)
+      if mask & 1 != 0 { put(UInt64(depth)) }
+      if mask & 2 != 0 { put(UInt64(object)) }
+      if mask & 4 != 0 { put(UInt64(key)) }
+      if mask & 8 != 0 { put(UInt64(scope)) }
+      if mask & 16 != 0 { put(UInt64(aux)) }
+      if mask & 32 != 0 { put(UInt64(stack)) }
+      bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[0..<count]))
+    }
     lastTime = time
     eventCount += 1
+  }
+
+  /// Kinds whose `aux` is the type of their object (stated by the object's definition).
+  @inline(__always)
+  static func carriesObjectType(_ kind: UInt8) -> Bool {
+    kind == EventKind.access.rawValue || kind == EventKind.willSet.rawValue || kind == EventKind.didSet.rawValue
+      || kind == EventKind.objectFreed.rawValue
   }
 
   private mutating func define(

@@ -350,13 +350,15 @@ public final class TraceReader {
           }
           guard let kind = EventKind(rawValue: tag) else { throw CursorError.malformed }
           let flags = try cursor.readByte()
+          let mask = try cursor.readByte()
           time += try cursor.readVarint()
-          let depth = try cursor.readVarint()
-          let object = try cursor.readVarint32()
-          let key = try cursor.readVarint32()
-          let scope = try cursor.readVarint32()
-          let aux = try cursor.readVarint32()
-          let stack = try cursor.readVarint32()
+          let depth = mask & 1 != 0 ? try cursor.readVarint() : 0
+          let object = mask & 2 != 0 ? try cursor.readVarint32() : 0
+          let key = mask & 4 != 0 ? try cursor.readVarint32() : 0
+          let scope = mask & 8 != 0 ? try cursor.readVarint32() : 0
+          var aux = mask & 16 != 0 ? try cursor.readVarint32() : 0
+          let stack = mask & 32 != 0 ? try cursor.readVarint32() : 0
+          if aux == 0, object != 0, ChunkEncoder.carriesObjectType(tag) { aux = definitions.objects[object] ?? 0 }
           result.events.append(
             TraceEvent(
               kind: kind, flags: flags, thread: thread, time: time, depth: UInt16(truncatingIfNeeded: depth),

@@ -46,10 +46,16 @@ final class Interner: Sendable {
   // MARK: Interning (slow paths)
 
   /// The id of `keyPath`, with `equatableBit` set when its member type is Equatable.
+  @inline(__always)
   func keyPathID(_ keyPath: AnyKeyPath, root: Any.Type, member: Any.Type) -> UInt32 {
     let pointer = UnsafeRawPointer(Unmanaged.passUnretained(keyPath).toOpaque())
     let cached = obstrace_cached_id(pointer)
     if cached != 0 { return cached }
+    return internKeyPath(keyPath, pointer, root: root, member: member)
+  }
+
+  @inline(never)
+  private func internKeyPath(_ keyPath: AnyKeyPath, _ pointer: UnsafeRawPointer, root: Any.Type, member: Any.Type) -> UInt32 {
     let rootID = typeID(root)
     let id: UInt32 = tables.withLock { tables in
       if let id = tables.keyPathIDs[keyPath] {

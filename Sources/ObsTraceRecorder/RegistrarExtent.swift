@@ -70,14 +70,13 @@ final class RegistrarExtent: Sendable {
     let key = id & ~Interner.equatableBit
     let stack = obstrace_stack_level() >= 1 ? StackCapture.current() : 0
     obstrace_emit(EventKind.willSet.rawValue, 0, serial, key, obstrace_innermost_scope(), objectType(subject), stack)
-    var window = WillSetWindow(key: key, memberIsEquatable: id & Interner.equatableBit != 0)
-    obstrace_set_writing(serial, key, &window.savedObject, &window.savedKey)
-    return window
+    return WillSetWindow(
+      key: key, memberIsEquatable: id & Interner.equatableBit != 0, saved: obstrace_set_writing(serial, key))
   }
 
   @usableFromInline
   func endWillSet(_ window: WillSetWindow) {
-    obstrace_restore_writing(window.savedObject, window.savedKey)
+    obstrace_restore_writing(window.saved)
   }
 
   @usableFromInline
@@ -108,12 +107,13 @@ final class RegistrarExtent: Sendable {
 struct WillSetWindow {
   @usableFromInline let key: UInt32
   @usableFromInline let memberIsEquatable: Bool
-  var savedObject: UInt32 = 0
-  var savedKey: UInt32 = 0
+  /// The window this one interrupted, packed (object << 32 | key).
+  let saved: UInt64
 
-  init(key: UInt32, memberIsEquatable: Bool) {
+  init(key: UInt32, memberIsEquatable: Bool, saved: UInt64) {
     self.key = key
     self.memberIsEquatable = memberIsEquatable
+    self.saved = saved
   }
 }
 

@@ -120,7 +120,12 @@ struct RecordedObservationTests {
 @Suite("Render harness")
 struct RenderHarnessTests {
   @Test("it runs like a view body: once per render, dirty once per change until it runs again")
-  func harness() {
+  func harness() async {
+    // Holds the shared lock: a test that records the whole process must not see this one's objects.
+    await RecordingTestLock.shared { harnessAlone() }
+  }
+
+  func harnessAlone() {
     let row = Row()
     let harness = RenderHarness("Row.body") { row.title }
     #expect(harness.runs == 0)

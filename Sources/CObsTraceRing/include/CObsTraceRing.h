@@ -210,10 +210,32 @@ static inline void obstrace_cache_id(const void *pointer, uint32_t id) {
 
 void obstrace_push_scope(uint32_t scope);
 void obstrace_pop_scope(uint32_t scope);
-void obstrace_set_writing(uint32_t object, uint32_t key, uint32_t *saved_object, uint32_t *saved_key);
-void obstrace_restore_writing(uint32_t object, uint32_t key);
-uint32_t obstrace_writing_object(void);
-uint32_t obstrace_writing_key(void);
+/// Opens a willSet window on this thread, returning the one it interrupts packed as (object << 32 | key).
+static inline uint64_t obstrace_set_writing(uint32_t object, uint32_t key) {
+  obstrace_ring *ring = obstrace_current_ring();
+  if (ring == NULL) return 0;
+  uint64_t saved = ((uint64_t)ring->writing_object << 32) | ring->writing_key;
+  ring->writing_object = object;
+  ring->writing_key = key;
+  return saved;
+}
+
+static inline void obstrace_restore_writing(uint64_t saved) {
+  obstrace_ring *ring = obstrace_thread_ring;
+  if (ring == NULL) return;
+  ring->writing_object = (uint32_t)(saved >> 32);
+  ring->writing_key = (uint32_t)saved;
+}
+
+static inline uint32_t obstrace_writing_object(void) {
+  obstrace_ring *ring = obstrace_thread_ring;
+  return ring == NULL ? 0 : ring->writing_object;
+}
+
+static inline uint32_t obstrace_writing_key(void) {
+  obstrace_ring *ring = obstrace_thread_ring;
+  return ring == NULL ? 0 : ring->writing_key;
+}
 void obstrace_suppress_access(bool suppress);
 
 // ── Serial numbers. ──
