@@ -63,7 +63,8 @@ let package = Package(
       dependencies: ["ObsTrace", "ObsTraceRecorder", "ObsTraceFormat", "ObsTraceFixtureModels", "ObsTraceTestSupport"]
     ),
     .testTarget(name: "ObsTraceAnalysisTests", dependencies: ["ObsTraceAnalysis", "ObsTraceFormat"]),
-    .testTarget(name: "ObsTraceCommandsTests", dependencies: ["ObsTraceCommands", "ObsTraceFormat"], exclude: ["Goldens"]),
+    .testTarget(
+      name: "ObsTraceCommandsTests", dependencies: ["ObsTraceCommands", "ObsTraceFormat"], exclude: ["Goldens"]),
   ],
   swiftLanguageModes: [.v6]
 )

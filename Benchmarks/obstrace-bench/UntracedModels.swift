@@ -10,5 +10,8 @@ final class PlainCounter {
 /// One `withObservationTracking` scope with one read, through Observation's own function.
 @inline(never)
 func plainScope(_ model: PlainCounter) -> Int {
-  withObservationTracking { model.value } onChange: {}
+  withObservationTracking {
+    model.value
+  } onChange: {
+  }
 }

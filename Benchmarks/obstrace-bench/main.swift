@@ -116,7 +116,9 @@ func withRecording<T>(_ backtraces: RecordingOptions.Backtraces = .off, _ body: 
 }
 
 // `obstrace-bench --write-trace PATH EVENTS`: only write a trace of that many events (for profiling the CLI).
-if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--write-trace", let events = Int(CommandLine.arguments[3]) {
+if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--write-trace",
+  let events = Int(CommandLine.arguments[3])
+{
   try! Recorder.start(to: CommandLine.arguments[2], options: RecordingOptions(backtraces: .off))
   let model = TracedCounter()
   for index in 0..<(events / 2) { model.value = index }
@@ -125,7 +127,9 @@ if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--write-trace"
 }
 
 let iterations = 30_000
-print("obstrace-bench: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(iterations) operations per repeat, best of 15 repeats")
+print(
+  "obstrace-bench: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(iterations) operations per repeat, best of 15 repeats"
+)
 
 // MARK: Clocks and the event floor
 
@@ -136,9 +140,14 @@ let continuous = measure(iterations) { n in
   for _ in 0..<n { last = .now }
   blackHole(last)
 }
-rows.append(Row(name: "clock: TSC (the hot path's)", baseline: nil, measured: fixed(rdtsc), ratio: nil, target: "", met: nil))
-rows.append(Row(name: "clock: clock_gettime(MONOTONIC)", baseline: nil, measured: fixed(clockGettime), ratio: nil, target: "", met: nil))
-rows.append(Row(name: "clock: ContinuousClock.now", baseline: nil, measured: fixed(continuous), ratio: nil, target: "", met: nil))
+rows.append(
+  Row(name: "clock: TSC (the hot path's)", baseline: nil, measured: fixed(rdtsc), ratio: nil, target: "", met: nil))
+rows.append(
+  Row(
+    name: "clock: clock_gettime(MONOTONIC)", baseline: nil, measured: fixed(clockGettime), ratio: nil, target: "",
+    met: nil))
+rows.append(
+  Row(name: "clock: ContinuousClock.now", baseline: nil, measured: fixed(continuous), ratio: nil, target: "", met: nil))
 
 let floor = measure(iterations) { blackHole(obstrace_bench_floor(UInt64($0))) }
 let emit = withRecording { measure(iterations) { blackHole(obstrace_bench_emit(UInt64($0))) } }
@@ -187,7 +196,8 @@ for (level, limit) in [(RecordingOptions.Backtraces.off, 1.3), (.writes, 1.6), (
       for index in 0..<n { traced.value = index }
     }
   }
-  compare("write: traced (stacks \(level.rawValue)) vs untraced", baseline: plainWrite, measured: tracedWrite, limit: limit)
+  compare(
+    "write: traced (stacks \(level.rawValue)) vs untraced", baseline: plainWrite, measured: tracedWrite, limit: limit)
 }
 
 let scopes = iterations / 6
@@ -203,7 +213,9 @@ let tracedTracking = withRecording(.writes) {
     blackHole(sum)
   }
 }
-compare("withObservationTracking scope, one read: traced vs untraced", baseline: plainTracking, measured: tracedTracking, limit: 1.1)
+compare(
+  "withObservationTracking scope, one read: traced vs untraced", baseline: plainTracking, measured: tracedTracking,
+  limit: 1.1)
 
 // MARK: Sustained to disk, without loss
 
@@ -232,7 +244,9 @@ rows.append(
     measured: fixed(sustainedRun.eventsPerSecond / 1e6, 1) + " M/s", ratio: nil, target: "≥ 10 M/s",
     met: sustainedRun.eventsPerSecond >= 10e6 && sustainedRun.dropped == 0))
 rows.append(
-  Row(name: "  dropped in that run", baseline: nil, measured: "\(sustainedRun.dropped) of \(sustainedRun.events)", ratio: nil, target: "0", met: sustainedRun.dropped == 0))
+  Row(
+    name: "  dropped in that run", baseline: nil, measured: "\(sustainedRun.dropped) of \(sustainedRun.events)",
+    ratio: nil, target: "0", met: sustainedRun.dropped == 0))
 
 let demoPath = directory + "/demo.trc"
 try! Recorder.start(to: demoPath, options: RecordingOptions())
@@ -241,7 +255,8 @@ let demoSummary = Recorder.stop()!
 let bytesPerEvent = Double(demoSummary.bytes) / Double(demoSummary.events)
 rows.append(
   Row(
-    name: "file bytes per event, the demo's workload (stacks on writes)", baseline: nil, measured: fixed(bytesPerEvent, 2),
+    name: "file bytes per event, the demo's workload (stacks on writes)", baseline: nil,
+    measured: fixed(bytesPerEvent, 2),
     ratio: nil, target: "≤ 4", met: bytesPerEvent <= 4))
 
 // MARK: The CLI reading big traces
@@ -255,7 +270,9 @@ func writeTrace(events: Int, to path: String) {
 
 /// Runs `obstrace report` on `path` under GNU time, for its wall time and its own peak resident memory.
 func runReport(_ path: String) -> (seconds: Double, maxResidentKiB: Int) {
-  let obstrace = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("obstrace").path
+  let obstrace = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+    "obstrace"
+  ).path
   let process = Process()
   process.executableURL = URL(fileURLWithPath: "/usr/bin/time")
   process.arguments = ["-f", "%M", obstrace, "report", "--format", "json", path]

@@ -1,11 +1,12 @@
+import Observation
+
 // The seed guide's scenario (shared/seeds/000, sections 6–7): two views, each reading one property of one model,
 // run as SwiftUI runs a body (under tracking, invalidated through a closure holding the view's node), then the
 // guide's changes. Built twice from this one file: `obstrace-demo` with ObsTrace (the OBSTRACE define) and
 // `obstrace-demo-untraced` without it; both must print the same console.
 #if OBSTRACE
-import ObsTrace
+  import ObsTrace
 #endif
-import Observation
 
 @Observable
 final class Model {
@@ -46,9 +47,17 @@ struct NextView: View {
 func updateValue<V: View>(of view: V) {
   let node = runningNode
   #if OBSTRACE
-  _ = withObservationTracking(named: V.name) { view.body } onChange: { AGGraphInvalidateValue(node) }
+    _ = withObservationTracking(named: V.name) {
+      view.body
+    } onChange: {
+      AGGraphInvalidateValue(node)
+    }
   #else
-  _ = withObservationTracking { view.body } onChange: { AGGraphInvalidateValue(node) }
+    _ = withObservationTracking {
+      view.body
+    } onChange: {
+      AGGraphInvalidateValue(node)
+    }
   #endif
 }
 

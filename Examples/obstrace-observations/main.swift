@@ -1,3 +1,6 @@
+import Foundation
+import Observation
+
 // The seed guide's Observations run (shared/seeds/000, sections 9–10) and the other behaviours of
 // `Observations`, built twice from this one file: `obstrace-observations` with ObsTrace (the OBSTRACE define)
 // and `obstrace-observations-untraced` with Observation's own. Every mode must print the same in both.
@@ -9,10 +12,8 @@
 //   throws           a closure that throws ends the sequence, and the error is rethrown
 //   two-iterators    two iterators of one sequence each get their values
 #if OBSTRACE
-import ObsTrace
+  import ObsTrace
 #endif
-import Foundation
-import Observation
 
 @Observable
 final class Model: @unchecked Sendable {

@@ -76,10 +76,16 @@ final class Theme {
 func fanOut() {
   let theme = Theme()
   func renderRow(_ index: Int) {
-    _ = withObservationTracking(named: "Row.body") { "\(index): \(theme.accent)" } onChange: {}
+    _ = withObservationTracking(named: "Row.body") {
+      "\(index): \(theme.accent)"
+    } onChange: {
+    }
   }
   for index in 0..<12 { renderRow(index) }
-  _ = withObservationTracking(named: "Header.body") { theme.fontSize } onChange: {}
+  _ = withObservationTracking(named: "Header.body") {
+    theme.fontSize
+  } onChange: {
+  }
   print("theme.accent = red: every row is invalidated")
   theme.accent = "red"
   for index in 0..<12 { renderRow(index) }
@@ -106,7 +112,10 @@ func noopModify() {
   let worse = CommandLine.arguments.dropFirst(2).first == "worse"
   let store = TodoStore()
   func renderList() {
-    _ = withObservationTracking(named: "TodoList.body") { store.items.map(\.title) } onChange: {}
+    _ = withObservationTracking(named: "TodoList.body") {
+      store.items.map(\.title)
+    } onChange: {
+    }
   }
   renderList()
   print("store.items[1].done = true (it already is): a write through _modify that changes nothing")
@@ -136,7 +145,9 @@ func threads() {
   let fired = DispatchSemaphore(value: 0)
   let written = DispatchSemaphore(value: 0)
   func renderProgress() {
-    _ = withObservationTracking(named: "ProgressView.body") { "\(progress.completed)/\(progress.total)" } onChange: {
+    _ = withObservationTracking(named: "ProgressView.body") {
+      "\(progress.completed)/\(progress.total)"
+    } onChange: {
       fired.signal()
     }
   }
@@ -163,7 +174,7 @@ func threads() {
 // MARK: fill-disk
 
 #if canImport(Glibc)
-import Glibc
+  import Glibc
 #endif
 
 final class Fired: @unchecked Sendable {
@@ -188,7 +199,11 @@ func fillDisk() {
   for value in 1...300_000 {
     counter.count = value
     if value % 100_000 == 0 {
-      _ = withObservationTracking { counter.count } onChange: { fired.increment() }
+      _ = withObservationTracking {
+        counter.count
+      } onChange: {
+        fired.increment()
+      }
     }
   }
   counter.count += 1

@@ -140,14 +140,23 @@ public struct BaselineComparison: Sendable {
             let old = before[name]?[metric]
             switch (old, value) {
             case (nil, let value?) where value > 0:
-              rows.append(Row(change: .new, kind: kind, name: name, metric: metric, baseline: nil, current: value, failed: failOnNew))
+              rows.append(
+                Row(
+                  change: .new, kind: kind, name: name, metric: metric, baseline: nil, current: value, failed: failOnNew
+                ))
             case (let old?, nil) where old > 0:
-              rows.append(Row(change: .gone, kind: kind, name: name, metric: metric, baseline: old, current: nil, failed: false))
+              rows.append(
+                Row(change: .gone, kind: kind, name: name, metric: metric, baseline: old, current: nil, failed: false))
             case (let old?, let value?) where value > old:
               let failed = Double(value) > Double(old) * (1 + tolerance) || old == 0
-              rows.append(Row(change: .grew, kind: kind, name: name, metric: metric, baseline: old, current: value, failed: failed))
+              rows.append(
+                Row(
+                  change: .grew, kind: kind, name: name, metric: metric, baseline: old, current: value, failed: failed))
             case (let old?, let value?) where value < old:
-              rows.append(Row(change: .shrank, kind: kind, name: name, metric: metric, baseline: old, current: value, failed: false))
+              rows.append(
+                Row(
+                  change: .shrank, kind: kind, name: name, metric: metric, baseline: old, current: value, failed: false)
+              )
             default:
               break
             }

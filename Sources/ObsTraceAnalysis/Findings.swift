@@ -64,23 +64,29 @@ enum Findings {
     }
     for (name, entry) in leaked {
       let count = entry.count
-      var message = "\(count) \(name) object\(count == 1 ? " was" : "s were") created and never freed by the end of the trace"
-      var hint = "a strong reference cycle keeps them alive (a Task or closure capturing self); "
+      var message =
+        "\(count) \(name) object\(count == 1 ? " was" : "s were") created and never freed by the end of the trace"
+      var hint =
+        "a strong reference cycle keeps them alive (a Task or closure capturing self); "
         + "capture [weak self], or cancel the task when the owner goes away"
       if let loop = entry.loops.sorted().first {
         message += "; the Observations loop at \(loop) still reads \(count == 1 ? "it" : "them") and never ended"
-        hint = "the loop's task holds the model (a strong self in the Task or in the Observations closure); "
+        hint =
+          "the loop's task holds the model (a strong self in the Task or in the Observations closure); "
           + "capture [weak self] in both, and cancel the task in deinit"
       }
       findings.append(
-        Finding(kind: .leakedObject, property: nil, scope: entry.loops.sorted().first, site: nil, count: count, message: message, hint: hint))
+        Finding(
+          kind: .leakedObject, property: nil, scope: entry.loops.sorted().first, site: nil, count: count,
+          message: message, hint: hint))
     }
     for (property, writes) in replay.crossThreadWrites {
       let name = definitions.propertyName(property)
       findings.append(
         Finding(
           kind: .crossThreadWrite, property: name, scope: nil, site: nil, count: writes.objects,
-          message: "\(writes.objects) object\(writes.objects == 1 ? "'s" : "s'") \(name) written from \(writes.threads) threads",
+          message:
+            "\(writes.objects) object\(writes.objects == 1 ? "'s" : "s'") \(name) written from \(writes.threads) threads",
           hint: "a data-race smell for a model that is not isolated: confine it to an actor (@MainActor), "
             + "or make sure the writes are ordered"))
     }
@@ -169,7 +175,9 @@ public enum SiteFormatting {
     }
     // Drop the module: the first component, when more follow.
     let text = String(name)
-    if let dot = text.firstIndex(of: "."), !text.hasPrefix("closure"), text[..<dot].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) {
+    if let dot = text.firstIndex(of: "."), !text.hasPrefix("closure"),
+      text[..<dot].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" })
+    {
       return String(text[text.index(after: dot)...])
     }
     return text

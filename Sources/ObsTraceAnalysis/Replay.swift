@@ -348,7 +348,8 @@ public struct Replay {
     if let index {
       let previous = candidates[index]
       // Redundant: nothing it read really changed since the previous run began.
-      redundant = !run.reads.isEmpty && !run.readStale
+      redundant =
+        !run.reads.isEmpty && !run.readStale
         && run.reads.allSatisfy { (keys[$0]?.lastRealChange ?? 0) < previous.lastRunBeginSequence }
       if redundant { scopes[run.label]?.redundantRuns += 1 }
       reference = InstanceReference(key: instanceKey, index: index)

@@ -104,7 +104,9 @@ public enum TraceAnalysis {
     let properties = replay.properties.map { id, statistics in
       AnalysisReport.Property(id: id, name: definitions.propertyName(id), statistics: statistics)
     }.sorted {
-      ($1.statistics.invalidations, $1.statistics.writes, $0.name) < ($0.statistics.invalidations, $0.statistics.writes, $1.name)
+      ($1.statistics.invalidations, $1.statistics.writes, $0.name) < (
+        $0.statistics.invalidations, $0.statistics.writes, $1.name
+      )
     }
 
     // Scopes are reported by label text: call sites resolved to one text may have been several labels.
@@ -116,8 +118,10 @@ public enum TraceAnalysis {
     let scopes = byName.map { name, statistics in
       AnalysisReport.Scope(
         label: name, statistics: statistics,
-        reads: statistics.reads.sorted { ($1.value, definitions.propertyName($0.key)) < ($0.value, definitions.propertyName($1.key)) }
-          .map { definitions.propertyName($0.key) },
+        reads: statistics.reads.sorted {
+          ($1.value, definitions.propertyName($0.key)) < ($0.value, definitions.propertyName($1.key))
+        }
+        .map { definitions.propertyName($0.key) },
         isolations: statistics.isolations.keys.map { $0 == 0 ? "nonisolated" : definitions.typeName($0) }.sorted())
     }.sorted { ($1.statistics.runs, $0.label) < ($0.statistics.runs, $1.label) }
 

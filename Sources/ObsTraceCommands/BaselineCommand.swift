@@ -24,7 +24,8 @@ enum BaselineCommand: TraceCommand {
     """
 
   static func run(_ arguments: [String], output: CommandOutput) throws(CommandError) -> Int32 {
-    let parsed = try ArgumentSpecification(options: ["-o": "output", "--output": "output"], command: name).parse(arguments)
+    let parsed = try ArgumentSpecification(options: ["-o": "output", "--output": "output"], command: name).parse(
+      arguments)
     let path = try TraceInput.singlePath(parsed, command: name)
     let report = try TraceInput.analyze(path, Replay.Configuration(), command: name)
     let json = Baseline(report).json()
@@ -34,7 +35,9 @@ enum BaselineCommand: TraceCommand {
       } catch {
         throw CommandError("obstrace baseline: cannot write \(destination) (\(error.localizedDescription))")
       }
-      output.writeError("obstrace baseline: wrote \(destination) (\(report.properties.count) properties, \(report.scopes.count) scopes)\n")
+      output.writeError(
+        "obstrace baseline: wrote \(destination) (\(report.properties.count) properties, \(report.scopes.count) scopes)\n"
+      )
     } else {
       output.write(json)
     }
@@ -119,7 +122,9 @@ enum CheckCommand: TraceCommand {
     let against = baseline.map { " against \($0) (tolerance \(Formatting.fixed(tolerance * 100, 0))%)" } ?? ""
     out.line("obstrace check: \(path)\(against)")
     if report.trace.truncated || report.trace.droppedEvents > 0 {
-      out.line("  note: the trace is \(report.trace.truncated ? "truncated" : "missing \(report.trace.droppedEvents) dropped events"); counts are lower bounds")
+      out.line(
+        "  note: the trace is \(report.trace.truncated ? "truncated" : "missing \(report.trace.droppedEvents) dropped events"); counts are lower bounds"
+      )
     }
     if baseline != nil {
       if comparison.rows.isEmpty {
@@ -129,11 +134,13 @@ enum CheckCommand: TraceCommand {
         for row in comparison.rows {
           let delta: String
           switch (row.baseline, row.current) {
-          case (let old?, let new?) where old > 0: delta = (new >= old ? "+" : "") + Formatting.fixed(Double(new - old) * 100 / Double(old), 0) + "%"
+          case (let old?, let new?) where old > 0:
+            delta = (new >= old ? "+" : "") + Formatting.fixed(Double(new - old) * 100 / Double(old), 0) + "%"
           default: delta = ""
           }
           table.add([
-            row.failed ? "\(row.change.rawValue.uppercased()) (fail)" : row.change.rawValue, "\(row.kind) \(row.name)", row.metric,
+            row.failed ? "\(row.change.rawValue.uppercased()) (fail)" : row.change.rawValue, "\(row.kind) \(row.name)",
+            row.metric,
             row.baseline.map(String.init) ?? "-", row.current.map(String.init) ?? "-", delta,
           ])
         }
@@ -149,7 +156,9 @@ enum CheckCommand: TraceCommand {
     if failures.isEmpty && exceeded.isEmpty {
       out.line("PASSED")
     } else {
-      let grew = failures.map { "\($0.kind) \($0.name) \($0.metric) \($0.baseline.map(String.init) ?? "new") → \($0.current ?? 0)" }
+      let grew = failures.map {
+        "\($0.kind) \($0.name) \($0.metric) \($0.baseline.map(String.init) ?? "new") → \($0.current ?? 0)"
+      }
       let limits = exceeded.map { "\($0.limit) (is \($0.actual ?? 0))" }
       out.line("FAILED: " + (grew + limits).joined(separator: "; "))
     }

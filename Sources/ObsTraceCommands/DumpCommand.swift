@@ -28,11 +28,13 @@ enum DumpCommand: TraceCommand {
     let path = try TraceInput.singlePath(parsed, command: name)
     let reader = try TraceInput.open(path, command: name)
     var buffer = TextBuffer()
-    buffer.line("# \(path): format \(reader.header.version), pid \(reader.header.processID), \(reader.header.executable)")
+    buffer.line(
+      "# \(path): format \(reader.header.version), pid \(reader.header.processID), \(reader.header.executable)")
     reader.forEachChunk { chunk in
       buffer.line(
         "# chunk at byte \(chunk.offset): thread T\(chunk.thread) (tid \(chunk.osThreadID)), sequence \(chunk.sequence), "
-          + "\(chunk.events.count) events, \(chunk.droppedSinceLastChunk) dropped\(chunk.threadEnded ? ", thread ended" : "")")
+          + "\(chunk.events.count) events, \(chunk.droppedSinceLastChunk) dropped\(chunk.threadEnded ? ", thread ended" : "")"
+      )
       for event in chunk.events {
         buffer.line(describe(event, reader.definitions))
         if stacks && event.stack != 0 {

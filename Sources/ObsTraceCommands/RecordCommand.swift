@@ -2,7 +2,7 @@ import ObsTraceAnalysis
 import ObsTraceFormat
 
 #if canImport(Glibc)
-import Glibc
+  import Glibc
 #endif
 
 /// `obstrace record -o FILE -- COMMAND [ARGS…]`: runs a command with recording on, passes its exit code
@@ -72,7 +72,9 @@ enum RecordCommand: TraceCommand {
     var index = 0
     while let entry = environ[index] {
       let text = String(cString: entry)
-      if let equals = text.firstIndex(of: "=") { merged[String(text[..<equals])] = String(text[text.index(after: equals)...]) }
+      if let equals = text.firstIndex(of: "=") {
+        merged[String(text[..<equals])] = String(text[text.index(after: equals)...])
+      }
       index += 1
     }
     merged.merge(environment) { _, new in new }
@@ -89,7 +91,9 @@ enum RecordCommand: TraceCommand {
     }
     var status: Int32 = 0
     while waitpid(processID, &status, 0) < 0 {
-      if errno != EINTR { throw CommandError("obstrace record: lost the command (\(String(cString: strerror(errno))))") }
+      if errno != EINTR {
+        throw CommandError("obstrace record: lost the command (\(String(cString: strerror(errno))))")
+      }
     }
     let signal = status & 0x7f
     if signal == 0 { return (status >> 8) & 0xff }
@@ -113,7 +117,8 @@ enum RecordCommand: TraceCommand {
     var status = stat()
     if stat(path, &status) == 0 { size = UInt64(status.st_size) }
     let objects = report.objects.reduce(0) { $0 + $1.statistics.created + $1.statistics.seenOnly }
-    var text = "obstrace: recorded \(trace.events) events from \(trace.threads) thread\(trace.threads == 1 ? "" : "s") "
+    var text =
+      "obstrace: recorded \(trace.events) events from \(trace.threads) thread\(trace.threads == 1 ? "" : "s") "
       + "over \(Formatting.duration(trace.durationNanoseconds)) into \(path) (\(Formatting.bytes(size))): "
       + "\(objects) object\(objects == 1 ? "" : "s") of \(report.objects.count) type\(report.objects.count == 1 ? "" : "s"), "
       + "\(report.properties.count) propert\(report.properties.count == 1 ? "y" : "ies"), "

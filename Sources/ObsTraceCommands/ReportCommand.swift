@@ -52,7 +52,9 @@ extension TraceInput {
     }
   }
 
-  static func replayConfiguration(_ parsed: ParsedArguments, command: String) throws(CommandError) -> Replay.Configuration {
+  static func replayConfiguration(_ parsed: ParsedArguments, command: String) throws(CommandError)
+    -> Replay.Configuration
+  {
     var configuration = Replay.Configuration()
     if let fanOut = try positiveInteger(parsed, "fan-out", flag: "--fan-out", command: command) {
       configuration.fanOutThreshold = fanOut
@@ -113,7 +115,8 @@ enum ReportPrinter {
         let s = scope.statistics
         table.add([
           scope.label, s.kind.description, "\(s.instances)", "\(s.runs)", "\(s.invalidations)",
-          "\(s.wastedInvalidations)", "\(s.redundantRuns)", scope.reads.prefix(4).joined(separator: ", ")
+          "\(s.wastedInvalidations)", "\(s.redundantRuns)",
+          scope.reads.prefix(4).joined(separator: ", ")
             + (scope.reads.count > 4 ? ", …" : ""),
         ])
       }

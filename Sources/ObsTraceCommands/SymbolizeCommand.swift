@@ -2,7 +2,7 @@ import ObsTraceFormat
 import ObsTraceSymbols
 
 #if canImport(Glibc)
-import Glibc
+  import Glibc
 #endif
 
 /// `obstrace symbolize FILE`: names and places for a trace whose process could not write them (it was killed),
@@ -30,7 +30,8 @@ enum SymbolizeCommand: TraceCommand {
     """
 
   static func run(_ arguments: [String], output: CommandOutput) throws(CommandError) -> Int32 {
-    let parsed = try ArgumentSpecification(options: ["-o": "output", "--output": "output"], command: name).parse(arguments)
+    let parsed = try ArgumentSpecification(options: ["-o": "output", "--output": "output"], command: name).parse(
+      arguments)
     let path = try TraceInput.singlePath(parsed, command: name)
     let reader = try TraceInput.open(path, command: name)
     reader.forEachChunk { _ in }  // gathers every definition
@@ -40,7 +41,8 @@ enum SymbolizeCommand: TraceCommand {
     }
     guard let symbolizer = Symbolizer(modules: reader.modules) else {
       throw CommandError(
-        "obstrace symbolize: none of the binaries \(path) was recorded from can be read (first: \(reader.modules[0].path))")
+        "obstrace symbolize: none of the binaries \(path) was recorded from can be read (first: \(reader.modules[0].path))"
+      )
     }
     var callerLabels: [(label: UInt32, stack: [UInt64])] = []
     let prefix = "<call site of stack #"

@@ -46,12 +46,16 @@ enum TimelineCommand: TraceCommand {
     let path = try TraceInput.singlePath(parsed, command: name)
     var filter = Filter(scope: parsed.value("scope"), property: parsed.value("property"))
     if let text = parsed.value("object") {
-      guard let object = UInt32(text) else { throw CommandError("obstrace timeline: --object must be a number, not '\(text)'") }
+      guard let object = UInt32(text) else {
+        throw CommandError("obstrace timeline: --object must be a number, not '\(text)'")
+      }
       filter.object = object
     }
     if let text = parsed.value("thread") {
       let digits = text.hasPrefix("T") ? String(text.dropFirst()) : text
-      guard let thread = UInt32(digits) else { throw CommandError("obstrace timeline: --thread must be a number, not '\(text)'") }
+      guard let thread = UInt32(digits) else {
+        throw CommandError("obstrace timeline: --thread must be a number, not '\(text)'")
+      }
       filter.thread = thread
     }
     for (name, flag) in [("from", "--from"), ("to", "--to")] {
@@ -89,7 +93,9 @@ enum TimelineCommand: TraceCommand {
       if time < filter.from || time > filter.to { return false }
       if let wanted = filter.thread, wanted != thread { return false }
       if let wanted = filter.object, !keys.contains(where: { $0.object == wanted }) { return false }
-      if let wanted = filter.property, !keys.contains(where: { definitions.propertyName($0.property) == wanted }) { return false }
+      if let wanted = filter.property, !keys.contains(where: { definitions.propertyName($0.property) == wanted }) {
+        return false
+      }
       if let wanted = filter.scope, !labels.contains(where: { label($0) == wanted }) { return false }
       return true
     }
@@ -112,7 +118,8 @@ enum TimelineCommand: TraceCommand {
       case .unchanged: outcome = "UNCHANGED"
       case .unknown: outcome = "set"
       }
-      let fired = write.fired.isEmpty
+      let fired =
+        write.fired.isEmpty
         ? "invalidated nothing"
         : "invalidated " + write.fired.map { "\(label($0.label)) (#\($0.scope))" }.joined(separator: ", ")
       var line = prefix(write.time, write.thread) + "write \(object(write.key)) \(outcome) → \(fired)"
@@ -125,7 +132,8 @@ enum TimelineCommand: TraceCommand {
       if let site = definitions.site(ofStack: stack) { line += "  at \(SiteFormatting.describe(site))" }
       return line
     case .unexplainedFire(let time, let thread, let scope, let labelID):
-      guard matches(time: time, thread: thread, keys: [], labels: [labelID]), filter.object == nil, filter.property == nil
+      guard matches(time: time, thread: thread, keys: [], labels: [labelID]), filter.object == nil,
+        filter.property == nil
       else { return nil }
       return prefix(time, thread) + "fired \(label(labelID)) (#\(scope)) with no write in progress (object freed?)"
     }

@@ -111,7 +111,9 @@ public enum SiteFilter {
     "partial apply forwarder", "reabstraction thunk", "thunk for", "merged ", "outlined ", "dispatch thunk",
   ]
   /// C and runtime entry points.
-  static let runtimePrefixes = ["obstrace_capture", "obstrace_emit", "swift_", "_swift", "__", "_dispatch", "start_thread", "clone"]
+  static let runtimePrefixes = [
+    "obstrace_capture", "obstrace_emit", "swift_", "_swift", "__", "_dispatch", "start_thread", "clone",
+  ]
   /// Accessors the @Observable macro generates, and their helpers.
   static let accessorMarkers = [
     ".getter :", ".setter :", ".modify :", ".access<", ".withMutation<", "shouldNotifyObservers", "key path getter",
@@ -132,7 +134,8 @@ public enum SiteFilter {
     while let range = name.firstRange(of: " in "), name.hasPrefix("closure") || name.hasPrefix("implicit closure") {
       name = withoutQualifiers(name[range.upperBound...])
     }
-    guard let dot = name.firstIndex(of: "."), name[..<dot].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
+    guard let dot = name.firstIndex(of: "."), name[..<dot].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" })
+    else {
       // An executable's top-level code is `<module>_main`.
       if name.hasSuffix("_main"), name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) {
         return String(name.dropLast(5))

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+  import Glibc
 #elseif canImport(Musl)
-import Musl
+  import Musl
 #endif
 
 /// Writes a trace file: the header at once, then whole chunks, each compressed, framed with its lengths and a
@@ -18,7 +18,8 @@ public final class TraceFileWriter {
     self.path = path
     descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
     guard descriptor >= 0 else {
-      throw TraceFileError(.cannotOpen, path: path, "cannot create the trace file (\(String(cString: strerror(errno))))")
+      throw TraceFileError(
+        .cannotOpen, path: path, "cannot create the trace file (\(String(cString: strerror(errno))))")
     }
     var payload: [UInt8] = []
     payload.appendVarint(header.startWallClockNanoseconds)
@@ -88,7 +89,8 @@ public final class TraceFileWriter {
     }
     if failure != 0 {
       throw TraceFileError(
-        .cannotWrite, path: path, offset: bytesWritten, "cannot write the trace file (\(String(cString: strerror(failure))))")
+        .cannotWrite, path: path, offset: bytesWritten,
+        "cannot write the trace file (\(String(cString: strerror(failure))))")
     }
     bytesWritten += UInt64(bytes.count)
   }

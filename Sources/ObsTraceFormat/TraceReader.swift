@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+  import Glibc
 #elseif canImport(Musl)
-import Musl
+  import Musl
 #endif
 
 /// Something wrong with a trace that the reader read around: a damaged chunk (skipped) or a cut end.
@@ -338,7 +338,8 @@ public final class TraceReader {
         let firstTime = try cursor.readVarint()
         let flags = try cursor.readByte()
         var result = EventChunk(
-          offset: chunk.offset, thread: thread, osThreadID: osThread, sequence: sequence, droppedSinceLastChunk: dropped,
+          offset: chunk.offset, thread: thread, osThreadID: osThread, sequence: sequence,
+          droppedSinceLastChunk: dropped,
           firstTime: firstTime, threadEnded: flags & ChunkFlags.threadEnded != 0, events: [])
         var time = firstTime
         result.events.reserveCapacity(raw.count / 8)

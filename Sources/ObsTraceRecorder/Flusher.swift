@@ -4,7 +4,7 @@ import ObsTraceSymbols
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+  import Glibc
 #endif
 
 /// The one consumer of every thread's ring: drains them, encodes each thread's events into chunks, compresses
@@ -64,11 +64,13 @@ final class Flusher: @unchecked Sendable {
     }
     obstrace_set_flusher_running(true)
     let context = Unmanaged.passRetained(self).toOpaque()
-    let created = pthread_create(&thread, nil, { context in
-      let flusher = Unmanaged<Flusher>.fromOpaque(context!).takeRetainedValue()
-      flusher.run()
-      return nil
-    }, context)
+    let created = pthread_create(
+      &thread, nil,
+      { context in
+        let flusher = Unmanaged<Flusher>.fromOpaque(context!).takeRetainedValue()
+        flusher.run()
+        return nil
+      }, context)
     if created != 0 {
       Unmanaged<Flusher>.fromOpaque(context).release()
       obstrace_set_flusher_running(false)
@@ -156,8 +158,10 @@ final class Flusher: @unchecked Sendable {
       let count = obstrace_ring_readable(ring, &first)
       guard count > 0, let first else { return }
       let records = UnsafeBufferPointer(start: first, count: count)
-      var chunk = pending.removeValue(forKey: ring)
-        ?? newChunk(for: ring, firstTime: max(clock.nanoseconds(records[0].time), lastTimes[ring.pointee.thread_id] ?? 0))
+      var chunk =
+        pending.removeValue(forKey: ring)
+        ?? newChunk(
+          for: ring, firstTime: max(clock.nanoseconds(records[0].time), lastTimes[ring.pointee.thread_id] ?? 0))
       let definitions = self.definitions
       let tapping = RecordingTaps.activeTaps.load(ordering: .acquiring) > 0
       let thread = ring.pointee.thread_id
@@ -196,7 +200,8 @@ final class Flusher: @unchecked Sendable {
     ring.pointee.flushed_dropped &+= dropped
     ring.pointee.chunk_sequence += 1
     let thread = ring.pointee.thread_id
-    var total = totals[thread] ?? ThreadTotals(thread: thread, osThreadID: ring.pointee.os_thread_id, recorded: 0, dropped: 0)
+    var total =
+      totals[thread] ?? ThreadTotals(thread: thread, osThreadID: ring.pointee.os_thread_id, recorded: 0, dropped: 0)
     total.recorded += UInt64(chunk.encoder.eventCount)
     total.dropped += dropped
     totals[thread] = total
@@ -244,25 +249,25 @@ struct TickConverter {
     baseTicks = ticks
     baseNanoseconds = nanoseconds
     #if arch(x86_64)
-    var laterTicks: UInt64 = 0
-    var laterNanoseconds: UInt64 = 0
-    repeat {
-      obstrace_clock_sample(&laterTicks, &laterNanoseconds)
-    } while laterNanoseconds &- nanoseconds < 2_000_000
-    nanosecondsPerTick = Double(laterNanoseconds - nanoseconds) / Double(max(1, laterTicks &- ticks))
+      var laterTicks: UInt64 = 0
+      var laterNanoseconds: UInt64 = 0
+      repeat {
+        obstrace_clock_sample(&laterTicks, &laterNanoseconds)
+      } while laterNanoseconds &- nanoseconds < 2_000_000
+      nanosecondsPerTick = Double(laterNanoseconds - nanoseconds) / Double(max(1, laterTicks &- ticks))
     #else
-    nanosecondsPerTick = 1
+      nanosecondsPerTick = 1
     #endif
   }
 
   mutating func refine() {
     #if arch(x86_64)
-    var ticks: UInt64 = 0
-    var nanoseconds: UInt64 = 0
-    obstrace_clock_sample(&ticks, &nanoseconds)
-    if nanoseconds &- baseNanoseconds > 100_000_000, ticks > baseTicks {
-      nanosecondsPerTick = Double(nanoseconds - baseNanoseconds) / Double(ticks - baseTicks)
-    }
+      var ticks: UInt64 = 0
+      var nanoseconds: UInt64 = 0
+      obstrace_clock_sample(&ticks, &nanoseconds)
+      if nanoseconds &- baseNanoseconds > 100_000_000, ticks > baseTicks {
+        nanosecondsPerTick = Double(nanoseconds - baseNanoseconds) / Double(ticks - baseTicks)
+      }
     #endif
   }
 

@@ -27,8 +27,10 @@ final class Interner: Sendable {
 
   struct Tables {
     var keyPathIDs: [AnyKeyPath: UInt32] = [:]
-    var properties: [PropertyEntry] = [PropertyEntry(
-      definition: PropertyDefinition(rootType: 0, keyPathDescription: "", getterAddress: 0), memberIsEquatable: false)]
+    var properties: [PropertyEntry] = [
+      PropertyEntry(
+        definition: PropertyDefinition(rootType: 0, keyPathDescription: "", getterAddress: 0), memberIsEquatable: false)
+    ]
     var retainedKeyPaths: [AnyKeyPath] = []
     var typeIDs: [ObjectIdentifier: UInt32] = [:]
     var types: [TypeEntry] = [TypeEntry(reflected: "", display: "")]
@@ -55,7 +57,9 @@ final class Interner: Sendable {
   }
 
   @inline(never)
-  private func internKeyPath(_ keyPath: AnyKeyPath, _ pointer: UnsafeRawPointer, root: Any.Type, member: Any.Type) -> UInt32 {
+  private func internKeyPath(_ keyPath: AnyKeyPath, _ pointer: UnsafeRawPointer, root: Any.Type, member: Any.Type)
+    -> UInt32
+  {
     let rootID = typeID(root)
     let id: UInt32 = tables.withLock { tables in
       if let id = tables.keyPathIDs[keyPath] {

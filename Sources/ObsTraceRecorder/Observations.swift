@@ -62,7 +62,9 @@ public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Se
       for continuation in continuations { continuation.resume() }
     }
 
-    static func willChange(isolation iterationIsolation: isolated (any Actor)? = #isolation, shared: Shared, id: Int) async {
+    static func willChange(isolation iterationIsolation: isolated (any Actor)? = #isolation, shared: Shared, id: Int)
+      async
+    {
       await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
         shared.state.withLock { state -> UnsafeContinuation<Void, Never>? in
           defer { state.dirty = false }
@@ -112,7 +114,9 @@ public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Se
   }
 
   /// The same, with runs labelled `name` in traces instead of the call site.
-  public init(named name: String, @_inheritActorContext _ emit: @escaping @isolated(any) @Sendable () throws(Failure) -> Element) {
+  public init(
+    named name: String, @_inheritActorContext _ emit: @escaping @isolated(any) @Sendable () throws(Failure) -> Element
+  ) {
     self.init(emit: .element(emit), name: name)
   }
 
@@ -166,7 +170,9 @@ public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Se
       }
     }
 
-    fileprivate mutating func terminate(throwing failure: Failure? = nil, id: Int, _ ending: SequenceEnding) throws(Failure) -> Element? {
+    fileprivate mutating func terminate(throwing failure: Failure? = nil, id: Int, _ ending: SequenceEnding)
+      throws(Failure) -> Element?
+    {
       shared?.state.withLock { $0.continuations.removeValue(forKey: id) }?.resume()
       if shared != nil { TrackingScopes.sequenceEnded(sequence, lastRun: lastRun, ending) }
       shared = nil
@@ -174,7 +180,9 @@ public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Se
       return nil
     }
 
-    fileprivate mutating func trackEmission(isolation iterationIsolation: isolated (any Actor)?, shared: Shared, id: Int) async throws(Failure) -> Element? {
+    fileprivate mutating func trackEmission(
+      isolation iterationIsolation: isolated (any Actor)?, shared: Shared, id: Int
+    ) async throws(Failure) -> Element? {
       guard !Task.isCancelled else { return try terminate(id: id, .cancelled) }
       let (iteration, scope) = try await Iterator.trackEmission(
         isolation: emit.isolation, shared: shared, emit: emit, label: label, sequence: sequence)
@@ -187,7 +195,9 @@ public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Se
 
     /// The next value: at once the first time, then after the next change (on the closure's isolation, after
     /// the writer's turn), or nil when the task is cancelled or the closure finished.
-    public mutating func next(isolation iterationIsolation: isolated (any Actor)? = #isolation) async throws(Failure) -> Element? {
+    public mutating func next(isolation iterationIsolation: isolated (any Actor)? = #isolation) async throws(Failure)
+      -> Element?
+    {
       guard let shared else { return nil }
       let id = State.generation(shared)
       do throws(Failure) {

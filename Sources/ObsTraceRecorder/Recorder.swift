@@ -3,7 +3,7 @@ import ObsTraceFormat
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+  import Glibc
 #endif
 
 /// Starts and stops recording. One recording at a time per process.
@@ -126,7 +126,9 @@ extension Recorder {
   }
 
   /// The async form of `tap(_:)`.
-  public static func tap<T>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T) async throws -> (T, TappedEvents) {
+  public static func tap<T>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T) async throws
+    -> (T, TappedEvents)
+  {
     let startedHere = try joinForTap()
     let tag = RecordingTaps.open()
     let result: T

@@ -45,7 +45,8 @@ public struct RecordingOptions: Sendable, Equatable {
 
   /// Options from the environment: `OBSTRACE_BACKTRACES=off|writes|all`, `OBSTRACE_DROP=1`,
   /// `OBSTRACE_RING_CAPACITY=N`. Invalid values are reported in `problems` and ignored.
-  public static func fromEnvironment(_ environment: [String: String]) -> (options: RecordingOptions, problems: [String]) {
+  public static func fromEnvironment(_ environment: [String: String]) -> (options: RecordingOptions, problems: [String])
+  {
     var options = RecordingOptions()
     var problems: [String] = []
     if let value = environment["OBSTRACE_BACKTRACES"] {

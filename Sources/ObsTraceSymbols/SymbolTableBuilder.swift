@@ -30,7 +30,9 @@ public enum SymbolTableBuilder {
     var table = SymbolTable()
     for (id, name) in snapshot.types { table.typeNames[id] = name }
     var addresses = Set<UInt64>()
-    for (_, property) in snapshot.properties where property.getterAddress != 0 { addresses.insert(property.getterAddress) }
+    for (_, property) in snapshot.properties where property.getterAddress != 0 {
+      addresses.insert(property.getterAddress)
+    }
     var returnAddresses = Set<UInt64>()
     for stack in snapshot.stacks { returnAddresses.formUnion(stack) }
     addresses.formUnion(returnAddresses)
@@ -44,7 +46,9 @@ public enum SymbolTableBuilder {
       for address in stack { if let frame = frames[address] { table.frames[address] = frame } }
     }
     for (label, stack) in snapshot.callerLabels {
-      if let site = stack.lazy.compactMap({ frames[$0] }).first(where: { !SiteFilter.isMachinery($0) && !$0.file.isEmpty }) {
+      if let site = stack.lazy.compactMap({ frames[$0] }).first(where: {
+        !SiteFilter.isMachinery($0) && !$0.file.isEmpty
+      }) {
         table.labelNames[label] = SiteFilter.callSiteLabel(site)
       }
     }

@@ -2,7 +2,7 @@ import CDw
 import ObsTraceFormat
 
 #if canImport(Glibc)
-import Glibc
+  import Glibc
 #endif
 
 /// Resolves code addresses of a live process to functions, files and lines with libdw (elfutils), reading the
@@ -98,7 +98,9 @@ public final class Symbolizer {
       var moduleName = ""
       if let raw = dwfl_module_info(module, nil, nil, nil, nil, nil, nil, nil) {
         moduleName = String(cString: raw)
-        if let slash = moduleName.lastIndex(of: "/") { moduleName = String(moduleName[moduleName.index(after: slash)...]) }
+        if let slash = moduleName.lastIndex(of: "/") {
+          moduleName = String(moduleName[moduleName.index(after: slash)...])
+        }
       }
       frames[address] = SymbolizedFrame(
         address: address, function: function, file: file, line: UInt32(max(0, line)), module: moduleName)

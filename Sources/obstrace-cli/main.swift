@@ -1,7 +1,7 @@
 import ObsTraceCommands
 
 #if canImport(Glibc)
-import Glibc
+  import Glibc
 #endif
 
 exit(CommandLineInterface.run(Array(CommandLine.arguments.dropFirst()), output: StandardOutput()))

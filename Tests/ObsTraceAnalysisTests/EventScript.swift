@@ -21,14 +21,22 @@ struct EventScript {
     add(TraceEvent(kind: .objectFreed, thread: thread, time: 0, object: object, aux: type))
   }
 
-  mutating func begin(_ scope: UInt32, label: UInt32, kind: ScopeKind = .tracking, parent: UInt32 = 0, thread: UInt32 = 1) {
-    add(TraceEvent(kind: .scopeBegin, flags: kind.rawValue, thread: thread, time: 0, key: label, scope: scope, aux: parent))
+  mutating func begin(
+    _ scope: UInt32, label: UInt32, kind: ScopeKind = .tracking, parent: UInt32 = 0, thread: UInt32 = 1
+  ) {
+    add(
+      TraceEvent(
+        kind: .scopeBegin, flags: kind.rawValue, thread: thread, time: 0, key: label, scope: scope, aux: parent))
   }
 
-  mutating func read(_ object: UInt32, _ property: UInt32, in scope: UInt32 = 0, stale: Bool = false, thread: UInt32 = 1) {
+  mutating func read(
+    _ object: UInt32, _ property: UInt32, in scope: UInt32 = 0, stale: Bool = false, thread: UInt32 = 1
+  ) {
     var flags: UInt8 = scope != 0 ? EventFlags.accessInScope : 0
     if stale { flags |= EventFlags.staleRead }
-    add(TraceEvent(kind: .access, flags: flags, thread: thread, time: 0, object: object, key: property, scope: scope, aux: 1))
+    add(
+      TraceEvent(
+        kind: .access, flags: flags, thread: thread, time: 0, object: object, key: property, scope: scope, aux: 1))
   }
 
   mutating func end(_ scope: UInt32, thread: UInt32 = 1) {
@@ -40,7 +48,9 @@ struct EventScript {
   }
 
   /// A tracking run: begin, reads, end, install.
-  mutating func run(_ scope: UInt32, label: UInt32, reads: [(UInt32, UInt32)], kind: ScopeKind = .tracking, thread: UInt32 = 1) {
+  mutating func run(
+    _ scope: UInt32, label: UInt32, reads: [(UInt32, UInt32)], kind: ScopeKind = .tracking, thread: UInt32 = 1
+  ) {
     begin(scope, label: label, kind: kind, thread: thread)
     for (object, property) in reads { read(object, property, in: scope, thread: thread) }
     end(scope, thread: thread)
@@ -56,7 +66,9 @@ struct EventScript {
     for scope in scopes {
       add(TraceEvent(kind: .trackingFired, thread: thread, time: 0, object: object, key: property, scope: scope))
       if oneShot {
-        add(TraceEvent(kind: .trackingCancelled, flags: EventFlags.cancelledByFire, thread: thread, time: 0, scope: scope))
+        add(
+          TraceEvent(kind: .trackingCancelled, flags: EventFlags.cancelledByFire, thread: thread, time: 0, scope: scope)
+        )
       }
     }
     let flags: UInt8 = unchanged.map { $0 ? EventFlags.unchanged : EventFlags.changed } ?? 0

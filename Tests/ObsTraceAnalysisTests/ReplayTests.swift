@@ -65,7 +65,10 @@ struct ReplayTests {
 
   @Test(
     "one write that fires more scopes than the threshold is a fan-out",
-    arguments: [(scopes: 12, threshold: 10, fanOuts: 1), (scopes: 12, threshold: 12, fanOuts: 0), (scopes: 3, threshold: 2, fanOuts: 1)])
+    arguments: [
+      (scopes: 12, threshold: 10, fanOuts: 1), (scopes: 12, threshold: 12, fanOuts: 0),
+      (scopes: 3, threshold: 2, fanOuts: 1),
+    ])
   func fanOut(scopes: Int, threshold: Int, fanOuts: Int) {
     var script = EventScript()
     for scope in 1...UInt32(scopes) { script.run(scope, label: 1, reads: [(1, 1)]) }
@@ -94,7 +97,11 @@ struct ReplayTests {
       if case .run(let run) = entry { return run.reads }
       return nil
     }
-    #expect(runs == [[PropertyKey(object: 1, property: 2)], [PropertyKey(object: 1, property: 1), PropertyKey(object: 1, property: 2)]])
+    #expect(
+      runs == [
+        [PropertyKey(object: 1, property: 2)],
+        [PropertyKey(object: 1, property: 1), PropertyKey(object: 1, property: 2)],
+      ])
     #expect(replay.properties[2]?.invalidations == 2)
     #expect(replay.scopes[1]?.invalidations == 1)
     #expect(replay.scopes[2]?.invalidations == 1)
@@ -212,12 +219,15 @@ struct ConcurrencyReplayTests {
     script.created(1)
     for (scope, sequence) in [(UInt32(10), UInt32(100)), (11, 200), (12, 100)] {
       script.begin(scope, label: 1, kind: .observations)
-      script.events.append(TraceEvent(kind: .observationsRun, flags: 1, thread: 1, time: 0, key: sequence, scope: scope, aux: 7))
+      script.events.append(
+        TraceEvent(kind: .observationsRun, flags: 1, thread: 1, time: 0, key: sequence, scope: scope, aux: 7))
       script.read(1, 1, in: scope)
       script.end(scope)
       script.install(scope)
     }
-    script.events.append(TraceEvent(kind: .observationsEnd, flags: SequenceEnding.cancelled.rawValue, thread: 1, time: 0, key: 200, scope: 11))
+    script.events.append(
+      TraceEvent(
+        kind: .observationsEnd, flags: SequenceEnding.cancelled.rawValue, thread: 1, time: 0, key: 200, scope: 11))
     let (replay, _) = script.replay()
     #expect(replay.scopes[1]?.instances == 2)
     #expect(replay.scopes[1]?.runs == 3)

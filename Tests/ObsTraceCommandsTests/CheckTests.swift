@@ -13,7 +13,8 @@ struct CheckTests {
     let path = Paths.temporary("baseline.json")
     let result = Run.command(["baseline", trace, "-o", path])
     #expect(result.status == 0)
-    #expect(try String(contentsOfFile: path, encoding: .utf8) == String(contentsOfFile: committedBaseline, encoding: .utf8))
+    #expect(
+      try String(contentsOfFile: path, encoding: .utf8) == String(contentsOfFile: committedBaseline, encoding: .utf8))
     let printed = Run.command(["baseline", trace])
     #expect(printed.standardOutput.contains("\"TodoStore.items\": {\"writes\": 2, \"noopWrites\": 1"))
   }

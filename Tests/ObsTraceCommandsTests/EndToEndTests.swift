@@ -32,7 +32,8 @@ struct EndToEndTests {
     #expect(result.standardOutput.contains("AGGraphInvalidateValue(#3176)"))
     #expect(result.errorLines.count == 1)
     #expect(result.standardError.contains("events from 1 thread"))
-    let failing = try Run.program("obstrace", ["record", "-o", Paths.temporary("none.trc"), "--", "/bin/sh", "-c", "exit 3"])
+    let failing = try Run.program(
+      "obstrace", ["record", "-o", Paths.temporary("none.trc"), "--", "/bin/sh", "-c", "exit 3"])
     #expect(failing.status == 3)
     #expect(failing.standardError.contains("wrote no trace"))
   }
@@ -82,7 +83,9 @@ struct EndToEndTests {
     named.forEachEvent { event in
       if event.kind == .willSet {
         count += 1
-        if let site = named.definitions.site(ofStack: event.stack) { sites.insert("\(site.file.split(separator: "/").last!)") }
+        if let site = named.definitions.site(ofStack: event.stack) {
+          sites.insert("\(site.file.split(separator: "/").last!)")
+        }
       }
     }
     #expect(count == 10_000)

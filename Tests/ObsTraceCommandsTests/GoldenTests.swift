@@ -5,7 +5,9 @@ import Testing
 /// regenerate them with `scripts/update-goldens` and review the diff.
 @Suite("Golden output")
 struct GoldenTests {
-  static let traces = ["guide", "stale-read", "fan-out", "noop-modify", "threads", "observations", "observations-leaky"]
+  static let traces = [
+    "guide", "stale-read", "fan-out", "noop-modify", "threads", "observations", "observations-leaky",
+  ]
   static let commands: [(arguments: [String], suffix: String)] = [
     (["report"], "report.txt"), (["report", "--format", "json"], "report.json"), (["timeline"], "timeline.txt"),
     (["graph", "--dot"], "graph.dot"), (["dump"], "dump.txt"),
@@ -22,7 +24,8 @@ struct GoldenTests {
     #expect(result.status == 0)
     #expect(result.standardError.isEmpty)
     let actual = result.standardOutput.replacingOccurrences(of: Paths.root + "/traces/", with: "traces/")
-    let golden = try String(contentsOfFile: Paths.root + "/Tests/ObsTraceCommandsTests/Goldens/\(trace).\(suffix)", encoding: .utf8)
+    let golden = try String(
+      contentsOfFile: Paths.root + "/Tests/ObsTraceCommandsTests/Goldens/\(trace).\(suffix)", encoding: .utf8)
     #expect(actual == golden, "regenerate with scripts/update-goldens if the change is intended")
   }
 }

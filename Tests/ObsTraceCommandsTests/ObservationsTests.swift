@@ -9,7 +9,8 @@ struct ObservationsTests {
     arguments: ["guide", "leaky", "actor", "until-finished", "throws", "two-iterators"])
   func sideBySide(mode: String) throws {
     let real = try Run.program("obstrace-observations-untraced", [mode])
-    let traced = try Run.program("obstrace-observations", [mode], environment: ["OBSTRACE_OUTPUT": Paths.temporary("o.trc")])
+    let traced = try Run.program(
+      "obstrace-observations", [mode], environment: ["OBSTRACE_OUTPUT": Paths.temporary("o.trc")])
     #expect(real.status == 0)
     #expect(traced.status == 0)
     #expect(traced.standardOutput == real.standardOutput)

@@ -21,12 +21,18 @@ struct ReportTests {
     let report = try report("guide")
     #expect(report["schema"] as? String == "obstrace.report/1")
     let trace = try #require(report["trace"] as? [String: Any])
-    for key in ["events", "threads", "droppedEvents", "truncated", "durationNanoseconds"] { #expect(trace[key] != nil, "\(key)") }
+    for key in ["events", "threads", "droppedEvents", "truncated", "durationNanoseconds"] {
+      #expect(trace[key] != nil, "\(key)")
+    }
     for property in rows(report, "properties") {
-      for key in ["property", "reads", "trackedReads", "writes", "noopWrites", "invalidations"] { #expect(property[key] != nil) }
+      for key in ["property", "reads", "trackedReads", "writes", "noopWrites", "invalidations"] {
+        #expect(property[key] != nil)
+      }
     }
     for scope in rows(report, "scopes") {
-      for key in ["label", "kind", "instances", "runs", "invalidations", "wastedInvalidations", "reads"] { #expect(scope[key] != nil) }
+      for key in ["label", "kind", "instances", "runs", "invalidations", "wastedInvalidations", "reads"] {
+        #expect(scope[key] != nil)
+      }
     }
     for finding in rows(report, "findings") {
       for key in ["kind", "property", "scope", "site", "count", "message"] { #expect(finding.keys.contains(key)) }

@@ -12,7 +12,8 @@ enum Paths {
 
   /// The folder of the test binary, which `swift build` fills with every product.
   static let binaries: String = {
-    let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    let executable =
+      (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     var url = URL(fileURLWithPath: executable).deletingLastPathComponent()
     if url.lastPathComponent.hasSuffix(".xctest") { url.deleteLastPathComponent() }
     return url.path
@@ -38,7 +39,9 @@ struct ProcessResult {
 
 enum Run {
   /// Runs a built program (from `Paths.binaries`, or an absolute path) with extra environment variables.
-  static func program(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws -> ProcessResult {
+  static func program(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws
+    -> ProcessResult
+  {
     let process = Process()
     let path = name.hasPrefix("/") ? name : Paths.binary(name)
     guard FileManager.default.isExecutableFile(atPath: path) else {
@@ -57,7 +60,8 @@ enum Run {
     let outputData = output.fileHandleForReading.readDataToEndOfFile()
     let errorData = error.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+    let status =
+      process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
     return ProcessResult(
       status: status, standardOutput: String(decoding: outputData, as: UTF8.self),
       standardError: String(decoding: errorData, as: UTF8.self))

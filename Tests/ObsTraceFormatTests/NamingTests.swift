@@ -45,7 +45,8 @@ struct NamingTests {
   func site() {
     var definitions = TraceDefinitions()
     definitions.stacks[1] = [1, 2, 3, 4]
-    definitions.symbols.frames[1] = SymbolizedFrame(address: 1, function: "static ObsTraceRecorder.StackCapture.current() -> Swift.UInt32")
+    definitions.symbols.frames[1] = SymbolizedFrame(
+      address: 1, function: "static ObsTraceRecorder.StackCapture.current() -> Swift.UInt32")
     definitions.symbols.frames[2] = SymbolizedFrame(address: 2, function: "Demo.Model.items.modify : [Swift.Int]")
     definitions.symbols.frames[3] = SymbolizedFrame(
       address: 3, function: "Demo.Store.reload() -> ()", file: "/src/Store.swift", line: 12, module: "demo")
@@ -53,7 +54,8 @@ struct NamingTests {
     #expect(definitions.site(ofStack: 99) == nil)
     // Top-level code of an executable is `<module>_main`: the user's code, not the runtime's.
     definitions.stacks[2] = [1, 4]
-    definitions.symbols.frames[4] = SymbolizedFrame(address: 4, function: "obstrace_demo_main", file: "/src/main.swift", line: 64)
+    definitions.symbols.frames[4] = SymbolizedFrame(
+      address: 4, function: "obstrace_demo_main", file: "/src/main.swift", line: 64)
     #expect(definitions.site(ofStack: 2)?.line == 64)
   }
 
@@ -67,8 +69,13 @@ struct NamingTests {
       ("partial apply forwarder for closure #3 () -> () in Demo.run() -> ()", false),
       ("Observation.ObservationRegistrar.willSet<A, B>(_: A, keyPath: Swift.KeyPath<A, B>) -> ()", false),
       ("swift_job_run", false),
-      ("function signature specialization <Arg[2] = Dead> of static ObsTraceRecorder.TrackingScopes.begin(_:_:)", false),
-      ("generic specialization <Demo.Model, Swift.Int> of ObsTraceRecorder.TracingRegistrar.willSet<A, B>(_:keyPath:)", false),
+      (
+        "function signature specialization <Arg[2] = Dead> of static ObsTraceRecorder.TrackingScopes.begin(_:_:)", false
+      ),
+      (
+        "generic specialization <Demo.Model, Swift.Int> of ObsTraceRecorder.TracingRegistrar.willSet<A, B>(_:keyPath:)",
+        false
+      ),
       ("generic specialization <Swift.Int> of Demo.render<A>(_: A) -> ()", true),
       ("closure #3 () -> () in ObsTraceRecorderTests.RecorderTests.backtraceLevels() throws -> ()", true),
       ("Demo.Store.reload() -> ()", true),

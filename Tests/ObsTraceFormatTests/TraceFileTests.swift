@@ -3,7 +3,7 @@ import Testing
 @testable import ObsTraceFormat
 
 #if canImport(Glibc)
-import Glibc
+  import Glibc
 #endif
 
 /// Definitions for synthetic traces: every id names itself.
@@ -59,7 +59,8 @@ func writeSyntheticTrace(
       ThreadTotals(thread: $0, osThreadID: Int32(100 + $0), recorded: 0, dropped: 0)
     }
     try writer.writeChunk(
-      .footer, payload: ChunkPayload.footer(TraceFooter(durationNanoseconds: time, chunks: UInt64(chunks + 1), threads: totals)))
+      .footer,
+      payload: ChunkPayload.footer(TraceFooter(durationNanoseconds: time, chunks: UInt64(chunks + 1), threads: totals)))
   }
   writer.close()
   return written

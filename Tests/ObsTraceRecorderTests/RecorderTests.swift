@@ -39,25 +39,31 @@ struct RecorderTests {
   func dropInClassKinds() async throws {
     let settings = MainActorSettings()
     // Waits for the recording without blocking the main actor, which other tests' loops may be using.
-    let trace = try await RecordingTestLock.exclusiveWithoutBlocking { try RecordingSupport.recordHoldingLock {
-      let counter = Counter()
-      counter.count = 3
-      _ = counter.count
-      let box = Box(7)
-      box.value = 8
-      let strings = Box("a")
-      strings.value = "b"
-      let local = LocalModel()
-      local.value = 1
-      settings.volume = 11
-      _ = settings.muted
-    } }
+    let trace = try await RecordingTestLock.exclusiveWithoutBlocking {
+      try RecordingSupport.recordHoldingLock {
+        let counter = Counter()
+        counter.count = 3
+        _ = counter.count
+        let box = Box(7)
+        box.value = 8
+        let strings = Box("a")
+        strings.value = "b"
+        let local = LocalModel()
+        local.value = 1
+        settings.volume = 11
+        _ = settings.muted
+      }
+    }
     let names = Set(trace.events.filter { $0.kind == .willSet || $0.kind == .access }.map(trace.propertyName))
-    #expect(names == ["Counter.count", "Box.value", "LocalModel.value", "MainActorSettings.volume", "MainActorSettings.muted"])
+    #expect(
+      names == [
+        "Counter.count", "Box.value", "LocalModel.value", "MainActorSettings.volume", "MainActorSettings.muted",
+      ])
     #expect(trace.definitions.symbols.propertyNames.values.contains { $0.module == "ObsTraceFixtureModels" })
     #expect(trace.definitions.symbols.propertyNames.values.contains { $0.module == "ObsTraceRecorderTests" })
     // Box<Int> and Box<String> are two types, each with its name.
-    let boxTypes = Set(trace.events(.willSet).map { trace.definitions.typeName(ofObject: $0.object) }.filter { $0.hasPrefix("Box") })
+    let boxTypes = Set(
+      trace.events(.willSet).map { trace.definitions.typeName(ofObject: $0.object) }.filter { $0.hasPrefix("Box") })
     #expect(boxTypes == ["Box<Int>", "Box<String>"])
     #expect(trace.events(.objectCreated).count == 4)
   }
@@ -101,8 +107,12 @@ struct RecorderTests {
       library.handler = {}
     }
     let didSets = trace.events(.didSet)
-    #expect(didSets.map { trace.propertyName($0) } == ["Counter.count", "Counter.count", "Library.shelves", "Library.shelves", "Library.handler"])
-    #expect(didSets.map(\.flags) == [EventFlags.unchanged, EventFlags.changed, EventFlags.unchanged, EventFlags.changed, 0])
+    #expect(
+      didSets.map { trace.propertyName($0) } == [
+        "Counter.count", "Counter.count", "Library.shelves", "Library.shelves", "Library.handler",
+      ])
+    #expect(
+      didSets.map(\.flags) == [EventFlags.unchanged, EventFlags.changed, EventFlags.unchanged, EventFlags.changed, 0])
     // One access per _modify (the accessor's own), none from ObsTrace reading the value around it.
     #expect(trace.events(.access).count == 4)
   }
@@ -147,8 +157,13 @@ struct RecorderTests {
   func emptyAndNamedScopes() throws {
     let model = LocalModel()
     let trace = try RecordingSupport.record {
-      withObservationTracking {} onChange: {}
-      _ = withObservationTracking(named: "FirstView.body") { model.value } onChange: {}
+      withObservationTracking {
+      } onChange: {
+      }
+      _ = withObservationTracking(named: "FirstView.body") {
+        model.value
+      } onChange: {
+      }
     }
     #expect(trace.events(.trackingInstalled).count == 1)
     let labels = trace.events(.scopeBegin).map { trace.definitions.labelName($0.key) }
@@ -162,7 +177,10 @@ struct RecorderTests {
     let trace = try RecordingSupport.record {
       withObservationTracking {
         _ = model.value
-        withObservationTracking { _ = model.other } onChange: {}
+        withObservationTracking {
+          _ = model.other
+        } onChange: {
+        }
       } onChange: {
         outerFired.withLock { $0 += 1 }
       }
@@ -250,7 +268,9 @@ struct RecorderTests {
   func dropModeCounts() throws {
     let threads = 3
     let writes = 50_000
-    let trace = try RecordingSupport.record(options: RecordingOptions(ringCapacity: 64, dropWhenFull: true, backtraces: .off)) {
+    let trace = try RecordingSupport.record(
+      options: RecordingOptions(ringCapacity: 64, dropWhenFull: true, backtraces: .off)
+    ) {
       let models = (0..<threads).map { _ in LocalModel() }
       nonisolated(unsafe) let shared = models
       RecordingSupport.runThreads(threads) { index in
@@ -259,7 +279,9 @@ struct RecorderTests {
     }
     let footer = try #require(trace.reader.footer)
     let perThread = Dictionary(grouping: trace.events, by: \.thread).mapValues(\.count)
-    let workers = footer.threads.filter { perThread[$0.thread] != nil && $0.recorded + $0.dropped == UInt64(2 * writes) }
+    let workers = footer.threads.filter {
+      perThread[$0.thread] != nil && $0.recorded + $0.dropped == UInt64(2 * writes)
+    }
     #expect(workers.count == threads)
     for totals in workers { #expect(UInt64(perThread[totals.thread] ?? 0) == totals.recorded) }
     #expect(footer.dropped > 0)
@@ -285,7 +307,9 @@ struct RecorderTests {
     }
     let byThread = Dictionary(grouping: trace.events(.willSet), by: \.thread)
     #expect(byThread.count == threads)
-    #expect(byThread.values.allSatisfy { $0.count == writes }, "\(byThread.mapValues(\.count).sorted { $0.key < $1.key }) \(trace.reader.footer!)")
+    #expect(
+      byThread.values.allSatisfy { $0.count == writes },
+      "\(byThread.mapValues(\.count).sorted { $0.key < $1.key }) \(trace.reader.footer!)")
   }
 
   @Test("a second start while recording is refused, and the first recording goes on")
@@ -320,7 +344,11 @@ struct RecorderTests {
     #expect(Recorder.isRecording == false)
     let model = LocalModel()
     let fired = Locked(0)
-    _ = withObservationTracking { model.value } onChange: { fired.withLock { $0 += 1 } }
+    _ = withObservationTracking {
+      model.value
+    } onChange: {
+      fired.withLock { $0 += 1 }
+    }
     model.value = 3
     #expect(fired.withLock { $0 } == 1)
     #expect(model.value == 3)

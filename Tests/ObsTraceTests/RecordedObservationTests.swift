@@ -47,7 +47,11 @@ struct RecordedObservationTests {
         row.tags[...] = row.tags[...]  // an in-place write of the same value
         view.flush()
         nonisolated(unsafe) let observed = row
-        withObservationTracking { _ = row.done } onChange: { _ = observed.done }  // reads inside its own willSet
+        withObservationTracking {
+          _ = row.done
+        } onChange: {
+          _ = observed.done
+        }  // reads inside its own willSet
         row.done = true
       }
     }

@@ -39,7 +39,9 @@ public enum RecordingTestLock {
     return try await body()
   }
 
-  public static func shared<T>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T) async rethrows -> T {
+  public static func shared<T>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T)
+    async rethrows -> T
+  {
     while !state.withLock({ state in
       guard !state.exclusive else { return false }
       state.shared += 1

@@ -1,7 +1,8 @@
-#if ObsTrace
-import ObsTrace  // test builds only: every @Observable class in this file is traced
-#endif
 import Observation
+
+#if ObsTrace
+  import ObsTrace  // test builds only: every @Observable class in this file is traced
+#endif
 
 public struct Todo: Equatable, Sendable {
   public var title: String

@@ -2,7 +2,7 @@ import Testing
 import TodoModel
 
 #if ObsTrace
-import ObsTrace
+  import ObsTrace
 #endif
 
 @Suite("TodoList")
@@ -17,19 +17,19 @@ struct TodoListTests {
   }
 
   #if ObsTrace
-  @Test("adding two todos invalidates the list view twice, and completing all once per write")
-  func invalidations() throws {
-    let recorded = try recordObservation {
-      let list = TodoList()
-      let view = RenderHarness("TodoListView.body") { list.todos.map(\.title) }
-      view.render()
-      list.add("milk")
-      view.flush()
-      list.add("bread")
-      view.flush()
+    @Test("adding two todos invalidates the list view twice, and completing all once per write")
+    func invalidations() throws {
+      let recorded = try recordObservation {
+        let list = TodoList()
+        let view = RenderHarness("TodoListView.body") { list.todos.map(\.title) }
+        view.render()
+        list.add("milk")
+        view.flush()
+        list.add("bread")
+        view.flush()
+      }
+      #expect(recorded.invalidations(of: "TodoList.todos") == 2)
+      #expect(recorded.runs(of: "TodoListView.body") == 3)
     }
-    #expect(recorded.invalidations(of: "TodoList.todos") == 2)
-    #expect(recorded.runs(of: "TodoListView.body") == 3)
-  }
   #endif
 }
