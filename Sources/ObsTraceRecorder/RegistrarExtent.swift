@@ -83,7 +83,9 @@ final class RegistrarExtent: Sendable {
   func recordDidSet(_ keyPath: AnyKeyPath, _ subject: Any.Type, _ member: Any.Type, flags: UInt8) {
     guard obstrace_is_enabled() else { return }
     let key = Interner.shared.keyPathID(keyPath, root: subject, member: member) & ~Interner.equatableBit
-    obstrace_emit(EventKind.didSet.rawValue, flags, serial, key, obstrace_innermost_scope(), objectType(subject), 0)
+    // Untimed: a didSet follows its willSet (and the observers that ran) at once; it takes their time.
+    obstrace_emit_untimed(
+      EventKind.didSet.rawValue, flags, serial, key, obstrace_innermost_scope(), objectType(subject), 0)
   }
 
   @usableFromInline

@@ -75,7 +75,7 @@ public enum TrackingScopes {
 
   static func installed(_ scope: UInt32) {
     guard scope != 0, obstrace_is_enabled() else { return }
-    obstrace_emit(EventKind.trackingInstalled.rawValue, 0, 0, 0, scope, 0, 0)
+    obstrace_emit_untimed(EventKind.trackingInstalled.rawValue, 0, 0, 0, scope, 0, 0)
   }
 
   /// Records that `scope` fired, caused by the willSet in progress on this thread (none: the object was freed
