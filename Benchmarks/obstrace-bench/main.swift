@@ -126,6 +126,23 @@ if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--write-trace"
   exit(0)
 }
 
+// `obstrace-bench --profile scope|read|write N`: only run one traced case N times (for perf record).
+if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--profile", let count = Int(CommandLine.arguments[3]) {
+  try! Recorder.start(to: NSTemporaryDirectory() + "obstrace-profile.trc", options: RecordingOptions())
+  let model = TracedCounter()
+  var sum = 0
+  for index in 0..<count {
+    switch CommandLine.arguments[2] {
+    case "scope": sum &+= tracedScope(model)
+    case "read": sum &+= model.value
+    default: model.value = index
+    }
+  }
+  blackHole(sum)
+  Recorder.stop()
+  exit(0)
+}
+
 let iterations = 30_000
 print(
   "obstrace-bench: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(iterations) operations per repeat, best of 15 repeats"

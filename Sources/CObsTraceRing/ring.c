@@ -48,7 +48,7 @@ static void thread_exited(void *value) {
   obstrace_ring *ring = value;
   obstrace_thread_ring = NULL;
   pthread_mutex_lock(&registry_mutex);
-  bool empty = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE) == ring->tail;
+  bool empty = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE) == __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
   if (!flusher_running && empty) {
     unlink_ring(ring);
     pthread_mutex_unlock(&registry_mutex);

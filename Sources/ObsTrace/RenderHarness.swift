@@ -1,4 +1,4 @@
-import Synchronization
+import ObsTraceRecorder
 
 /// Runs a closure the way SwiftUI runs a view's body, for testing models meant for SwiftUI where SwiftUI does
 /// not exist: `render()` runs it under tracking (a scope labelled with the harness's name); a change to what it
@@ -15,7 +15,7 @@ import Synchronization
 public final class RenderHarness<Output>: @unchecked Sendable {
   public let name: String
   private let body: () -> Output
-  private let state = Mutex(State())
+  private let state = LockedValue(State())
 
   struct State {
     var runs = 0

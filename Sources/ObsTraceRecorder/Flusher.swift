@@ -57,8 +57,7 @@ final class Flusher: @unchecked Sendable {
     try writer.writeChunk(.modules, payload: ChunkPayload.modules(LoadedModule.current()))
     forEachRing { ring in
       // Whatever a previous recording left (events racing its stop) is not this recording's.
-      ring.pointee.tail = obstrace_ring_head(ring)
-      ring.pointee.cached_tail = ring.pointee.tail
+      obstrace_ring_discard(ring)
       ring.pointee.flushed_dropped = obstrace_ring_dropped(ring)
       ring.pointee.chunk_sequence = 0
     }

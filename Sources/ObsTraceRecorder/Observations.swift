@@ -17,7 +17,7 @@ public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Se
 
   /// The waiting iterators and the dirty flag, shared by every iterator of the sequence.
   final class Shared: Sendable {
-    let state = Mutex(State())
+    let state = LockedValue(State())
   }
 
   struct State {

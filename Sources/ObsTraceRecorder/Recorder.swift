@@ -19,7 +19,7 @@ public enum Recorder {
     var temporaryPath: String?
   }
 
-  static let state = Mutex(State())
+  static let state = LockedValue(State())
 
   /// Whether a recording is running.
   public static var isRecording: Bool { obstrace_is_enabled() }

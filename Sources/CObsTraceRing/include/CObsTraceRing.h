@@ -287,7 +287,7 @@ void obstrace_registry_release(obstrace_ring *ring);
 static inline size_t obstrace_ring_readable(obstrace_ring *ring, const obstrace_record **first) {
   // Acquire: pairs with the producer's release store of head in obstrace_emit.
   uint64_t head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
-  uint64_t tail = ring->tail;  // only the flusher writes tail
+  uint64_t tail = __atomic_load_n(&ring->tail, __ATOMIC_RELAXED);  // only the flusher writes tail
   uint64_t available = head - tail;
   uint64_t index = tail & ring->mask;
   uint64_t contiguous = ring->mask + 1 - index;
@@ -297,7 +297,14 @@ static inline size_t obstrace_ring_readable(obstrace_ring *ring, const obstrace_
 
 static inline void obstrace_ring_consume(obstrace_ring *ring, size_t count) {
   // Release: pairs with the producer's acquire load of tail in obstrace_ring_make_room.
-  __atomic_store_n(&ring->tail, ring->tail + count, __ATOMIC_RELEASE);
+  __atomic_store_n(&ring->tail, __atomic_load_n(&ring->tail, __ATOMIC_RELAXED) + count, __ATOMIC_RELEASE);
+}
+
+/// Hands every record in the ring back unread (a new recording starts clean). The producer's cached view of
+/// `tail` is its own and stays behind, which only makes it look at `tail` again sooner.
+static inline void obstrace_ring_discard(obstrace_ring *ring) {
+  // Release: pairs with the producer's acquire load of tail in obstrace_ring_make_room.
+  __atomic_store_n(&ring->tail, __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
 }
 
 static inline uint64_t obstrace_ring_dropped(const obstrace_ring *ring) {

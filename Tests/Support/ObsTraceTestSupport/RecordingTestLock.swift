@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Tests that start and stop the process's one recording themselves hold this lock alone; in-test recordings
 /// (which share a recording) hold it together. Swift Testing runs suites in parallel in one process.
@@ -9,7 +8,19 @@ public enum RecordingTestLock {
     var exclusive = false
   }
 
-  static let state = Mutex(State())
+  static let state = Locked(State())
+
+  /// NSLock, not Synchronization.Mutex: ThreadSanitizer sees a pthread mutex.
+  final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func withLock<Result>(_ body: (inout Value) -> Result) -> Result {
+      lock.lock()
+      defer { lock.unlock() }
+      return body(&value)
+    }
+  }
 
   public static func exclusive<T>(_ body: () throws -> T) rethrows -> T {
     while !state.withLock({ state in
