@@ -127,7 +127,8 @@ if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--write-trace"
 }
 
 // `obstrace-bench --profile scope|read|write N`: only run one traced case N times (for perf record).
-if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--profile", let count = Int(CommandLine.arguments[3]) {
+if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--profile", let count = Int(CommandLine.arguments[3])
+{
   try! Recorder.start(to: NSTemporaryDirectory() + "obstrace-profile.trc", options: RecordingOptions())
   let model = TracedCounter()
   var sum = 0

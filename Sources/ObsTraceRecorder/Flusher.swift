@@ -58,8 +58,7 @@ final class Flusher: @unchecked Sendable {
     forEachRing { ring in
       // Whatever a previous recording left (events racing its stop) is not this recording's.
       obstrace_ring_discard(ring)
-      ring.pointee.flushed_dropped = obstrace_ring_dropped(ring)
-      ring.pointee.chunk_sequence = 0
+      obstrace_ring_begin_recording(ring)
     }
     obstrace_set_flusher_running(true)
     let context = Unmanaged.passRetained(self).toOpaque()
@@ -139,7 +138,7 @@ final class Flusher: @unchecked Sendable {
     forEachRing { ring in
       let orphaned = obstrace_ring_is_orphaned(ring)  // read before draining: no event can follow it
       drainRecords(of: ring)
-      let hasNewDrops = obstrace_ring_dropped(ring) != ring.pointee.flushed_dropped
+      let hasNewDrops = obstrace_ring_dropped(ring) != obstrace_ring_flushed_dropped(ring)
       if (hasNewDrops || orphaned) && pending[ring] == nil { pending[ring] = newChunk(for: ring, firstTime: now) }
       if let chunk = pending[ring],
         final || orphaned || hasNewDrops || chunk.encoder.bytes.count >= Self.chunkTarget
@@ -160,10 +159,10 @@ final class Flusher: @unchecked Sendable {
       var chunk =
         pending.removeValue(forKey: ring)
         ?? newChunk(
-          for: ring, firstTime: max(clock.nanoseconds(records[0].time), lastTimes[ring.pointee.thread_id] ?? 0))
+          for: ring, firstTime: max(clock.nanoseconds(records[0].time), lastTimes[obstrace_ring_thread_id(ring)] ?? 0))
       let definitions = self.definitions
       let tapping = RecordingTaps.activeTaps.load(ordering: .acquiring) > 0
-      let thread = ring.pointee.thread_id
+      let thread = obstrace_ring_thread_id(ring)
       var lastTime = lastTimes[thread] ?? 0
       defer { lastTimes[thread] = lastTime }
       for record in records {
@@ -188,19 +187,18 @@ final class Flusher: @unchecked Sendable {
   private func newChunk(for ring: UnsafeMutablePointer<obstrace_ring>, firstTime: UInt64) -> PendingChunk {
     PendingChunk(
       encoder: ChunkEncoder(
-        thread: ring.pointee.thread_id, osThreadID: ring.pointee.os_thread_id,
-        sequence: ring.pointee.chunk_sequence, firstTime: firstTime, stamps: stamps),
+        thread: obstrace_ring_thread_id(ring), osThreadID: obstrace_ring_os_thread_id(ring),
+        sequence: obstrace_ring_chunk_sequence(ring), firstTime: firstTime, stamps: stamps),
       startedAt: clock.nanoseconds(obstrace_clock()))
   }
 
   private func finish(_ ring: UnsafeMutablePointer<obstrace_ring>, threadEnded: Bool = false) {
     guard let chunk = pending.removeValue(forKey: ring) else { return }
-    let dropped = obstrace_ring_dropped(ring) &- ring.pointee.flushed_dropped
-    ring.pointee.flushed_dropped &+= dropped
-    ring.pointee.chunk_sequence += 1
-    let thread = ring.pointee.thread_id
+    let dropped = obstrace_ring_note_chunk(ring)
+    let thread = obstrace_ring_thread_id(ring)
     var total =
-      totals[thread] ?? ThreadTotals(thread: thread, osThreadID: ring.pointee.os_thread_id, recorded: 0, dropped: 0)
+      totals[thread]
+      ?? ThreadTotals(thread: thread, osThreadID: obstrace_ring_os_thread_id(ring), recorded: 0, dropped: 0)
     total.recorded += UInt64(chunk.encoder.eventCount)
     total.dropped += dropped
     totals[thread] = total

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+  import Glibc
 #endif
 
 /// A value behind a pthread mutex, for state that holds non-Sendable values (key paths, boxed values) which only

@@ -307,6 +307,28 @@ static inline void obstrace_ring_discard(obstrace_ring *ring) {
   __atomic_store_n(&ring->tail, __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
 }
 
+// The flusher's fields, read and written through these so that Swift never copies or stores the whole ring
+// struct (whose producer fields another thread is writing).
+static inline uint32_t obstrace_ring_thread_id(const obstrace_ring *ring) { return ring->thread_id; }
+static inline int32_t obstrace_ring_os_thread_id(const obstrace_ring *ring) { return ring->os_thread_id; }
+static inline uint64_t obstrace_ring_chunk_sequence(const obstrace_ring *ring) { return ring->chunk_sequence; }
+static inline uint64_t obstrace_ring_flushed_dropped(const obstrace_ring *ring) { return ring->flushed_dropped; }
+
+/// Starts a recording's bookkeeping for the ring: no chunk yet, drops counted from now.
+static inline void obstrace_ring_begin_recording(obstrace_ring *ring) {
+  ring->chunk_sequence = 0;
+  ring->flushed_dropped = __atomic_load_n(&ring->dropped, __ATOMIC_RELAXED);
+}
+
+/// Notes a chunk written for the ring; returns the events dropped since the previous one.
+static inline uint64_t obstrace_ring_note_chunk(obstrace_ring *ring) {
+  uint64_t dropped = __atomic_load_n(&ring->dropped, __ATOMIC_RELAXED);
+  uint64_t since = dropped - ring->flushed_dropped;
+  ring->flushed_dropped = dropped;
+  ring->chunk_sequence += 1;
+  return since;
+}
+
 static inline uint64_t obstrace_ring_dropped(const obstrace_ring *ring) {
   return __atomic_load_n(&ring->dropped, __ATOMIC_RELAXED);
 }
