@@ -60,7 +60,10 @@ let package = Package(
     .testTarget(name: "ObsTraceXCTests", dependencies: ["ObsTrace", "ObsTraceFixtureModels"]),
     .testTarget(
       name: "ObsTraceRecorderTests",
-      dependencies: ["ObsTrace", "ObsTraceRecorder", "ObsTraceFormat", "ObsTraceFixtureModels", "ObsTraceTestSupport"]
+      dependencies: [
+        "ObsTrace", "ObsTraceRecorder", "ObsTraceFormat", "ObsTraceFixtureModels", "ObsTraceTestSupport",
+        "CObsTraceRing",
+      ]
     ),
     .testTarget(name: "ObsTraceAnalysisTests", dependencies: ["ObsTraceAnalysis", "ObsTraceFormat"]),
     .testTarget(

@@ -230,17 +230,16 @@ uint64_t obstrace_wall_clock_nanoseconds(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-int obstrace_capture_stack(uintptr_t *frames, int capacity, int skip) {
-  obstrace_ring *ring = obstrace_current_ring();
-  if (ring == NULL || ring->stack_high == 0) return 0;
-  uintptr_t *frame = __builtin_frame_address(0);
+int obstrace_walk_frames(const void *start, uintptr_t low, uintptr_t high, uintptr_t *frames, int capacity,
+                         int skip) {
+  const uintptr_t *frame = start;
   int count = 0;
   while (count < capacity) {
     uintptr_t address = (uintptr_t)frame;
     // A frame record is two words: the caller's frame pointer, then the return address.
-    if (address < ring->stack_low || address + 2 * sizeof(uintptr_t) > ring->stack_high) break;
+    if (address < low || address + 2 * sizeof(uintptr_t) > high) break;
     if ((address & (sizeof(uintptr_t) - 1)) != 0) break;
-    uintptr_t *caller = (uintptr_t *)frame[0];
+    uintptr_t caller = frame[0];
     uintptr_t return_address = frame[1];
     if (return_address == 0) break;
     if (skip > 0) {
@@ -248,9 +247,15 @@ int obstrace_capture_stack(uintptr_t *frames, int capacity, int skip) {
     } else {
       frames[count++] = return_address;
     }
-    // The chain must climb the stack: a pointer that does not is corrupt or the end.
-    if ((uintptr_t)caller <= address || (uintptr_t)caller - address > (1u << 20)) break;
-    frame = caller;
+    // The chain must climb the stack, and not too far: a pointer that does not is corrupt, or the end.
+    if (caller <= address || caller - address > (1u << 20)) break;
+    frame = (const uintptr_t *)caller;
   }
   return count;
+}
+
+int obstrace_capture_stack(uintptr_t *frames, int capacity, int skip) {
+  obstrace_ring *ring = obstrace_current_ring();
+  if (ring == NULL || ring->stack_high == 0) return 0;
+  return obstrace_walk_frames(__builtin_frame_address(0), ring->stack_low, ring->stack_high, frames, capacity, skip);
 }

@@ -80,7 +80,7 @@ enum SymbolCache {
     var unresolved: Set<UInt64> = []
   }
 
-  nonisolated(unsafe) private static let state = LockedValue(State())
+  private static let state = LockedValue(State())
 
   static func resolve(_ addresses: Set<UInt64>, _ returnAddresses: Set<UInt64>) -> [UInt64: SymbolizedFrame] {
     state.withLock { state in

@@ -55,6 +55,17 @@ struct ReportTests {
     #expect(property["coalescedWrites"] as? Int == 1)  // "again, before FirstView's body has run again: nothing"
   }
 
+  @Test("the demo's trace names every property and the site of every write")
+  func guideNames() throws {
+    let report = try report("guide")
+    let names = rows(report, "properties").compactMap { $0["property"] as? String }
+    #expect(Set(names) == ["Model.property", "Model.otherProperty"])
+    let timeline = Run.command(["timeline", Paths.root + "/traces/guide.trc"]).standardOutput
+    let writes = timeline.split(separator: "\n").filter { $0.contains(" write ") }
+    #expect(writes.count == 6)
+    #expect(writes.allSatisfy { $0.contains(" at main.swift:") && $0.contains("(obstrace_demo_main)") })
+  }
+
   @Test("the stale read: the immediate re-observe reads stale once per change, the deferred one never")
   func staleRead() throws {
     let report = try report("stale-read")

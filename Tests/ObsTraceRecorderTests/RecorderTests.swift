@@ -223,6 +223,21 @@ struct RecorderTests {
     #expect(site.function.contains("writeSite"))
   }
 
+  @Test("the site of a read is the test's own line (stacks on every event)")
+  func readSite() throws {
+    let counter = Counter()
+    var line = 0
+    let trace = try RecordingSupport.record(options: RecordingOptions(backtraces: .all)) {
+      line = #line + 1
+      _ = counter.count
+    }
+    let read = try #require(trace.events(.access).first)
+    let site = try #require(trace.definitions.site(ofStack: read.stack))
+    #expect(site.file.hasSuffix("RecorderTests.swift"))
+    #expect(site.line == UInt32(line))
+    #expect(site.function.contains("readSite"))
+  }
+
   @Test("with backtraces off no event carries a stack; with all, reads do too")
   func backtraceLevels() throws {
     let counter = Counter()

@@ -356,6 +356,11 @@ uint64_t obstrace_wall_clock_nanoseconds(void);
 /// pointer that is null, misaligned, not above the previous one or too far from it ends the walk.
 int obstrace_capture_stack(uintptr_t *frames, int capacity, int skip);
 
+/// The walk itself, from frame record `start` within [low, high): what `obstrace_capture_stack` does from its own
+/// frame, exposed so that tests can hand it corrupt chains.
+int obstrace_walk_frames(const void *start, uintptr_t low, uintptr_t high, uintptr_t *frames, int capacity,
+                         int skip);
+
 /// FNV-1a over the frames: the key of the per-thread stack cache.
 static inline uint64_t obstrace_hash_frames(const uintptr_t *frames, int count) {
   uint64_t hash = 1469598103934665603ull;
