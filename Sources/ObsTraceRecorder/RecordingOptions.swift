@@ -18,7 +18,8 @@ public struct RecordingOptions: Sendable, Equatable {
     }
   }
 
-  /// Records per thread ring (rounded up to a power of two). Each record is 32 bytes.
+  /// Records per thread ring (rounded up to a power of two). Each record is 32 bytes: the default, 64K records,
+  /// is 2 MiB per recording thread, prefaulted when the thread first records.
   public var ringCapacity: Int = 1 << 16
   /// When a ring is full: false (default) waits for the flusher, losing nothing; true drops the event and
   /// counts it, and the count is in the trace and in every report.
