@@ -102,6 +102,7 @@ public struct Finding: Sendable, Equatable {
     case leakedObject = "leaked-object"
     case redundantRun = "redundant-run"
     case crossThreadWrite = "cross-thread-write"
+    case offMainThread = "off-main-thread"
     case droppedEvents = "dropped-events"
     case truncated
     case damagedChunk = "damaged-chunk"

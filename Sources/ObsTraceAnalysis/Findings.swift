@@ -3,7 +3,9 @@ import ObsTraceFormat
 /// Turns the replay's aggregates into findings, each with a concrete hint. The heuristics are documented in
 /// docs/analysis.md; keep the two together.
 enum Findings {
-  static func derive(_ replay: Replay, _ definitions: TraceDefinitions, _ trace: AnalysisReport.Trace?) -> [Finding] {
+  static func derive(
+    _ replay: Replay, _ definitions: TraceDefinitions, _ trace: AnalysisReport.Trace?, mainThread: UInt32? = nil
+  ) -> [Finding] {
     var findings: [Finding] = []
     func site(_ stack: UInt32) -> String? {
       guard stack != 0, let frame = definitions.site(ofStack: stack) else { return nil }
@@ -89,6 +91,23 @@ enum Findings {
             "\(writes.objects) object\(writes.objects == 1 ? "'s" : "s'") \(name) written from \(writes.threads) threads",
           hint: "a data-race smell for a model that is not isolated: confine it to an actor (@MainActor), "
             + "or make sure the writes are ordered"))
+    }
+    // Types used on the main thread and off it: for a @MainActor model each such access is an isolation
+    // violation; for a model that is not isolated, a smell worth a look. (Isolation is not visible at run time,
+    // so this says what happened and leaves the verdict to the reader.)
+    if let mainThread {
+      for (type, threads) in replay.threadsByType where threads.contains(mainThread) && threads.count > 1 {
+        let name = definitions.typeName(type)
+        let others = threads.count - 1
+        findings.append(
+          Finding(
+            kind: .offMainThread, property: nil, scope: nil, site: nil, count: others,
+            message:
+              "\(name) objects were used on the main thread and on \(others) other thread\(others == 1 ? "" : "s")",
+            hint: "if \(name) is @MainActor, every use off the main thread is an isolation violation (an "
+              + "@unchecked Sendable or a nonisolated path let it through); if it is not isolated, make sure those "
+              + "uses are ordered"))
+      }
     }
     if let trace { findings += traceFindings(trace) }
     for (key, count) in replay.untrackedReads {

@@ -109,6 +109,11 @@ public struct Replay {
   private var keys: [PropertyKey: KeyState] = [:]
   private var threads = DenseTable<ThreadState>()
   private var sequences: [UInt32: Sequence] = [:]
+  /// The thread that ran an `Observations` value on the main actor, if any: where main-actor work runs (with an
+  /// async main, not the process's first thread, which `dispatchMain` ends).
+  public private(set) var mainActorThread: UInt32?
+  /// Per type: the threads that read or wrote its objects (a bit per thread, the 64th for all higher ones).
+  private var typeThreads = DenseTable<UInt64>()
   private var liveObjects: [UInt32: UInt32] = [:]  // serial → type, created in the trace and not freed
   private var seenObjects: Set<UInt32> = []
   private var objectTypes: [UInt32: UInt32] = [:]
@@ -187,6 +192,7 @@ public struct Replay {
       runs[event.scope] = run
       if sequences[event.key] == nil { sequences[event.key] = Sequence(label: run.label) }
       scopes[run.label]?.isolations[event.aux, default: 0] += 1
+      if event.flags & EventFlags.onMainActor != 0 { mainActorThread = event.thread }
     case .observationsEnd:
       sequences[event.key]?.ending = SequenceEnding(rawValue: event.flags)
       if let label = sequences[event.key]?.label, let ending = SequenceEnding(rawValue: event.flags) {
@@ -196,6 +202,7 @@ public struct Replay {
   }
 
   private mutating func noteObject(_ event: TraceEvent) {
+    if event.aux != 0 { typeThreads[event.aux, default: 0] |= 1 << UInt64(min(event.thread, 63)) }
     if event.aux != 0, objectTypes[event.object] == nil {
       objectTypes[event.object] = event.aux
       if liveObjects[event.object] != nil {
@@ -394,6 +401,15 @@ public struct Replay {
     for (key, state) in keys where state.writerThreads.nonzeroBitCount > 1 {
       let previous = result[key.property] ?? (0, 0)
       result[key.property] = (previous.objects + 1, max(previous.threads, state.writerThreads.nonzeroBitCount))
+    }
+    return result
+  }
+
+  /// Per type, the threads its objects were read or written on.
+  public var threadsByType: [UInt32: [UInt32]] {
+    var result: [UInt32: [UInt32]] = [:]
+    for (type, bits) in typeThreads {
+      result[type] = (0..<64).filter { bits & (1 << UInt64($0)) != 0 }.map(UInt32.init)
     }
     return result
   }

@@ -83,8 +83,9 @@ public enum TraceAnalysis {
   }
 
   /// The findings of a replay, without the trace-level ones (drops, truncation, damage).
-  public static func findings(of replay: Replay, definitions: TraceDefinitions) -> [Finding] {
-    Findings.derive(replay, definitions, nil)
+  public static func findings(of replay: Replay, definitions: TraceDefinitions, mainThread: UInt32? = nil) -> [Finding]
+  {
+    Findings.derive(replay, definitions, nil, mainThread: mainThread ?? replay.mainActorThread)
   }
 
   static func report(_ replay: Replay, _ reader: TraceReader) -> AnalysisReport {
@@ -94,12 +95,21 @@ public enum TraceAnalysis {
       durationNanoseconds: reader.footer?.durationNanoseconds ?? reader.lastEventTime,
       backtraces: ["off", "writes", "all"][min(2, Int(reader.header.stackLevel))],
       symbolized: !reader.definitions.symbols.isEmpty)
-    return report(replay, definitions: reader.definitions, trace: trace)
+    // The main thread: where main-actor work was seen running; else the process's first thread (its OS thread
+    // id is the process id), unless it ended early (an async main hands the main actor to another thread).
+    var mainThread = replay.mainActorThread
+    if mainThread == nil,
+      let first = reader.threads.first(where: { $0.value == Int32(bitPattern: reader.header.processID) })?.key,
+      !reader.endedThreads.contains(first)
+    {
+      mainThread = first
+    }
+    return report(replay, definitions: reader.definitions, trace: trace, mainThread: mainThread)
   }
 
   /// The report of a replay that was fed by something other than a file (an in-test recording).
   public static func report(
-    _ replay: Replay, definitions: TraceDefinitions, trace: AnalysisReport.Trace
+    _ replay: Replay, definitions: TraceDefinitions, trace: AnalysisReport.Trace, mainThread: UInt32? = nil
   ) -> AnalysisReport {
     let properties = replay.properties.map { id, statistics in
       AnalysisReport.Property(id: id, name: definitions.propertyName(id), statistics: statistics)
@@ -129,7 +139,7 @@ public enum TraceAnalysis {
       AnalysisReport.Objects(type: type == 0 ? "<unknown type>" : definitions.typeName(type), statistics: statistics)
     }.sorted { $0.type < $1.type }
 
-    let findings = Findings.derive(replay, definitions, trace)
+    let findings = Findings.derive(replay, definitions, trace, mainThread: mainThread)
     return AnalysisReport(trace: trace, properties: properties, scopes: scopes, objects: objects, findings: findings)
   }
 }

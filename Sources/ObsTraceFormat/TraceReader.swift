@@ -66,6 +66,8 @@ public final class TraceReader {
   /// Events each thread's chunks say were dropped, summed.
   public private(set) var droppedEvents: UInt64 = 0
   public private(set) var threads: [UInt32: Int32] = [:]
+  /// Threads whose last chunk says they exited while recording.
+  public private(set) var endedThreads: Set<UInt32> = []
   public private(set) var lastEventTime: UInt64 = 0
 
   private let file: ReadableFile
@@ -375,6 +377,7 @@ public final class TraceReader {
       return nil
     }
     threads[decoded.thread] = decoded.osThreadID
+    if decoded.threadEnded { endedThreads.insert(decoded.thread) }
     droppedEvents += decoded.droppedSinceLastChunk
     eventsRead += UInt64(decoded.events.count)
     if let last = decoded.events.last { lastEventTime = max(lastEventTime, last.time) }

@@ -236,6 +236,29 @@ struct ConcurrencyReplayTests {
     #expect(replay.liveLoops(reading: 1) == [1])  // sequence 100 never ended and still reads object 1
   }
 
+  @Test("a type used on the main actor's thread and on others is an off-main-thread finding")
+  func offMain() {
+    var script = EventScript()
+    script.begin(10, label: 1, kind: .observations, thread: 5)
+    script.events.append(
+      TraceEvent(kind: .observationsRun, flags: EventFlags.onMainActor, thread: 5, time: 0, key: 100, scope: 10, aux: 9)
+    )
+    script.read(1, 1, in: 10, thread: 5)
+    script.end(10, thread: 5)
+    script.read(2, 2, thread: 5)  // the type (1) used on the main actor's thread only…
+    var (replay, _) = script.replay()
+    #expect(replay.mainActorThread == 5)
+    #expect(
+      TraceAnalysis.findings(of: replay, definitions: TraceDefinitions()).filter { $0.kind == .offMainThread }.isEmpty)
+    script.read(1, 1, thread: 6)  // …until it is read on thread 6
+    (replay, _) = script.replay()
+    let offMain = TraceAnalysis.findings(of: replay, definitions: TraceDefinitions()).filter {
+      $0.kind == .offMainThread
+    }
+    #expect(offMain.count == 1)
+    #expect(offMain.first?.count == 1)
+  }
+
   @Test("an object written from two threads is a cross-thread-write finding; from one, nothing")
   func crossThread() {
     var script = EventScript()
