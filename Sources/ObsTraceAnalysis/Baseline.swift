@@ -177,12 +177,16 @@ public struct BaselineComparison: Sendable {
   }
 }
 
-func jsonString(_ string: String) -> String {
+/// A string as a JSON literal: the one quoting every JSON printer uses.
+public func jsonString(_ string: String) -> String {
   var result = "\""
   for scalar in string.unicodeScalars {
     switch scalar {
     case "\"": result += "\\\""
     case "\\": result += "\\\\"
+    case "\n": result += "\\n"
+    case "\r": result += "\\r"
+    case "\t": result += "\\t"
     default:
       if scalar.value < 0x20 {
         let hex = String(scalar.value, radix: 16)

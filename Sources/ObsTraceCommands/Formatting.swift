@@ -1,3 +1,5 @@
+import ObsTraceAnalysis
+
 /// Numbers as people read them, the same in every command.
 enum Formatting {
   static func duration(_ nanoseconds: UInt64) -> String {
@@ -33,24 +35,6 @@ enum Formatting {
   }
 
   /// A string as a JSON literal.
-  static func json(_ string: String) -> String {
-    var result = "\""
-    for scalar in string.unicodeScalars {
-      switch scalar {
-      case "\"": result += "\\\""
-      case "\\": result += "\\\\"
-      case "\n": result += "\\n"
-      case "\r": result += "\\r"
-      case "\t": result += "\\t"
-      default:
-        if scalar.value < 0x20 {
-          let hex = String(scalar.value, radix: 16)
-          result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-        } else {
-          result.unicodeScalars.append(scalar)
-        }
-      }
-    }
-    return result + "\""
-  }
+  static func json(_ string: String) -> String { jsonString(string) }
+
 }

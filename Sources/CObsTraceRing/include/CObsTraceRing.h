@@ -124,9 +124,11 @@ static inline obstrace_ring *obstrace_current_ring(void) {
   return ring;
 }
 
-/// Records one event on the calling thread's ring. Returns false only when the event was dropped.
-static inline bool obstrace_emit(uint8_t kind, uint8_t flags, uint32_t object, uint32_t key, uint32_t scope,
-                                 uint32_t aux, uint32_t stack) {
+/// Stores one record in the calling thread's ring: the clock read (or, untimed, the previous record's time)
+/// and the fields, then publishes it. Returns false only when the event was dropped.
+static inline __attribute__((always_inline)) bool obstrace_store(bool timed, uint8_t kind, uint8_t flags,
+                                                                  uint32_t object, uint32_t key, uint32_t scope,
+                                                                  uint32_t aux, uint32_t stack) {
   obstrace_ring *ring = obstrace_current_ring();
   if (__builtin_expect(ring == NULL, 0)) return false;
   uint64_t head = ring->head;  // only this thread writes head
@@ -134,7 +136,8 @@ static inline bool obstrace_emit(uint8_t kind, uint8_t flags, uint32_t object, u
     if (!obstrace_ring_make_room(ring, head)) return false;
   }
   obstrace_record *slot = &ring->slots[head & ring->mask];
-  slot->time = obstrace_clock();
+  // Untimed: the previous slot is the flusher's to read, never to write, so reading its time is safe.
+  slot->time = timed || head == 0 ? obstrace_clock() : ring->slots[(head - 1) & ring->mask].time;
   slot->kind = kind;
   slot->flags = flags;
   slot->depth = (uint16_t)ring->scope_depth;
@@ -146,6 +149,12 @@ static inline bool obstrace_emit(uint8_t kind, uint8_t flags, uint32_t object, u
   // Release: pairs with the flusher's acquire load of head in obstrace_ring_readable.
   __atomic_store_n(&ring->head, head + 1, __ATOMIC_RELEASE);
   return true;
+}
+
+/// Records one event on the calling thread's ring. Returns false only when the event was dropped.
+static inline bool obstrace_emit(uint8_t kind, uint8_t flags, uint32_t object, uint32_t key, uint32_t scope,
+                                 uint32_t aux, uint32_t stack) {
+  return obstrace_store(true, kind, flags, object, key, scope, aux, stack);
 }
 
 /// Records an access with one TLS lookup: the innermost scope, whether one of ObsTrace's scopes is open, and
@@ -183,26 +192,7 @@ static inline void obstrace_emit_access_with_stack(uint32_t object, uint32_t key
 /// the clock is most of an event's cost on a virtual machine.
 static inline bool obstrace_emit_untimed(uint8_t kind, uint8_t flags, uint32_t object, uint32_t key, uint32_t scope,
                                          uint32_t aux, uint32_t stack) {
-  obstrace_ring *ring = obstrace_current_ring();
-  if (__builtin_expect(ring == NULL, 0)) return false;
-  uint64_t head = ring->head;
-  if (__builtin_expect(head - ring->cached_tail > ring->mask, 0)) {
-    if (!obstrace_ring_make_room(ring, head)) return false;
-  }
-  obstrace_record *slot = &ring->slots[head & ring->mask];
-  // The previous slot may already be the flusher's to read, never to write: reading its time is safe.
-  slot->time = head == 0 ? obstrace_clock() : ring->slots[(head - 1) & ring->mask].time;
-  slot->kind = kind;
-  slot->flags = flags;
-  slot->depth = (uint16_t)ring->scope_depth;
-  slot->object = object;
-  slot->key = key;
-  slot->scope = scope;
-  slot->aux = aux;
-  slot->stack = stack;
-  // Release: pairs with the flusher's acquire load of head in obstrace_ring_readable.
-  __atomic_store_n(&ring->head, head + 1, __ATOMIC_RELEASE);
-  return true;
+  return obstrace_store(false, kind, flags, object, key, scope, aux, stack);
 }
 
 // ── Per-thread state used by the Swift layer (owner thread only, no atomics needed). ──
