@@ -74,7 +74,8 @@ public enum Recorder {
 
   private static let environmentStart: Void = {
     guard let raw = getenv("OBSTRACE_OUTPUT") else { return }
-    let path = String(cString: raw)
+    // `%p` becomes the process id: `swift test` runs XCTest and Swift Testing in two processes.
+    let path = String(cString: raw).replacing("%p", with: String(getpid()))
     guard !path.isEmpty else { return }
     var environment: [String: String] = [:]
     for name in ["OBSTRACE_BACKTRACES", "OBSTRACE_DROP", "OBSTRACE_RING_CAPACITY"] {

@@ -24,6 +24,18 @@ struct EndToEndTests {
     #expect(FileManager.default.fileExists(atPath: trace))
   }
 
+  @Test("%p in OBSTRACE_OUTPUT becomes the process id")
+  func processIDInPath() throws {
+    let directory = Paths.temporary("pid")
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let result = try Run.program("obstrace-demo", [], environment: ["OBSTRACE_OUTPUT": directory + "/run-%p.trc"])
+    #expect(result.status == 0)
+    let files = try FileManager.default.contentsOfDirectory(atPath: directory)
+    #expect(files.count == 1)
+    let name = try #require(files.first)
+    #expect(name.hasPrefix("run-") && name.hasSuffix(".trc") && Int(name.dropFirst(4).dropLast(4)) != nil)
+  }
+
   @Test("record runs the command, passes its exit code through and summarizes the trace")
   func record() throws {
     let trace = Paths.temporary("record.trc")
