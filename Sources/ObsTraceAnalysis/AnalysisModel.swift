@@ -11,6 +11,11 @@ public struct PropertyKey: Hashable, Sendable, Comparable {
   }
 
   public static func < (a: Self, b: Self) -> Bool { (a.object, a.property) < (b.object, b.property) }
+
+  /// One word into the hasher, not two: the replay hashes a key per write.
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(UInt64(object) << 32 | UInt64(property))
+  }
 }
 
 /// Counts for one property (by property id, over all objects of its type).

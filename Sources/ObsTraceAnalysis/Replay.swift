@@ -114,9 +114,10 @@ public struct Replay {
   public private(set) var mainActorThread: UInt32?
   /// Per type: the threads that read or wrote its objects (a bit per thread, the 64th for all higher ones).
   private var typeThreads = DenseTable<UInt64>()
-  private var liveObjects: [UInt32: UInt32] = [:]  // serial → type, created in the trace and not freed
-  private var seenObjects: Set<UInt32> = []
-  private var objectTypes: [UInt32: UInt32] = [:]
+  // By object serial (dense in a process): arrays, since every access and write looks its object up.
+  private var liveObjects = DenseTable<UInt32>()  // serial → type, created in the trace and not freed
+  private var seenObjects = DenseTable<Bool>()
+  private var objectTypes = DenseTable<UInt32>()
 
   /// An edge of the dependency graph: one object's property and a scope label.
   public struct Edge: Hashable, Sendable {
@@ -156,12 +157,13 @@ public struct Replay {
       if event.aux != 0 { objectTypes[event.object] = event.aux }
     case .objectFreed:
       let type = event.aux != 0 ? event.aux : (objectTypes[event.object] ?? 0)
-      if liveObjects.removeValue(forKey: event.object) != nil {
+      if liveObjects[event.object] != nil {
+        liveObjects[event.object] = nil
         types[type, default: TypeStatistics()].created += 1
         types[type, default: TypeStatistics()].freed += 1
       }
-      seenObjects.remove(event.object)
-      objectTypes.removeValue(forKey: event.object)
+      seenObjects[event.object] = nil
+      objectTypes[event.object] = nil
     case .access:
       access(event)
     case .willSet:
@@ -208,7 +210,7 @@ public struct Replay {
       if liveObjects[event.object] != nil {
         liveObjects[event.object] = event.aux
       } else {
-        seenObjects.insert(event.object)
+        seenObjects[event.object] = true
       }
     }
   }
@@ -242,14 +244,15 @@ public struct Replay {
     properties[event.key, default: PropertyStatistics()].writes += 1
     threads[event.thread, default: ThreadState()].writes.append(
       Write(key: key, sequence: sequence, time: event.time, stack: event.stack))
-    let readers: Set<InstanceReference> = keys.withState(key) { state in
-      state.writerThreads |= 1 << UInt64(min(event.thread, 63))
-      return state.readers
-    }
     // Coalesced: scopes that read this and already fired, waiting to run again, hear nothing of this write.
-    for instance in readers where instances[instance.key]?[instance.index].awaitingRerun == true {
+    let coalescedLabels: [UInt32] = keys.withState(key) { state in
+      state.writerThreads |= 1 << UInt64(min(event.thread, 63))
+      guard !state.readers.isEmpty else { return [] }
+      return state.readers.filter { instances[$0.key]?[$0.index].awaitingRerun == true }.map(\.key.label)
+    }
+    for label in coalescedLabels {
       properties[event.key, default: PropertyStatistics()].coalescedWrites += 1
-      scopes[instance.key.label]?.coalescedWrites += 1
+      scopes[label]?.coalescedWrites += 1
     }
   }
 
@@ -428,7 +431,7 @@ public struct Replay {
   public var typeStatistics: [UInt32: TypeStatistics] {
     var result = types
     for (serial, type) in liveObjects { result[objectTypes[serial] ?? type, default: TypeStatistics()].created += 1 }
-    for serial in seenObjects { result[objectTypes[serial] ?? 0, default: TypeStatistics()].seenOnly += 1 }
+    for (serial, _) in seenObjects { result[objectTypes[serial] ?? 0, default: TypeStatistics()].seenOnly += 1 }
     return result
   }
 }
