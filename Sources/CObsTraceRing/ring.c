@@ -14,6 +14,7 @@ uint32_t obstrace_enabled_flag = 0;
 uint32_t obstrace_drop_when_full_flag = 0;
 uint32_t obstrace_stack_level_flag = 0;
 uint32_t obstrace_stack_depth_flag = 16;
+uint32_t obstrace_detect_unchanged_flag = 1;
 __thread obstrace_ring *obstrace_thread_ring __attribute__((tls_model("initial-exec"))) = NULL;
 
 static pthread_mutex_t registry_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -153,7 +154,9 @@ uint32_t obstrace_next_scope_serial(void) {
   return __atomic_add_fetch(&next_scope_serial, 1, __ATOMIC_RELAXED);
 }
 
-void obstrace_configure(uint64_t ring_capacity, bool drop_when_full, uint32_t stack_level, uint32_t stack_depth) {
+void obstrace_configure(uint64_t ring_capacity, bool drop_when_full, uint32_t stack_level, uint32_t stack_depth,
+                        bool detect_unchanged) {
+  __atomic_store_n(&obstrace_detect_unchanged_flag, detect_unchanged ? 1 : 0, __ATOMIC_RELAXED);
   if (stack_depth > OBSTRACE_MAX_STACK_DEPTH) stack_depth = OBSTRACE_MAX_STACK_DEPTH;
   __atomic_store_n(&obstrace_stack_depth_flag, stack_depth, __ATOMIC_RELAXED);
   uint64_t capacity = 64;

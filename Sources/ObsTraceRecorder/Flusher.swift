@@ -49,7 +49,7 @@ final class Flusher: @unchecked Sendable {
     self.options = options
     obstrace_configure(
       UInt64(max(64, options.ringCapacity)), options.dropWhenFull, options.backtraces.level,
-      UInt32(max(0, min(64, options.backtraceDepth))))
+      UInt32(max(0, min(64, options.backtraceDepth))), options.detectUnchangedModify)
     clock = TickConverter()
     let header = TraceHeader(
       startWallClockNanoseconds: obstrace_wall_clock_nanoseconds(), processID: UInt32(getpid()),

@@ -71,7 +71,8 @@ final class RegistrarExtent: Sendable {
     let stack = obstrace_stack_level() >= 1 ? StackCapture.current() : 0
     obstrace_emit(EventKind.willSet.rawValue, 0, serial, key, obstrace_innermost_scope(), objectType(subject), stack)
     return WillSetWindow(
-      key: key, memberIsEquatable: id & Interner.equatableBit != 0, saved: obstrace_set_writing(serial, key))
+      key: key, memberIsEquatable: id & Interner.equatableBit != 0 && obstrace_detects_unchanged(),
+      saved: obstrace_set_writing(serial, key))
   }
 
   @usableFromInline
@@ -98,7 +99,7 @@ final class RegistrarExtent: Sendable {
   func takeSnapshot(_ keyPath: AnyKeyPath, _ subject: Any.Type, _ member: Any.Type) -> Any? {
     guard obstrace_is_enabled() else { return nil }
     let id = Interner.shared.keyPathID(keyPath, root: subject, member: member)
-    guard id & Interner.equatableBit != 0 else { return nil }
+    guard id & Interner.equatableBit != 0, obstrace_detects_unchanged() else { return nil }
     return snapshots.withLock { $0.removeValue(forKey: id & ~Interner.equatableBit) }
   }
 }

@@ -117,6 +117,16 @@ struct RecorderTests {
     #expect(trace.events(.access).count == 4)
   }
 
+  @Test("with detectUnchangedModify off, a _modify is not compared (no flag either way)")
+  func unchangedDetectionOff() throws {
+    let counter = Counter()
+    let trace = try RecordingSupport.record(options: RecordingOptions(detectUnchangedModify: false)) {
+      counter.count += 0
+      counter.count += 1
+    }
+    #expect(trace.events(.didSet).map(\.flags) == [0, 0])
+  }
+
   @Test("the traced withObservationTracking behaves as the real one and records its scope")
   func tracking() throws {
     let model = LocalModel()

@@ -86,6 +86,8 @@ extern uint32_t obstrace_enabled_flag;
 extern uint32_t obstrace_drop_when_full_flag;
 extern uint32_t obstrace_stack_level_flag;
 extern uint32_t obstrace_stack_depth_flag;
+/// Whether a `_modify` of an Equatable member is compared with the value before it (RecordingOptions).
+extern uint32_t obstrace_detect_unchanged_flag;
 /// Initial-exec TLS: a single %fs-relative load, no __tls_get_addr call (ObsTrace is linked into the executable,
 /// never dlopen'ed).
 extern __thread obstrace_ring *obstrace_thread_ring __attribute__((tls_model("initial-exec")));
@@ -112,6 +114,10 @@ static inline bool obstrace_is_enabled(void) {
 
 static inline uint32_t obstrace_stack_level(void) {
   return __atomic_load_n(&obstrace_stack_level_flag, __ATOMIC_RELAXED);
+}
+
+static inline bool obstrace_detects_unchanged(void) {
+  return __atomic_load_n(&obstrace_detect_unchanged_flag, __ATOMIC_RELAXED) != 0;
 }
 
 static inline uint32_t obstrace_stack_depth(void) {
@@ -263,7 +269,8 @@ uint32_t obstrace_next_scope_serial(void);
 
 /// Configures the recorder before a session: ring capacity (rounded up to a power of two) for rings made from now
 /// on, drop mode and the stack level.
-void obstrace_configure(uint64_t ring_capacity, bool drop_when_full, uint32_t stack_level, uint32_t stack_depth);
+void obstrace_configure(uint64_t ring_capacity, bool drop_when_full, uint32_t stack_level, uint32_t stack_depth,
+                        bool detect_unchanged);
 void obstrace_set_enabled(bool enabled);
 /// Marks the flusher as running (rings of exiting threads are then left for it) or stopped.
 void obstrace_set_flusher_running(bool running);
