@@ -111,38 +111,42 @@ extension Recorder {
   /// it (on any thread, through the task-local tag), so parallel tests do not see each other's. Records to a
   /// temporary file when no recording is running.
   public static func tap<T>(_ body: () throws -> T) throws -> (T, TappedEvents) {
-    let startedHere = try joinForTap()
-    let tag = RecordingTaps.open()
-    let result: T
-    do {
-      result = try RecordingTaps.$currentTag.withValue(tag) { try body() }
-    } catch {
-      _ = RecordingTaps.close(tag)
-      leaveTap(startedHere)
-      throw error
-    }
-    let tapped = finishTap(tag)
-    leaveTap(startedHere)
-    return (result, tapped)
+    let (tag, startedHere) = try openTap()
+    let result = Result { try RecordingTaps.$currentTag.withValue(tag) { try body() } }
+    return try closeTap(tag, startedHere, result)
   }
 
   /// The async form of `tap(_:)`.
   public static func tap<T>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T) async throws
     -> (T, TappedEvents)
   {
-    let startedHere = try joinForTap()
-    let tag = RecordingTaps.open()
-    let result: T
+    let (tag, startedHere) = try openTap()
+    let result: Result<T, any Error>
     do {
-      result = try await RecordingTaps.$currentTag.withValue(tag) { try await body() }
+      result = .success(try await RecordingTaps.$currentTag.withValue(tag) { try await body() })
     } catch {
+      result = .failure(error)
+    }
+    return try closeTap(tag, startedHere, result)
+  }
+
+  private static func openTap() throws(RecordingError) -> (tag: UInt32, startedHere: Bool) {
+    let startedHere = try joinForTap()
+    return (RecordingTaps.open(), startedHere)
+  }
+
+  /// Ends a tap: its events when the body returned, nothing (and the body's error) when it threw.
+  private static func closeTap<T>(_ tag: UInt32, _ startedHere: Bool, _ result: Result<T, any Error>) throws -> (
+    T, TappedEvents
+  ) {
+    defer { leaveTap(startedHere) }
+    switch result {
+    case .success(let value):
+      return (value, finishTap(tag))
+    case .failure(let error):
       _ = RecordingTaps.close(tag)
-      leaveTap(startedHere)
       throw error
     }
-    let tapped = finishTap(tag)
-    leaveTap(startedHere)
-    return (result, tapped)
   }
 
   /// Makes sure a recording runs; true when this call started it (to a temporary file) for in-test recordings.

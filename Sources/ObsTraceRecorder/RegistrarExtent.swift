@@ -84,6 +84,13 @@ final class RegistrarExtent: Sendable {
   func recordDidSet(_ keyPath: AnyKeyPath, _ subject: Any.Type, _ member: Any.Type, flags: UInt8) {
     guard obstrace_is_enabled() else { return }
     let key = Interner.shared.keyPathID(keyPath, root: subject, member: member) & ~Interner.equatableBit
+    recordDidSet(key: key, subject, flags: flags)
+  }
+
+  /// A didSet whose key path id the willSet window already holds (the setter's `withMutation`: not compared).
+  @usableFromInline
+  func recordDidSet(key: UInt32, _ subject: Any.Type, flags: UInt8 = 0) {
+    guard obstrace_is_enabled() else { return }
     // Untimed: a didSet follows its willSet (and the observers that ran) at once; it takes their time.
     obstrace_emit_untimed(
       EventKind.didSet.rawValue, flags, serial, key, obstrace_innermost_scope(), objectType(subject), 0)

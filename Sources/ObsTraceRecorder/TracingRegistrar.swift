@@ -68,18 +68,16 @@ public struct TracingRegistrar: Sendable {
   public func withMutation<Subject: Observable, Member, T>(
     of subject: Subject, keyPath: KeyPath<Subject, Member>, _ mutation: () throws -> T
   ) rethrows -> T {
-    if let window = extent.beginWillSet(keyPath, Subject.self, Member.self) {
-      registrar.willSet(subject, keyPath: keyPath)
-      extent.endWillSet(window)
-    } else {
-      registrar.willSet(subject, keyPath: keyPath)
-    }
+    let window = extent.beginWillSet(keyPath, Subject.self, Member.self)
+    registrar.willSet(subject, keyPath: keyPath)
+    if let window { extent.endWillSet(window) }
     defer {
-      extent.recordDidSet(keyPath, Subject.self, Member.self, flags: 0)
+      if let window { extent.recordDidSet(key: window.key, Subject.self) }
       registrar.didSet(subject, keyPath: keyPath)
     }
     return try mutation()
   }
+
 }
 
 extension TracingRegistrar: Codable {
