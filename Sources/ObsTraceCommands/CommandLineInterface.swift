@@ -12,7 +12,7 @@ public enum CommandLineInterface {
     USAGE: obstrace <command> [options]
 
     COMMANDS:
-    \(commands.map { "  " + $0.name.padding(toLength: 10) + $0.abstract }.joined(separator: "\n"))
+    \(commands.map { "  " + $0.name.padding(toLength: 11) + $0.abstract }.joined(separator: "\n"))
 
     Run 'obstrace <command> --help' for a command's options and an example.
 
