@@ -344,11 +344,14 @@ public final class TraceReader {
           droppedSinceLastChunk: dropped,
           firstTime: firstTime, threadEnded: flags & ChunkFlags.threadEnded != 0, events: [])
         var time = firstTime
+        var lastObject: UInt32 = 0
+        var lastObjectType: UInt32 = 0
         result.events.reserveCapacity(raw.count / 8)
         while !cursor.isAtEnd {
           let tag = try cursor.readByte()
           if tag >= 0x80 {
             try Self.decodeDefinition(tag, &cursor, into: &definitions)
+            lastObject = 0
             continue
           }
           guard let kind = EventKind(rawValue: tag) else { throw CursorError.malformed }
@@ -361,7 +364,14 @@ public final class TraceReader {
           let scope = mask & 8 != 0 ? try cursor.readVarint32() : 0
           var aux = mask & 16 != 0 ? try cursor.readVarint32() : 0
           let stack = mask & 32 != 0 ? try cursor.readVarint32() : 0
-          if aux == 0, object != 0, ChunkEncoder.carriesObjectType(tag) { aux = definitions.objects[object] ?? 0 }
+          if aux == 0, object != 0, ChunkEncoder.carriesObjectType(tag) {
+            // Runs of events about one object are the rule: look its type up once per run.
+            if object != lastObject {
+              lastObject = object
+              lastObjectType = definitions.objects[object] ?? 0
+            }
+            aux = lastObjectType
+          }
           result.events.append(
             TraceEvent(
               kind: kind, flags: flags, thread: thread, time: time, depth: UInt16(truncatingIfNeeded: depth),
