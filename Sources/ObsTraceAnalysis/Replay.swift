@@ -106,7 +106,7 @@ public struct Replay {
     var writerThreads: UInt64 = 0
   }
 
-  private var keys: [PropertyKey: KeyState] = [:]
+  private var keys = KeyTable()
   private var threads = DenseTable<ThreadState>()
   private var sequences: [UInt32: Sequence] = [:]
   /// The thread that ran an `Observations` value on the main actor, if any: where main-actor work runs (with an
@@ -363,7 +363,7 @@ public struct Replay {
         && run.reads.allSatisfy { (keys[$0]?.lastRealChange ?? 0) < previous.lastRunBeginSequence }
       if redundant { scopes[run.label]?.redundantRuns += 1 }
       reference = InstanceReference(key: instanceKey, index: index)
-      for key in previous.lastReads { keys[key]?.readers.remove(reference) }
+      for key in previous.lastReads { keys.withState(key) { _ = $0.readers.remove(reference) } }
       candidates[index] = Instance(lastRunBeginSequence: run.beginSequence, lastReads: run.readSet)
     } else {
       scopes[run.label]?.instances += 1
@@ -401,9 +401,11 @@ public struct Replay {
   /// Properties of objects that more than one thread wrote: how many such objects, by property.
   public var crossThreadWrites: [UInt32: (objects: Int, threads: Int)] {
     var result: [UInt32: (objects: Int, threads: Int)] = [:]
-    for (key, state) in keys where state.writerThreads.nonzeroBitCount > 1 {
-      let previous = result[key.property] ?? (0, 0)
-      result[key.property] = (previous.objects + 1, max(previous.threads, state.writerThreads.nonzeroBitCount))
+    for (_, properties) in keys.byObject {
+      for (property, state) in properties where state.writerThreads.nonzeroBitCount > 1 {
+        let previous = result[property] ?? (0, 0)
+        result[property] = (previous.objects + 1, max(previous.threads, state.writerThreads.nonzeroBitCount))
+      }
     }
     return result
   }
@@ -436,9 +438,17 @@ public struct Replay {
   }
 }
 
-extension Dictionary where Key == PropertyKey, Value == Replay.KeyState {
-  /// Mutates the state of `key` in place (created empty), with one lookup.
-  mutating func withState<Result>(_ key: PropertyKey, _ body: (inout Value) -> Result) -> Result {
-    body(&self[key, default: Value()])
+/// Per object property state, by object serial then property id: two array lookups, no hashing, since the
+/// replay touches it on every write.
+struct KeyTable {
+  var byObject = DenseTable<DenseTable<Replay.KeyState>>()
+
+  subscript(key: PropertyKey) -> Replay.KeyState? {
+    byObject[key.object]?[key.property]
+  }
+
+  /// Mutates the state of `key` in place (created empty).
+  mutating func withState<Result>(_ key: PropertyKey, _ body: (inout Replay.KeyState) -> Result) -> Result {
+    body(&byObject[key.object, default: DenseTable()][key.property, default: Replay.KeyState()])
   }
 }
