@@ -13,7 +13,7 @@ import Synchronization
 /// Flush policy (see docs/trace-format.md, "Choices"): the flusher wakes every `wakeInterval` or when a producer
 /// finds its ring full; a thread's chunk is written when its encoded events reach `chunkTarget` bytes or are
 /// older than `maximumChunkAge`, so an event reaches the file within about a third of a second. Measured by
-/// scripts/bench: 7–9 M events/s sustained, lossless, from two writer threads on this 2-core VM, 3.2–3.7 bytes per
+/// scripts/bench: 7–11.5 M events/s sustained, lossless, from two writer threads on this 2-core VM, 3.2–3.7 bytes per
 /// event on disk for the demo's workload.
 final class Flusher: @unchecked Sendable {
   static let wakeIntervalMilliseconds: UInt32 = 50
@@ -235,7 +235,7 @@ final class Flusher: @unchecked Sendable {
 }
 
 /// Converts the hot path's clock ticks to nanoseconds since the recording started. On x86-64 the ticks are the
-/// TSC (17–24 ns a read here, against 30–43 ns for clock_gettime and 40–61 ns for ContinuousClock.now, by
+/// TSC (16–25 ns a read here, against 29–43 ns for clock_gettime and 40–61 ns for ContinuousClock.now, by
 /// scripts/bench): calibrated against CLOCK_MONOTONIC over ~2 ms at start, then refined over the whole run.
 struct TickConverter {
   let baseTicks: UInt64
