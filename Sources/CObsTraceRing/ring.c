@@ -74,7 +74,7 @@ obstrace_ring *obstrace_ring_attach(void) {
     free(ring);
     return NULL;
   }
-  // Touch every page now: a first-touch page fault on the hot path costs a microsecond.
+  // Touch every page now: the kernel zeroing a page on first touch must not land on the hot path.
   memset(ring->slots, 0, capacity * sizeof(obstrace_record));
   ring->mask = capacity - 1;
   ring->os_thread_id = (int32_t)syscall(SYS_gettid);
@@ -185,6 +185,16 @@ size_t obstrace_registry_snapshot(obstrace_ring **rings, size_t capacity) {
   }
   pthread_mutex_unlock(&registry_mutex);
   return count;
+}
+
+uint64_t obstrace_total_dropped(void) {
+  pthread_mutex_lock(&registry_mutex);
+  uint64_t total = 0;
+  for (obstrace_ring *ring = registry_head; ring != NULL; ring = ring->next) {
+    total += __atomic_load_n(&ring->dropped, __ATOMIC_RELAXED);
+  }
+  pthread_mutex_unlock(&registry_mutex);
+  return total;
 }
 
 void obstrace_registry_release(obstrace_ring *ring) {

@@ -169,9 +169,7 @@ public enum SiteFormatting {
   /// `Demo.FirstView.body.getter : Swift.String` → `FirstView.body.getter`; `Demo.render(model: Demo.Model) -> ()`
   /// → `render(model:)`.
   public static func shortFunction(_ function: String) -> String {
-    if function.hasPrefix("("), let partial = function.firstRange(of: " partial function for ") {
-      return shortFunction(String(function[partial.upperBound...]))
-    }
+    let function = String(SiteFilter.withoutQualifiers(Substring(function)))
     // `closure #3 () -> () in Demo.Store.reload() -> ()` → `closure #3 in Store.reload()`.
     for closure in ["implicit closure #", "closure #"] where function.hasPrefix(closure) {
       let number = function.dropFirst(closure.count).prefix { $0.isNumber }

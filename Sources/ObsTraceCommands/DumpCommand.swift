@@ -50,7 +50,11 @@ enum DumpCommand: TraceCommand {
       }
     }
     for damage in reader.damage { buffer.line("# damage \(damage)") }
-    if reader.truncated { buffer.line("# truncated: no footer; read up to the last whole chunk") }
+    if let cut = reader.cutAt {
+      buffer.line("# truncated \(cut); read up to the last whole chunk")
+    } else if reader.truncated {
+      buffer.line("# truncated: no footer; read up to the last whole chunk")
+    }
     if let footer = reader.footer {
       buffer.line("# footer: \(footer.recorded) recorded, \(footer.dropped) dropped, \(footer.chunks) chunks")
     }

@@ -110,7 +110,8 @@ enum ReportPrinter {
     if report.scopes.isEmpty {
       out.line("  (no tracking scope ran)")
     } else {
-      var table = Table(["scope", "kind", "instances", "runs", "invalidations", "wasted", "redundant", "reads"])
+      var table = Table(
+        ["scope", "kind", "instances", "runs", "invalidations", "wasted", "redundant", "reads"], leftAligned: [0, 7])
       for scope in report.scopes.prefix(top) {
         let s = scope.statistics
         table.add([
@@ -225,7 +226,7 @@ struct Table {
       var line = "  "
       for (index, cell) in row.enumerated() {
         let last = index == row.count - 1
-        if leftAligned.contains(index) || (last && index > 1 && header[index] == "reads") {
+        if leftAligned.contains(index) {
           line += last ? cell : cell + String(repeating: " ", count: widths[index] - cell.count)
         } else {
           line += cell.leftPadded(widths[index])

@@ -38,12 +38,6 @@ public struct TraceDefinitions: Sendable {
     symbols.labelNames[id] ?? labels[id] ?? "<label #\(id)>"
   }
 
-  /// A scope's label, or `<scope #id>`.
-  public func scopeLabel(_ id: UInt32) -> String {
-    guard let scope = scopes[id] else { return "<scope #\(id)>" }
-    return labelName(scope.label)
-  }
-
   /// The resolved frames of a stack, outermost last; empty when the stack is unknown.
   public func frames(ofStack id: UInt32) -> [SymbolizedFrame] {
     guard let addresses = stacks[id] else { return [] }
@@ -147,7 +141,7 @@ public enum SiteFilter {
 
   /// Drops what the optimizer and runtime put before a function's name: `static`, `generic specialization
   /// <…> of`, `function signature specialization <…> of`, `merged`.
-  static func withoutQualifiers(_ name: Substring) -> Substring {
+  public static func withoutQualifiers(_ name: Substring) -> Substring {
     var name = name
     while true {
       if let qualifier = ["static ", "merged ", "partial apply for "].first(where: { name.hasPrefix($0) }) {

@@ -62,7 +62,6 @@ public final class TraceReader {
   public private(set) var truncated = false
   /// Where the file ends inside a chunk, when it does.
   public private(set) var cutAt: TraceDamage?
-  public private(set) var eventsRead: UInt64 = 0
   /// Events each thread's chunks say were dropped, summed.
   public private(set) var droppedEvents: UInt64 = 0
   public private(set) var threads: [UInt32: Int32] = [:]
@@ -134,7 +133,6 @@ public final class TraceReader {
     damage = []
     truncated = false
     cutAt = nil
-    eventsRead = 0
     droppedEvents = 0
     var offset = firstChunkOffset
     while let chunk = nextChunk(from: &offset, reportingDamage: true) {
@@ -389,7 +387,6 @@ public final class TraceReader {
     threads[decoded.thread] = decoded.osThreadID
     if decoded.threadEnded { endedThreads.insert(decoded.thread) }
     droppedEvents += decoded.droppedSinceLastChunk
-    eventsRead += UInt64(decoded.events.count)
     if let last = decoded.events.last { lastEventTime = max(lastEventTime, last.time) }
     return decoded
   }

@@ -104,6 +104,8 @@ extension Recorder {
   public struct TappedEvents: Sendable {
     public var events: [TraceEvent]
     public var definitions: TraceDefinitions
+    /// Events dropped (drop mode, full ring) by any thread while the block ran: they may or may not have been
+    /// the block's, so its counts are exact only when this is 0.
     public var droppedEvents: UInt64
   }
 
@@ -132,7 +134,7 @@ extension Recorder {
 
   private static func openTap() throws(RecordingError) -> (tag: UInt32, startedHere: Bool) {
     let startedHere = try joinForTap()
-    return (RecordingTaps.open(), startedHere)
+    return (RecordingTaps.open(droppedBefore: obstrace_total_dropped()), startedHere)
   }
 
   /// Ends a tap: its events when the body returned, nothing (and the body's error) when it threw.
@@ -185,8 +187,11 @@ extension Recorder {
 
   private static func finishTap(_ tag: UInt32) -> TappedEvents {
     state.withLock { $0.flusher }?.flush()
-    var events = RecordingTaps.close(tag)
-    events.sort { ($0.time, $0.thread) < ($1.time, $1.thread) }
-    return TappedEvents(events: events, definitions: Interner.shared.definitions(for: events), droppedEvents: 0)
+    let dropped = obstrace_total_dropped()
+    let (unsorted, droppedBefore) = RecordingTaps.close(tag)
+    let events = unsorted.sorted { ($0.time, $0.thread) < ($1.time, $1.thread) }
+    return TappedEvents(
+      events: events, definitions: Interner.shared.definitions(for: events),
+      droppedEvents: dropped &- min(dropped, droppedBefore))
   }
 }

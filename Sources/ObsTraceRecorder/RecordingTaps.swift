@@ -12,13 +12,14 @@ public enum RecordingTaps {
 
   struct Tap {
     var events: [TraceEvent] = []
+    /// All rings' drop counters when the tap opened.
+    var droppedBefore: UInt64
   }
 
   struct Routing {
     var taps: [UInt32: Tap] = [:]
     var objectTags: [UInt32: UInt32] = [:]
     var scopeTags: [UInt32: UInt32] = [:]
-    var objectTypes: [UInt32: UInt32] = [:]
   }
 
   static let routing = LockedValue(Routing())
@@ -26,21 +27,21 @@ public enum RecordingTaps {
   static let nextTag = Atomic<UInt32>(1)
 
   /// Opens a tap; the caller binds the returned tag around the code to record.
-  static func open() -> UInt32 {
+  static func open(droppedBefore: UInt64) -> UInt32 {
     let tag = nextTag.add(1, ordering: .relaxed).oldValue
-    routing.withLock { $0.taps[tag] = Tap() }
+    routing.withLock { $0.taps[tag] = Tap(droppedBefore: droppedBefore) }
     activeTaps.add(1, ordering: .releasing)
     return tag
   }
 
-  /// Closes a tap and returns its events (in the order the flusher met them).
-  static func close(_ tag: UInt32) -> [TraceEvent] {
+  /// Closes a tap and returns its events (in the order the flusher met them) and the drop count it opened with.
+  static func close(_ tag: UInt32) -> (events: [TraceEvent], droppedBefore: UInt64) {
     activeTaps.subtract(1, ordering: .releasing)
     return routing.withLock { routing in
-      let events = routing.taps.removeValue(forKey: tag)?.events ?? []
+      let tap = routing.taps.removeValue(forKey: tag)
       routing.objectTags = routing.objectTags.filter { $0.value != tag }
       routing.scopeTags = routing.scopeTags.filter { $0.value != tag }
-      return events
+      return (tap?.events ?? [], tap?.droppedBefore ?? 0)
     }
   }
 

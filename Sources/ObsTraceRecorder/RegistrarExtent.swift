@@ -80,14 +80,18 @@ final class RegistrarExtent: Sendable {
     obstrace_restore_writing(window.saved)
   }
 
+  /// The property a didSet is about, or nil when not recording: its id, and whether a value was read at its
+  /// willSet for comparison (an Equatable member, unchanged-value detection on).
   @usableFromInline
-  func recordDidSet(_ keyPath: AnyKeyPath, _ subject: Any.Type, _ member: Any.Type, flags: UInt8) {
-    guard obstrace_is_enabled() else { return }
-    let key = Interner.shared.keyPathID(keyPath, root: subject, member: member) & ~Interner.equatableBit
-    recordDidSet(key: key, subject, flags: flags)
+  func didSetKey(_ keyPath: AnyKeyPath, _ subject: Any.Type, _ member: Any.Type) -> DidSetKey? {
+    guard obstrace_is_enabled() else { return nil }
+    let id = Interner.shared.keyPathID(keyPath, root: subject, member: member)
+    return DidSetKey(
+      id: id & ~Interner.equatableBit,
+      compared: id & Interner.equatableBit != 0 && obstrace_detects_unchanged())
   }
 
-  /// A didSet whose key path id the willSet window already holds (the setter's `withMutation`: not compared).
+  /// Records a didSet of the property `key` (from `didSetKey`, or the setter's willSet window).
   @usableFromInline
   func recordDidSet(key: UInt32, _ subject: Any.Type, flags: UInt8 = 0) {
     guard obstrace_is_enabled() else { return }
@@ -101,14 +105,18 @@ final class RegistrarExtent: Sendable {
     snapshots.withLock { $0[key] = value }
   }
 
-  /// The value stored by `willSet` for this key path, if any (only while recording, for Equatable members).
+  /// The value stored by `willSet` for this property, if any.
   @usableFromInline
-  func takeSnapshot(_ keyPath: AnyKeyPath, _ subject: Any.Type, _ member: Any.Type) -> Any? {
-    guard obstrace_is_enabled() else { return nil }
-    let id = Interner.shared.keyPathID(keyPath, root: subject, member: member)
-    guard id & Interner.equatableBit != 0, obstrace_detects_unchanged() else { return nil }
-    return snapshots.withLock { $0.removeValue(forKey: id & ~Interner.equatableBit) }
+  func takeSnapshot(key: UInt32) -> Any? {
+    snapshots.withLock { $0.removeValue(forKey: key) }
   }
+}
+
+/// The property of a didSet, resolved once for both its comparison and its event.
+@usableFromInline
+struct DidSetKey {
+  @usableFromInline let id: UInt32
+  @usableFromInline let compared: Bool
 }
 
 /// An open willSet window: the key path id written, and the window it interrupted (writes nest when a change
@@ -131,6 +139,14 @@ struct WillSetWindow {
 /// registrar.
 @usableFromInline
 enum SilentRead {
+  /// The property's value, read through its getter with the getter's `access` suppressed.
+  @inlinable
+  static func value<Subject, Member>(of subject: Subject, _ keyPath: KeyPath<Subject, Member>) -> Member {
+    begin()
+    defer { end() }
+    return subject[keyPath: keyPath]
+  }
+
   @usableFromInline
   static func begin() { obstrace_suppress_access(true) }
 

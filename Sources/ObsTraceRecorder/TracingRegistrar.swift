@@ -39,10 +39,7 @@ public struct TracingRegistrar: Sendable {
       return
     }
     if window.memberIsEquatable {
-      SilentRead.begin()
-      let value = subject[keyPath: keyPath]
-      SilentRead.end()
-      extent.storeSnapshot(value, key: window.key)
+      extent.storeSnapshot(SilentRead.value(of: subject, keyPath), key: window.key)
     }
     registrar.willSet(subject, keyPath: keyPath)
     extent.endWillSet(window)
@@ -52,14 +49,13 @@ public struct TracingRegistrar: Sendable {
   /// read at `willSet` equals the new one).
   @inlinable
   public func didSet<Subject: Observable, Member>(_ subject: Subject, keyPath: KeyPath<Subject, Member>) {
-    var flags: UInt8 = 0
-    if let old = extent.takeSnapshot(keyPath, Subject.self, Member.self) {
-      SilentRead.begin()
-      let new = subject[keyPath: keyPath]
-      SilentRead.end()
-      flags = SilentRead.comparisonFlags(old, new)
+    if let key = extent.didSetKey(keyPath, Subject.self, Member.self) {
+      var flags: UInt8 = 0
+      if key.compared, let old = extent.takeSnapshot(key: key.id) {
+        flags = SilentRead.comparisonFlags(old, SilentRead.value(of: subject, keyPath))
+      }
+      extent.recordDidSet(key: key.id, Subject.self, flags: flags)
     }
-    extent.recordDidSet(keyPath, Subject.self, Member.self, flags: flags)
     registrar.didSet(subject, keyPath: keyPath)
   }
 

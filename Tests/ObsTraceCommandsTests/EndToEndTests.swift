@@ -176,5 +176,7 @@ struct CommandLineTests {
     #expect(result.status == 0)
     #expect(result.standardOutput.contains("TRUNCATED"))
     #expect(result.standardOutput.contains("[truncated]"))
+    let dump = Run.command(["dump", path])
+    #expect(dump.standardOutput.contains("# truncated at byte "))
   }
 }

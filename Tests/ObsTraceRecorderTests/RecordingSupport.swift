@@ -82,19 +82,3 @@ enum RecordingSupport {
     Thread.sleep(forTimeInterval: 0.02)
   }
 }
-
-/// A value shared by test threads, behind a lock.
-final class Locked<Value>: @unchecked Sendable {
-  private let lock = NSLock()
-  private var value: Value
-
-  init(_ value: Value) {
-    self.value = value
-  }
-
-  func withLock<Result>(_ body: (inout Value) -> Result) -> Result {
-    lock.lock()
-    defer { lock.unlock() }
-    return body(&value)
-  }
-}

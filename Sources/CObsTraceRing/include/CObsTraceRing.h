@@ -277,6 +277,8 @@ void obstrace_set_flusher_running(bool running);
 
 /// Copies up to `capacity` ring pointers into `rings`; returns how many rings exist.
 size_t obstrace_registry_snapshot(obstrace_ring **rings, size_t capacity);
+/// Events dropped so far by every ring still registered (drop mode), summed.
+uint64_t obstrace_total_dropped(void);
 /// Unlinks and frees an orphaned ring that the flusher has drained.
 void obstrace_registry_release(obstrace_ring *ring);
 

@@ -10,18 +10,6 @@ public enum RecordingTestLock {
 
   static let state = Locked(State())
 
-  /// NSLock, not Synchronization.Mutex: ThreadSanitizer sees a pthread mutex.
-  final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func withLock<Result>(_ body: (inout Value) -> Result) -> Result {
-      lock.lock()
-      defer { lock.unlock() }
-      return body(&value)
-    }
-  }
-
   public static func exclusive<T>(_ body: () throws -> T) rethrows -> T {
     while !state.withLock({ state in
       guard !state.exclusive && state.shared == 0 else { return false }
@@ -62,5 +50,20 @@ public enum RecordingTestLock {
     }
     defer { state.withLock { $0.shared -= 1 } }
     return try await body()
+  }
+}
+
+/// A value shared by test threads, behind an NSLock (not Synchronization.Mutex: ThreadSanitizer sees a pthread
+/// mutex).
+public final class Locked<Value>: @unchecked Sendable {
+  private let lock = NSLock()
+  private var value: Value
+
+  public init(_ value: Value) { self.value = value }
+
+  public func withLock<Result>(_ body: (inout Value) -> Result) -> Result {
+    lock.lock()
+    defer { lock.unlock() }
+    return body(&value)
   }
 }
