@@ -314,6 +314,23 @@ struct RecorderTests {
     #expect(trace.summary.droppedEvents == footer.dropped)
   }
 
+  @Test("an in-test recording inside a drop-mode recording says how many events were dropped while it ran")
+  func inTestDrops() throws {
+    try RecordingTestLock.exclusive {
+      try Recorder.start(
+        to: RecordingSupport.temporaryPath("drops.trc"), options: RecordingOptions(ringCapacity: 64, dropWhenFull: true)
+      )
+      defer { Recorder.stop() }
+      let recorded = try recordObservation {
+        let model = LocalModel()
+        for value in 1...50_000 { model.value = value }
+      }
+      #expect(recorded.report.trace.droppedEvents > 0)
+      #expect(recorded.writes(of: "LocalModel.value") < 50_000)
+      #expect(recorded.findings(.droppedEvents).count == 1)
+    }
+  }
+
   @Test("short-lived threads hand their rings over: nothing is lost")
   func shortLivedThreads() throws {
     let threads = 40
