@@ -120,6 +120,9 @@ public struct Finding: Sendable, Equatable {
   public var count: Int
   public var message: String
   public var hint: String
+  /// The frame `site` names (file path and line), for outputs that point into the source: GitHub annotations,
+  /// the HTML report.
+  public var location: SymbolizedFrame? = nil
 
   /// Warnings cost something; `untracked-read` is information.
   public var isInformational: Bool { kind == .untrackedRead }

@@ -7,10 +7,10 @@ enum Findings {
     _ replay: Replay, _ definitions: TraceDefinitions, _ trace: AnalysisReport.Trace?, mainThread: UInt32? = nil
   ) -> [Finding] {
     var findings: [Finding] = []
-    func site(_ stack: UInt32) -> String? {
-      guard stack != 0, let frame = definitions.site(ofStack: stack) else { return nil }
-      return SiteFormatting.describe(frame)
+    func location(_ stack: UInt32) -> SymbolizedFrame? {
+      stack == 0 ? nil : definitions.site(ofStack: stack)
     }
+    func site(_ stack: UInt32) -> String? { location(stack).map(SiteFormatting.describe) }
 
     for (key, count) in replay.noopWrites {
       let property = definitions.propertyName(key.property)
@@ -21,7 +21,8 @@ enum Findings {
           message: "\(count) write\(count == 1 ? "" : "s") to \(property) left the value unchanged"
             + (wasted > 0 ? " and still invalidated \(wasted) scope run\(wasted == 1 ? "" : "s")" : ""),
           hint: "writes through _modify (x.items[i].y = v, x.n += 0) notify even when nothing changes; "
-            + "compare before writing, or assign the whole value so the setter's equality check applies"))
+            + "compare before writing, or assign the whole value so the setter's equality check applies",
+          location: location(key.stack)))
     }
     for (key, count) in replay.staleReads {
       let property = definitions.propertyName(key.property)
@@ -30,7 +31,7 @@ enum Findings {
           kind: .staleRead, property: property, scope: nil, site: site(key.stack), count: count,
           message: "\(count) read\(count == 1 ? "" : "s") of \(property) inside its own willSet saw the old value",
           hint: "onChange runs before the value is stored; re-read after the write (DispatchQueue.main.async, "
-            + "a Task, or Observations, which reads after the change)"))
+            + "a Task, or Observations, which reads after the change)", location: location(key.stack)))
     }
     for (property, fanOut) in replay.fanOuts {
       let name = definitions.propertyName(property)
@@ -116,7 +117,8 @@ enum Findings {
         Finding(
           kind: .untrackedRead, property: property, scope: nil, site: site(key.stack), count: count,
           message: "\(count) read\(count == 1 ? "" : "s") of \(property) outside any tracking scope",
-          hint: "information: such reads subscribe nothing (an action, a test assertion, a re-read)"))
+          hint: "information: such reads subscribe nothing (an action, a test assertion, a re-read)",
+          location: location(key.stack)))
     }
     return sorted(findings)
   }

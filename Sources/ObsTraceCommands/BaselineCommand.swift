@@ -53,6 +53,7 @@ enum CheckCommand: TraceCommand {
     OVERVIEW: \(abstract)
 
     USAGE: obstrace check <file> [--baseline <baseline.json>] [--tolerance <n>%] [--max '<name>:<metric><=<n>'...] [--fail-on-new]
+                          [--format text|github|junit] [-o <file>]
 
     Prints what grew, shrank, is new or gone, and the limits. Exits 1 when a count grew by more than the
     tolerance (a count that was 0 fails whatever the tolerance) or a limit is exceeded; 0 otherwise; 2 on bad
@@ -63,20 +64,33 @@ enum CheckCommand: TraceCommand {
       --tolerance <n>%      Growth allowed before failing (default 0%).
       --max <limit>         A limit such as 'Model.items:invalidations<=3' (also < and ==); repeatable.
       --fail-on-new         Fail when a property or scope not in the baseline has counts.
+      --format <format>     text (default); github: a GitHub Actions ::error annotation for each count that grew
+                            and each limit exceeded, at the sites of the writes behind it; junit: JUnit XML, one
+                            test case per checked count, a failure for each that grew.
+      -o, --output <file>   Where to write (default: standard output).
+      --source-root <dir>   github: files are written relative to this folder (default: the current one).
       -h, --help            Show this help.
 
     EXAMPLE:
       obstrace check run.trc --baseline obstrace-baseline.json --tolerance 10%
       obstrace check run.trc --max 'Model.items:invalidations<=3' --max 'FirstView.body:runs<=5'
+      obstrace check run.trc --baseline obstrace-baseline.json --format junit -o obstrace-junit.xml
 
     """
 
   static func run(_ arguments: [String], output: CommandOutput) throws(CommandError) -> Int32 {
     let parsed = try ArgumentSpecification(
-      options: ["--baseline": "baseline", "--tolerance": "tolerance", "--max": "max"],
+      options: [
+        "--baseline": "baseline", "--tolerance": "tolerance", "--max": "max", "--format": "format", "-o": "output",
+        "--output": "output", "--source-root": "source-root",
+      ],
       flags: ["--fail-on-new": "fail-on-new"], command: name
     ).parse(arguments)
     let path = try TraceInput.singlePath(parsed, command: name)
+    let format = parsed.value("format") ?? "text"
+    guard ["text", "github", "junit"].contains(format) else {
+      throw CommandError("obstrace check: --format must be text, github or junit, not '\(format)'")
+    }
     var tolerance = 0.0
     if let text = parsed.value("tolerance") {
       let digits = text.hasSuffix("%") ? String(text.dropLast()) : text
@@ -107,11 +121,22 @@ enum CheckCommand: TraceCommand {
     guard baseline != nil || !limits.isEmpty else {
       throw CommandError("obstrace check: give --baseline <file> or at least one --max; see 'obstrace check --help'")
     }
-    let report = try TraceInput.analyze(path, Replay.Configuration(), command: name)
+    let sites = WriteSites()
+    let report = try TraceInput.analyze(path, Replay.Configuration(), command: name, onTimelineEntry: sites.note)
+    let current = Baseline(report)
     let comparison = BaselineComparison(
-      current: Baseline(report), baseline: baseline, tolerance: tolerance, limits: limits,
-      failOnNew: parsed.has("fail-on-new"))
-    output.write(text(comparison, path: path, baseline: parsed.value("baseline"), tolerance: tolerance, report: report))
+      current: current, baseline: baseline, tolerance: tolerance, limits: limits, failOnNew: parsed.has("fail-on-new"))
+    let printed: String
+    switch format {
+    case "github":
+      printed = GitHubAnnotations.check(comparison, sites: sites, root: TraceInput.sourceRoot(parsed, command: name))
+    case "junit":
+      printed = JUnitReport.xml(
+        comparison, current: current, baseline: baseline, path: path, tolerance: tolerance, sites: sites)
+    default:
+      printed = text(comparison, path: path, baseline: parsed.value("baseline"), tolerance: tolerance, report: report)
+    }
+    try TraceInput.write(printed, to: parsed.value("output"), output: output, command: name)
     return comparison.failed ? 1 : 0
   }
 

@@ -9,10 +9,13 @@ enum ReportCommand: TraceCommand {
   static let help = """
     OVERVIEW: \(abstract)
 
-    USAGE: obstrace report <file> [--format text|json] [--fan-out <n>] [--top <n>]
+    USAGE: obstrace report <file> [--format text|json|github] [--fan-out <n>] [--top <n>] [-o <file>]
 
     OPTIONS:
-      --format <format>   text (default) or json (schema obstrace.report/1).
+      --format <format>   text (default), json (schema obstrace.report/1), or github: a GitHub Actions
+                          ::warning annotation per warning finding, on its site's line when it has one.
+      -o, --output <file> Where to write (default: standard output).
+      --source-root <dir> github: files are written relative to this folder (default: the current one).
       --fan-out <n>       A write that invalidates more than n scopes is a fan-out finding (default 10).
       --top <n>           Rows per table in text (default 10; json has them all).
       -h, --help          Show this help.
@@ -25,17 +28,27 @@ enum ReportCommand: TraceCommand {
 
   static func run(_ arguments: [String], output: CommandOutput) throws(CommandError) -> Int32 {
     let parsed = try ArgumentSpecification(
-      options: ["--format": "format", "--fan-out": "fan-out", "--top": "top"], command: name
+      options: [
+        "--format": "format", "--fan-out": "fan-out", "--top": "top", "-o": "output", "--output": "output",
+        "--source-root": "source-root",
+      ], command: name
     ).parse(arguments)
     let path = try TraceInput.singlePath(parsed, command: name)
     let format = parsed.value("format") ?? "text"
-    guard format == "text" || format == "json" else {
-      throw CommandError("obstrace report: --format must be text or json, not '\(format)'")
+    guard ["text", "json", "github"].contains(format) else {
+      throw CommandError("obstrace report: --format must be text, json or github, not '\(format)'")
     }
     let configuration = try TraceInput.replayConfiguration(parsed, command: name)
     let top = try TraceInput.positiveInteger(parsed, "top", flag: "--top", command: name) ?? 10
+    let root = TraceInput.sourceRoot(parsed, command: name)
     let report = try TraceInput.analyze(path, configuration, command: name)
-    output.write(format == "json" ? ReportPrinter.json(report) : ReportPrinter.text(report, top: top))
+    let printed: String
+    switch format {
+    case "json": printed = ReportPrinter.json(report)
+    case "github": printed = GitHubAnnotations.report(report, root: root)
+    default: printed = ReportPrinter.text(report, top: top)
+    }
+    try TraceInput.write(printed, to: parsed.value("output"), output: output, command: name)
     return 0
   }
 }

@@ -1,0 +1,96 @@
+import ObsTraceAnalysis
+
+/// `check --format junit`: the check as JUnit XML, which GitLab, Jenkins and most CI systems read. One test case
+/// per checked count (each metric of each property and scope in the trace or the baseline, and each limit); a
+/// failure for each that grew beyond the tolerance, is new with `--fail-on-new`, or broke its limit.
+enum JUnitReport {
+  static func xml(
+    _ comparison: BaselineComparison, current: Baseline, baseline: Baseline?, path: String, tolerance: Double,
+    sites: WriteSites
+  ) -> String {
+    var cases: [String] = []
+    var failures = 0
+    func testCase(classname: String, name: String, failure: (message: String, detail: String)?) {
+      var text = "    <testcase classname=\"\(escape(classname))\" name=\"\(escape(name))\" time=\"0\""
+      if let failure {
+        failures += 1
+        text +=
+          ">\n      <failure message=\"\(escape(failure.message))\" type=\"obstrace.check\">"
+          + escape(failure.detail, attribute: false) + "</failure>\n    </testcase>"
+      } else {
+        text += "/>"
+      }
+      cases.append(text)
+    }
+    func detail(kind: String?, name: String, _ summary: String) -> String {
+      let places = sites.places(kind: kind, name: name).prefix(5).map {
+        "  at \(SiteFormatting.describe($0.frame)) (\($0.count) write\($0.count == 1 ? "" : "s"))"
+      }
+      return ([summary] + places).joined(separator: "\n")
+    }
+    if let baseline {
+      let rows = Dictionary(
+        comparison.rows.map { ("\($0.kind)\u{0}\($0.name)\u{0}\($0.metric)", $0) }, uniquingKeysWith: { a, _ in a })
+      for (kind, now, before, metrics) in [
+        ("property", current.properties, baseline.properties, Baseline.propertyMetrics),
+        ("scope", current.scopes, baseline.scopes, Baseline.scopeMetrics),
+      ] {
+        for name in Set(now.keys).union(before.keys).sorted() {
+          for metric in metrics {
+            var failure: (String, String)?
+            if let row = rows["\(kind)\u{0}\(name)\u{0}\(metric)"], row.failed {
+              let old = row.baseline.map(String.init) ?? "not in the baseline"
+              let summary =
+                "\(kind) \(name) \(metric): baseline \(old), now \(row.current ?? 0) "
+                + "(tolerance \(Formatting.fixed(tolerance * 100, 0))%)"
+              failure = (
+                "\(row.change == .new ? "new" : "grew"): \(old) → \(row.current ?? 0)",
+                detail(kind: kind, name: name, summary)
+              )
+            }
+            testCase(
+              classname: "obstrace.\(kind == "property" ? "properties" : "scopes")",
+              name: "\(name) \(metric)", failure: failure)
+          }
+        }
+      }
+    }
+    for result in comparison.limits {
+      let actual = result.actual.map(String.init) ?? "0 (no such property or scope)"
+      testCase(
+        classname: "obstrace.limits", name: result.limit.description,
+        failure: result.passed
+          ? nil
+          : ("exceeded: \(actual)", detail(kind: nil, name: result.limit.name, "limit \(result.limit): \(actual)")))
+    }
+    let suite = "obstrace check \(path)"
+    return """
+      <?xml version="1.0" encoding="UTF-8"?>
+      <testsuites name="obstrace" tests="\(cases.count)" failures="\(failures)" errors="0">
+        <testsuite name="\(escape(suite))" tests="\(cases.count)" failures="\(failures)" errors="0" skipped="0">
+      \(cases.joined(separator: "\n"))
+        </testsuite>
+      </testsuites>
+
+      """
+  }
+
+  /// Text as XML character data or an attribute value.
+  static func escape(_ text: String, attribute: Bool = true) -> String {
+    var result = ""
+    for scalar in text.unicodeScalars {
+      switch scalar {
+      case "&": result += "&amp;"
+      case "<": result += "&lt;"
+      case ">": result += "&gt;"
+      case "\"": result += "&quot;"
+      case "'": result += "&apos;"
+      case "\n": result += attribute ? "&#10;" : "\n"
+      default:
+        // XML 1.0 has no place for the other control characters.
+        if scalar.value < 0x20 && scalar != "\t" { result += "?" } else { result.unicodeScalars.append(scalar) }
+      }
+    }
+    return result
+  }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import FoundationXML
+import Testing
+
+/// The CI formats, on the sample traces: GitHub annotations of findings and of a failed check, and JUnit XML.
+@Suite("CI formats: GitHub annotations and JUnit")
+struct CIFormatTests {
+  let noopModify = Paths.root + "/traces/noop-modify.trc"
+  let worse = Paths.root + "/traces/noop-modify-worse.trc"
+  let baseline = Paths.root + "/traces/noop-modify.baseline.json"
+
+  func lines(_ text: String) -> [String] { text.split(separator: "\n").map(String.init) }
+
+  /// The value of `name=` in an annotation's properties.
+  func property(_ name: String, of line: String) -> String? {
+    guard let start = line.firstRange(of: "::")?.upperBound,
+      let end = line[start...].firstRange(of: "::")?.lowerBound
+    else { return nil }
+    let properties = line[start..<end].drop { $0 != " " }.dropFirst()
+    for part in properties.split(separator: ",") where part.hasPrefix(name + "=") {
+      return String(part.dropFirst(name.count + 1))
+    }
+    return nil
+  }
+
+  @Test("report --format github: a warning on the site's line for each warning finding, none for information")
+  func reportAnnotations() throws {
+    let result = Run.command(["report", noopModify, "--format", "github"])
+    #expect(result.status == 0)
+    let annotations = lines(result.standardOutput)
+    #expect(annotations.allSatisfy { $0.hasPrefix("::warning ") })
+    let noop = try #require(annotations.first { $0.contains("title=obstrace noop-write") })
+    #expect(property("file", of: noop)?.hasSuffix("Examples/obstrace-scenarios/main.swift") == true)
+    #expect(property("line", of: noop) == "123")
+    #expect(noop.contains("::1 write to TodoStore.items left the value unchanged"))
+    // A finding without a site still shows, on the run rather than a line.
+    let redundant = try #require(annotations.first { $0.contains("title=obstrace redundant-run") })
+    #expect(property("file", of: redundant) == nil)
+    #expect(!result.standardOutput.contains("untracked-read"))
+  }
+
+  @Test("report --format github writes files relative to --source-root, and escapes ':' in titles")
+  func relativePaths() throws {
+    let absolute = try #require(
+      lines(Run.command(["report", noopModify, "--format", "github"]).standardOutput).compactMap {
+        property("file", of: $0)
+      }.first)
+    let root = String(absolute[..<absolute.firstRange(of: "/Examples/")!.lowerBound])
+    let result = Run.command(["report", noopModify, "--format", "github", "--source-root", root])
+    let noop = try #require(lines(result.standardOutput).first { $0.contains("noop-write") })
+    #expect(property("file", of: noop) == "Examples/obstrace-scenarios/main.swift")
+    let check = Run.command(["check", worse, "--baseline", baseline, "--format", "github"])
+    #expect(check.standardOutput.contains("title=obstrace check%3A property TodoStore.items grew::"))
+  }
+
+  @Test("check --format github on a failing check: an error at each write site of what grew, then FAILED, exit 1")
+  func checkAnnotationsFail() throws {
+    let result = Run.command([
+      "check", worse, "--baseline", baseline, "--format", "github", "--max", "TodoList.body:runs<=2",
+    ])
+    #expect(result.status == 1)
+    let output = lines(result.standardOutput)
+    #expect(output.last == "FAILED")
+    let errors = output.filter { $0.hasPrefix("::error ") }
+    let items = errors.filter { $0.contains("::property TodoStore.items: ") }
+    #expect(Set(items.compactMap { property("line", of: $0) }) == ["123", "127"])
+    #expect(items.allSatisfy { $0.contains("wastedInvalidations grew 1 → 3") && $0.contains("noopWrites grew 1 → 3") })
+    let body = errors.filter { $0.contains("::scope TodoList.body: ") }
+    #expect(body.count == 2)
+    #expect(body.allSatisfy { $0.contains("runs grew 3 → 5") })
+    #expect(errors.contains { $0.contains("::limit TodoList.body:runs<=2 exceeded: 5") })
+    #expect(!result.standardOutput.contains("maximumFanOut"))  // it did not grow
+  }
+
+  @Test("check --format github on a passing check: no annotation, PASSED, exit 0")
+  func checkAnnotationsPass() {
+    let result = Run.command(["check", noopModify, "--baseline", baseline, "--format", "github"])
+    #expect(result.status == 0)
+    #expect(result.standardOutput == "PASSED\n")
+  }
+
+  func junit(_ arguments: [String]) throws -> (status: Int32, document: XMLDocument) {
+    let path = Paths.temporary("junit.xml")
+    let result = Run.command(["check"] + arguments + ["--format", "junit", "-o", path])
+    #expect(result.standardOutput.isEmpty)
+    let document = try XMLDocument(contentsOf: URL(fileURLWithPath: path))
+    return (result.status, document)
+  }
+
+  @Test("check --format junit: one test case per checked count, a failure for each that grew")
+  func junitFails() throws {
+    let (status, document) = try junit([worse, "--baseline", baseline, "--max", "TodoList.body:runs<=2"])
+    #expect(status == 1)
+    let cases = try document.nodes(forXPath: "//testcase").compactMap { $0 as? XMLElement }
+    // 5 metrics of the one property, 4 of the one scope, 1 limit.
+    #expect(cases.count == 10)
+    let failed = cases.filter { !($0.elements(forName: "failure").isEmpty) }.compactMap {
+      $0.attribute(forName: "name")?.stringValue
+    }
+    #expect(
+      Set(failed) == [
+        "TodoStore.items writes", "TodoStore.items noopWrites", "TodoStore.items invalidations",
+        "TodoStore.items wastedInvalidations", "TodoList.body runs", "TodoList.body invalidations",
+        "TodoList.body wastedInvalidations", "TodoList.body redundantRuns", "TodoList.body:runs<=2",
+      ])
+    let suite = try #require(try document.nodes(forXPath: "//testsuite").first as? XMLElement)
+    #expect(suite.attribute(forName: "tests")?.stringValue == "10")
+    #expect(suite.attribute(forName: "failures")?.stringValue == "9")
+    let wasted = try #require(
+      cases.first { $0.attribute(forName: "name")?.stringValue == "TodoStore.items wastedInvalidations" })
+    let failure = try #require(wasted.elements(forName: "failure").first)
+    #expect(failure.attribute(forName: "message")?.stringValue == "grew: 1 → 3")
+    #expect(failure.stringValue?.contains("at main.swift:123 (noopModify()) (3 writes)") == true)
+  }
+
+  @Test("check --format junit on a passing check: the same cases, no failure, exit 0")
+  func junitPasses() throws {
+    let (status, document) = try junit([noopModify, "--baseline", baseline])
+    #expect(status == 0)
+    #expect(try document.nodes(forXPath: "//testcase").count == 9)
+    #expect(try document.nodes(forXPath: "//failure").isEmpty)
+  }
+
+  @Test(
+    "a format that does not exist is one line naming the flag, exit 2",
+    arguments: [["report", "--format", "xml"], ["check", "--baseline", "B", "--format", "html"]])
+  func badFormat(arguments: [String]) {
+    let result = Run.command(Array(arguments.prefix(1)) + [noopModify] + arguments.dropFirst())
+    #expect(result.status == 2)
+    #expect(result.errorLines.count == 1)
+    #expect(result.standardError.contains("--format"))
+  }
+}
