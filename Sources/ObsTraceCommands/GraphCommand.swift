@@ -4,18 +4,25 @@ import ObsTraceFormat
 /// `obstrace graph --dot FILE`: the dependency graph as Graphviz DOT.
 enum GraphCommand: TraceCommand {
   static let name = "graph"
-  static let abstract = "The dependency graph (properties → scopes) as Graphviz DOT."
+  static let abstract = "The dependency graph (write sites → properties → scopes) as Graphviz DOT."
   static let help = """
     OVERVIEW: \(abstract)
 
-    USAGE: obstrace graph [--dot] <file> [--per-object] [--type <type>] [--property <Type.name>] [--scope <label>]
+    USAGE: obstrace graph [--dot] <file> [--sites] [--top <n>] [--per-object] [--type <type>]
+                          [--property <Type.name>] [--scope <label>]
 
-    Boxes are properties, ellipses are scopes. A dashed edge is "the scope read the property" (label: reads);
-    a solid edge is "writes of the property invalidated the scope" (label: invalidations), red when some of
-    them were wasted (the write changed nothing). Edge widths grow with counts.
+    Boxes are properties, ellipses are scopes, notes (with --sites) are the places in the code that wrote.
+    A dashed grey edge is "the scope read the property" (label: reads); a solid edge is "writes of the property
+    invalidated the scope" (label: invalidations), red when some of them were wasted (the write changed
+    nothing). A property with writes that changed nothing is filled red; a scope with redundant runs (runs that
+    read nothing that had really changed) is filled orange. Edge widths grow with counts. Only the --top
+    properties with the most invalidations are drawn; one node sums up the rest.
 
     OPTIONS:
       --dot                 Graphviz DOT (the default and only format).
+      --sites               Also the write sites: an edge from each place in the code to the property it wrote
+                            (label: writes, no-op writes in red).
+      --top <n>             Draw the n properties with the most invalidations (default 40).
       --per-object          One node per object's property (Model#3.items) instead of per type.
       --type <type>         Only properties of this type.
       --property <name>     Only this property (Type.name).
@@ -24,25 +31,61 @@ enum GraphCommand: TraceCommand {
 
     EXAMPLE:
       obstrace graph --dot run.trc | dot -Tsvg > graph.svg
+      obstrace graph --sites --top 10 run.trc | dot -Tsvg > graph.svg
 
     """
 
+  /// What to draw.
+  struct Options {
+    var perObject = false
+    var type: String?
+    var property: String?
+    var scope: String?
+    var sites = false
+    var top = 40
+  }
+
   static func run(_ arguments: [String], output: CommandOutput) throws(CommandError) -> Int32 {
     let parsed = try ArgumentSpecification(
-      options: ["--type": "type", "--property": "property", "--scope": "scope"],
-      flags: ["--dot": "dot", "--per-object": "per-object"], command: name
+      options: ["--type": "type", "--property": "property", "--scope": "scope", "--top": "top"],
+      flags: ["--dot": "dot", "--per-object": "per-object", "--sites": "sites"], command: name
     ).parse(arguments)
     let path = try TraceInput.singlePath(parsed, command: name)
-    let reader = try TraceInput.open(path, command: name)
+    let options = Options(
+      perObject: parsed.has("per-object"), type: parsed.value("type"), property: parsed.value("property"),
+      scope: parsed.value("scope"), sites: parsed.has("sites"),
+      top: try TraceInput.positiveInteger(parsed, "top", flag: "--top", command: name) ?? 40)
+    output.write(try graph(path, options, command: name))
+    return 0
+  }
+
+  /// The DOT text of the trace at `path`.
+  static func graph(_ path: String, _ options: Options, command: String) throws(CommandError) -> String {
+    let reader = try TraceInput.open(path, command: command)
     var replay = Replay()
+    let writes = WriteTally()
+    replay.onTimelineEntry = writes.note
     var ordered = TimeOrderedEvents(threads: reader.footer.map { Set($0.threads.map(\.thread)) })
     reader.forEachChunk { chunk in ordered.add(chunk) { replay.consume($0) } }
     ordered.finish { replay.consume($0) }
-    output.write(
-      dot(
-        replay, reader.definitions, perObject: parsed.has("per-object"), type: parsed.value("type"),
-        property: parsed.value("property"), scope: parsed.value("scope")))
-    return 0
+    return dot(replay, reader.definitions, options, writes: writes)
+  }
+
+  /// Writes by place and property, from the timeline's write entries.
+  final class WriteTally {
+    struct Key: Hashable {
+      var object: UInt32
+      var property: UInt32
+      var stack: UInt32
+    }
+    var counts: [Key: (all: Int, unchanged: Int)] = [:]
+
+    func note(_ entry: TimelineEntry) {
+      guard case .write(let write) = entry else { return }
+      let key = Key(object: write.key.object, property: write.key.property, stack: write.stack)
+      let previous = counts[key] ?? (0, 0)
+      counts[key] = (previous.all + 1, previous.unchanged + (write.outcome == .unchanged ? 1 : 0))
+    }
   }
 
   struct EdgeKey: Hashable {
@@ -51,53 +94,126 @@ enum GraphCommand: TraceCommand {
   }
 
   static func dot(
-    _ replay: Replay, _ definitions: TraceDefinitions, perObject: Bool, type: String?, property: String?,
-    scope: String?
+    _ replay: Replay, _ definitions: TraceDefinitions, _ options: Options, writes: WriteTally = WriteTally()
   ) -> String {
-    func propertyNode(_ edge: Replay.Edge) -> (name: String, type: String)? {
-      let name = definitions.propertyName(edge.property)
-      let typeName = definitions.properties[edge.property].map { definitions.typeName($0.rootType) } ?? ""
-      if let type, typeName != type { return nil }
-      if let property, name != property { return nil }
-      if perObject {
-        let dot = name.firstIndex(of: ".").map { name[name.index(after: $0)...] } ?? Substring(name)
-        return ("\(typeName)#\(edge.object).\(dot)", typeName)
+    func propertyNode(object: UInt32, property id: UInt32) -> String? {
+      let name = definitions.propertyName(id)
+      let typeName = definitions.properties[id].map { definitions.typeName($0.rootType) } ?? ""
+      if let type = options.type, typeName != type { return nil }
+      if let property = options.property, name != property { return nil }
+      if options.perObject {
+        let member = name.firstIndex(of: ".").map { name[name.index(after: $0)...] } ?? Substring(name)
+        return "\(typeName)#\(object).\(member)"
       }
-      return (name, typeName)
+      return name
     }
     func scopeNode(_ label: UInt32) -> String? {
       let name = definitions.labelName(label)
-      if let scope, name != scope { return nil }
+      if let scope = options.scope, name != scope { return nil }
       return name
     }
     var reads: [EdgeKey: Int] = [:]
     var invalidations: [EdgeKey: (all: Int, wasted: Int)] = [:]
     for (edge, count) in replay.readEdges {
-      guard let node = propertyNode(edge), let scopeName = scopeNode(edge.label) else { continue }
-      reads[EdgeKey(property: node.name, scope: scopeName), default: 0] += count
+      guard let node = propertyNode(object: edge.object, property: edge.property), let scopeName = scopeNode(edge.label)
+      else { continue }
+      reads[EdgeKey(property: node, scope: scopeName), default: 0] += count
     }
     for (edge, counts) in replay.invalidationEdges {
-      guard let node = propertyNode(edge), let scopeName = scopeNode(edge.label) else { continue }
-      let key = EdgeKey(property: node.name, scope: scopeName)
+      guard let node = propertyNode(object: edge.object, property: edge.property), let scopeName = scopeNode(edge.label)
+      else { continue }
+      let key = EdgeKey(property: node, scope: scopeName)
       let previous = invalidations[key] ?? (0, 0)
       invalidations[key] = (previous.all + counts.all, previous.wasted + counts.wasted)
     }
-    let propertyNames = Set(reads.keys.map(\.property)).union(invalidations.keys.map(\.property)).sorted()
+    // Writes per property node and per (site, property node): the site edges, and the no-op fill.
+    var siteEdges: [EdgeKey: (all: Int, unchanged: Int)] = [:]
+    var siteLabels: [String: String] = [:]
+    var noopWrites: [String: Int] = [:]
+    for (key, counts) in writes.counts {
+      guard let node = propertyNode(object: key.object, property: key.property) else { continue }
+      noopWrites[node, default: 0] += counts.unchanged
+      guard options.sites, let frame = definitions.site(ofStack: key.stack) else { continue }
+      let file = frame.file.split(separator: "/").last.map(String.init) ?? frame.file
+      // Nodes by full path and line (two main.swift files are two places), labelled by file name.
+      let site = frame.file.isEmpty ? frame.function : "\(frame.file):\(frame.line)"
+      siteLabels[site] =
+        (file.isEmpty ? "" : "\(file):\(frame.line)\n") + SiteFormatting.shortFunction(frame.function)
+      let edge = EdgeKey(property: node, scope: site)
+      let previous = siteEdges[edge] ?? (0, 0)
+      siteEdges[edge] = (previous.all + counts.all, previous.unchanged + counts.unchanged)
+    }
+
+    // Large graphs: keep the properties with the most invalidations, sum up the rest in one node.
+    var allProperties = Set(reads.keys.map(\.property)).union(invalidations.keys.map(\.property))
+    if options.sites { allProperties.formUnion(siteEdges.keys.map(\.property)) }
+    var invalidationsByProperty: [String: Int] = [:]
+    for (key, counts) in invalidations { invalidationsByProperty[key.property, default: 0] += counts.all }
+    let ranked = allProperties.sorted {
+      (invalidationsByProperty[$1] ?? 0, $0) < (invalidationsByProperty[$0] ?? 0, $1)
+    }
+    let kept = Set(ranked.prefix(options.top))
+    let left = ranked.dropFirst(options.top)
+    reads = reads.filter { kept.contains($0.key.property) }
+    invalidations = invalidations.filter { kept.contains($0.key.property) }
+    siteEdges = siteEdges.filter { kept.contains($0.key.property) }
+
+    let propertyNames = kept.sorted()
     let scopeNames = Set(reads.keys.map(\.scope)).union(invalidations.keys.map(\.scope)).sorted()
-    let runs = Dictionary(
-      replay.scopes.map { (definitions.labelName($0.key), $0.value.runs) }, uniquingKeysWith: +)
+    var runs: [String: (all: Int, redundant: Int)] = [:]
+    for (label, statistics) in replay.scopes {
+      let name = definitions.labelName(label)
+      let previous = runs[name] ?? (0, 0)
+      runs[name] = (previous.all + statistics.runs, previous.redundant + statistics.redundantRuns)
+    }
 
     var out = TextBuffer()
     out.line("digraph obstrace {")
     out.line("  rankdir=LR;")
     out.line("  node [fontname=\"Helvetica\", fontsize=11];")
     out.line("  edge [fontname=\"Helvetica\", fontsize=10];")
+    for site in Set(siteEdges.keys.map(\.scope)).sorted() {
+      out.line(
+        "  \(Formatting.json("w:" + site)) [shape=note, style=filled, fillcolor=\"#eef2f7\", "
+          + "label=\(Formatting.json(siteLabels[site] ?? site))];")
+    }
     for name in propertyNames {
-      out.line("  \(Formatting.json("p:" + name)) [shape=box, label=\(Formatting.json(name))];")
+      let noop = noopWrites[name] ?? 0
+      if noop > 0 {
+        let label = name + "\n\(noop) no-op write\(noop == 1 ? "" : "s")"
+        out.line(
+          "  \(Formatting.json("p:" + name)) [shape=box, style=filled, fillcolor=\"#f8d0d0\", "
+            + "label=\(Formatting.json(label))];")
+      } else {
+        out.line("  \(Formatting.json("p:" + name)) [shape=box, label=\(Formatting.json(name))];")
+      }
     }
     for name in scopeNames {
-      let label = name + "\n\(runs[name] ?? 0) run\(runs[name] == 1 ? "" : "s")"
-      out.line("  \(Formatting.json("s:" + name)) [shape=ellipse, label=\(Formatting.json(label))];")
+      let counts = runs[name] ?? (0, 0)
+      var label = name + "\n\(counts.all) run\(counts.all == 1 ? "" : "s")"
+      if counts.redundant > 0 {
+        label += " (\(counts.redundant) redundant)"
+        out.line(
+          "  \(Formatting.json("s:" + name)) [shape=ellipse, style=filled, fillcolor=\"#fbd9a6\", "
+            + "label=\(Formatting.json(label))];")
+      } else {
+        out.line("  \(Formatting.json("s:" + name)) [shape=ellipse, label=\(Formatting.json(label))];")
+      }
+    }
+    if !left.isEmpty {
+      let hidden = left.reduce(0) { $0 + (invalidationsByProperty[$1] ?? 0) }
+      let label =
+        "… \(left.count) more propert\(left.count == 1 ? "y" : "ies")\n"
+        + "\(hidden) invalidation\(hidden == 1 ? "" : "s") (raise --top to see them)"
+      out.line("  \"more\" [shape=box, style=dashed, color=gray50, fontcolor=gray30, label=\(Formatting.json(label))];")
+    }
+    for key in siteEdges.keys.sorted(by: { ($0.scope, $0.property) < ($1.scope, $1.property) }) {
+      let counts = siteEdges[key]!
+      let noop = counts.unchanged > 0 ? " (\(counts.unchanged) no-op)" : ""
+      out.line(
+        "  \(Formatting.json("w:" + key.scope)) -> \(Formatting.json("p:" + key.property)) "
+          + "[color=\(counts.unchanged > 0 ? "red" : "steelblue"), label=\"wrote \(counts.all)\(noop)\", "
+          + "penwidth=\(width(counts.all))];")
     }
     for key in reads.keys.sorted(by: { ($0.property, $0.scope) < ($1.property, $1.scope) }) {
       let count = reads[key]!
