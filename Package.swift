@@ -38,6 +38,14 @@ let package = Package(
 
     // Fixtures: models declared in their own modules (another module, Swift 6 language mode).
     .target(name: "ObsTraceFixtureModels", dependencies: ["ObsTrace"], path: "Tests/Fixtures/ObsTraceFixtureModels"),
+    // A view module that tracks with Observation directly, without `import ObsTrace` (untraced tracking), and its
+    // twin with the import.
+    .target(
+      name: "ObsTraceFixtureViews", dependencies: ["ObsTraceFixtureModels"], path: "Tests/Fixtures/ObsTraceFixtureViews"
+    ),
+    .target(
+      name: "ObsTraceFixtureTracedViews", dependencies: ["ObsTrace", "ObsTraceFixtureModels"],
+      path: "Tests/Fixtures/ObsTraceFixtureTracedViews"),
     .executableTarget(
       name: "obstrace-demo", dependencies: ["ObsTrace"], path: "Examples/obstrace-demo",
       swiftSettings: [.define("OBSTRACE")]),
@@ -56,7 +64,12 @@ let package = Package(
       path: "Benchmarks/obstrace-bench", swiftSettings: [.swiftLanguageMode(.v5)]),
 
     .testTarget(name: "ObsTraceFormatTests", dependencies: ["ObsTraceFormat"]),
-    .testTarget(name: "ObsTraceTests", dependencies: ["ObsTrace", "ObsTraceFixtureModels", "ObsTraceTestSupport"]),
+    .testTarget(
+      name: "ObsTraceTests",
+      dependencies: [
+        "ObsTrace", "ObsTraceFixtureModels", "ObsTraceFixtureViews", "ObsTraceFixtureTracedViews",
+        "ObsTraceTestSupport",
+      ]),
     .testTarget(name: "ObsTraceXCTests", dependencies: ["ObsTrace", "ObsTraceFixtureModels"]),
     .testTarget(
       name: "ObsTraceRecorderTests",

@@ -15,6 +15,7 @@ uint32_t obstrace_drop_when_full_flag = 0;
 uint32_t obstrace_stack_level_flag = 0;
 uint32_t obstrace_stack_depth_flag = 16;
 uint32_t obstrace_detect_unchanged_flag = 1;
+obstrace_tracking_getter obstrace_observation_tracking = NULL;
 __thread obstrace_ring *obstrace_thread_ring __attribute__((tls_model("initial-exec"))) = NULL;
 
 static pthread_mutex_t registry_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -123,17 +124,115 @@ bool obstrace_ring_make_room(obstrace_ring *ring, uint64_t head) {
   }
 }
 
+static const void *current_tracking(void) {
+  obstrace_tracking_getter getter = __atomic_load_n(&obstrace_observation_tracking, __ATOMIC_RELAXED);
+  return getter == NULL ? NULL : getter();
+}
+
+const void *obstrace_current_tracking(void) { return current_tracking(); }
+
+void obstrace_set_tracking_getter(const void *function) {
+  __atomic_store_n(&obstrace_observation_tracking, (obstrace_tracking_getter)function, __ATOMIC_RELAXED);
+}
+
+/// Ends the innermost foreign scope: its end is recorded at the first event of the thread after it ended.
+static void close_foreign(obstrace_ring *ring) {
+  ring->foreign_count--;
+  if (obstrace_is_enabled()) obstrace_emit(7 /* scopeEnd */, 0, 0, 0, ring->foreign_scope[ring->foreign_count], 0, 0);
+}
+
+/// Closes the foreign scopes that cannot still be running when Observation's tracking pointer is `tracking` and
+/// ObsTrace's scope depth is `scope_depth`. Returns the index of the open foreign scope whose pointer is
+/// `tracking`, or -1.
+static int sync_foreign(obstrace_ring *ring, const void *tracking) {
+  uint32_t depth = ring->scope_depth;
+  // Begun inside one of ObsTrace's scopes that has ended since.
+  while (ring->foreign_count > 0 && ring->foreign_depth[ring->foreign_count - 1] > depth) close_foreign(ring);
+  if (tracking == NULL) {
+    // No tracking at all on the thread: every foreign scope has ended.
+    while (ring->foreign_count > 0) close_foreign(ring);
+    return -1;
+  }
+  if (depth > 0 && depth <= OBSTRACE_SCOPE_STACK_DEPTH && ring->scope_tracking[depth - 1] == tracking) {
+    // ObsTrace's own scope is innermost: the foreign scopes begun inside it have ended.
+    while (ring->foreign_count > 0 && ring->foreign_depth[ring->foreign_count - 1] >= depth) close_foreign(ring);
+    return -1;
+  }
+  // Observation's access list lives in the frame of the tracking call, so an enclosing tracking's pointer is
+  // higher on the (downward-growing) stack than a nested one's: a foreign scope whose pointer is below the current
+  // one is not an enclosing one, hence has ended.
+  while (ring->foreign_count > 0 &&
+         (uintptr_t)ring->foreign_tracking[ring->foreign_count - 1] < (uintptr_t)tracking) {
+    close_foreign(ring);
+  }
+  if (ring->foreign_count > 0 && ring->foreign_tracking[ring->foreign_count - 1] == tracking) {
+    // The same address with an empty access list, after a read, is a new tracking call in a reused frame: every
+    // read ObsTrace records is forwarded to the real registrar, which makes the list non-nil
+    // (`Optional<_AccessList>`, one word, zero when nil).
+    uint32_t top = ring->foreign_count - 1;
+    if (!ring->foreign_read[top] || *(const void *const *)tracking != NULL) return (int)top;
+    close_foreign(ring);
+  }
+  return -1;
+}
+
+uint32_t obstrace_foreign_scope_at(obstrace_ring *ring, const void *tracking, bool reading) {
+  int index = sync_foreign(ring, tracking);
+  if (index >= 0) {
+    if (reading) ring->foreign_read[index] = 1;
+    return ring->foreign_scope[index];
+  }
+  if (tracking == NULL) return 0;
+  uint32_t depth = ring->scope_depth;
+  if (depth > 0 && depth <= OBSTRACE_SCOPE_STACK_DEPTH && ring->scope_tracking[depth - 1] == tracking) return 0;
+  // Too deep to follow: the read goes to the innermost foreign scope rather than to none.
+  if (ring->foreign_count == OBSTRACE_FOREIGN_STACK_DEPTH) return ring->foreign_scope[ring->foreign_count - 1];
+  return OBSTRACE_NEW_FOREIGN_SCOPE;
+}
+
+void obstrace_sync_foreign(void) {
+  obstrace_ring *ring = obstrace_thread_ring;
+  if (ring == NULL || ring->foreign_count == 0) return;
+  sync_foreign(ring, current_tracking());
+}
+
+void obstrace_push_foreign(const void *tracking, uint32_t scope) {
+  obstrace_ring *ring = obstrace_current_ring();
+  if (ring == NULL || ring->foreign_count == OBSTRACE_FOREIGN_STACK_DEPTH) return;
+  ring->foreign_tracking[ring->foreign_count] = tracking;
+  ring->foreign_scope[ring->foreign_count] = scope;
+  ring->foreign_depth[ring->foreign_count] = ring->scope_depth;
+  ring->foreign_read[ring->foreign_count] = 0;
+  ring->foreign_count++;
+}
+
+void obstrace_note_own_tracking(void) {
+  obstrace_ring *ring = obstrace_thread_ring;
+  if (ring == NULL || ring->scope_depth == 0 || ring->scope_depth > OBSTRACE_SCOPE_STACK_DEPTH) return;
+  ring->scope_tracking[ring->scope_depth - 1] = current_tracking();
+}
+
 void obstrace_push_scope(uint32_t scope) {
   obstrace_ring *ring = obstrace_current_ring();
   if (ring == NULL) return;
-  if (ring->scope_depth < OBSTRACE_SCOPE_STACK_DEPTH) ring->scope_stack[ring->scope_depth] = scope;
+  if (ring->scope_depth < OBSTRACE_SCOPE_STACK_DEPTH) {
+    ring->scope_stack[ring->scope_depth] = scope;
+    // A named scope runs under whatever tracking is in progress: reads that see it are the scope's. A tracking
+    // scope replaces this with its own pointer (`obstrace_note_own_tracking`).
+    ring->scope_tracking[ring->scope_depth] = current_tracking();
+  }
   ring->scope_depth++;
 }
 
 void obstrace_pop_scope(uint32_t scope) {
   (void)scope;
   obstrace_ring *ring = obstrace_thread_ring;
-  if (ring != NULL && ring->scope_depth > 0) ring->scope_depth--;
+  if (ring != NULL && ring->scope_depth > 0) {
+    ring->scope_depth--;
+    while (ring->foreign_count > 0 && ring->foreign_depth[ring->foreign_count - 1] > ring->scope_depth) {
+      close_foreign(ring);
+    }
+  }
 }
 
 void obstrace_suppress_access(bool suppress) {

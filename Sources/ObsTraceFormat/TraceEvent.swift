@@ -93,10 +93,13 @@ public struct TraceHeader: Sendable, Equatable {
   public var ringCapacity: UInt64
   /// 0 off, 1 writes and scope begins, 2 every event.
   public var stackLevel: UInt8
+  /// Whether the recorder could see tracking ObsTrace does not own (it found Observation's
+  /// `_swift_observation_tls_get`); nil in version-1 files, whose recorder did not look.
+  public var seesUntracedTracking: Bool?
 
   public init(
     version: UInt16 = TraceFormat.version, startWallClockNanoseconds: UInt64, processID: UInt32, executable: String,
-    dropWhenFull: Bool, ringCapacity: UInt64, stackLevel: UInt8
+    dropWhenFull: Bool, ringCapacity: UInt64, stackLevel: UInt8, seesUntracedTracking: Bool? = nil
   ) {
     self.version = version
     self.startWallClockNanoseconds = startWallClockNanoseconds
@@ -105,6 +108,7 @@ public struct TraceHeader: Sendable, Equatable {
     self.dropWhenFull = dropWhenFull
     self.ringCapacity = ringCapacity
     self.stackLevel = stackLevel
+    self.seesUntracedTracking = version >= 2 ? seesUntracedTracking ?? false : nil
   }
 }
 

@@ -25,7 +25,13 @@ public final class TraceFileWriter {
     payload.appendVarint(header.startWallClockNanoseconds)
     payload.appendVarint(header.processID)
     payload.appendString(header.executable)
-    payload.append(header.dropWhenFull ? 1 : 0)
+    if header.version >= 2 {
+      payload.append(
+        (header.dropWhenFull ? HeaderFlags.dropWhenFull : 0)
+          | (header.seesUntracedTracking == true ? HeaderFlags.seesUntracedTracking : 0))
+    } else {
+      payload.append(header.dropWhenFull ? 1 : 0)
+    }
     payload.appendVarint(header.ringCapacity)
     payload.append(header.stackLevel)
     var bytes = TraceFormat.magic

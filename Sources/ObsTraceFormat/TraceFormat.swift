@@ -1,12 +1,13 @@
-/// Constants of the trace file format, version 1. The format is described in docs/trace-format.md; change both
-/// together, and bump `version` for any change a version-1 reader could misread.
+/// Constants of the trace file format, version 2. The format is described in docs/trace-format.md; change both
+/// together, and bump `version` for any change an older reader could misread. Version 2 (unreleased; later changes of
+/// this session extend it): header flags, the `untraced` scope kind.
 public enum TraceFormat {
   /// The first eight bytes of every trace file.
   public static let magic: [UInt8] = Array("OBSTRACE".utf8)
   /// The four bytes that open every chunk, so a reader can find the next chunk after a damaged one.
   public static let chunkMagic: [UInt8] = Array("OTCK".utf8)
   /// The format version this module writes; readers accept versions up to it.
-  public static let version: UInt16 = 1
+  public static let version: UInt16 = 2
   /// Bytes before a chunk's payload: magic, type, compressed length, uncompressed length, CRC-32.
   public static let chunkHeaderSize = 4 + 1 + 4 + 4 + 4
   /// The largest uncompressed chunk a reader accepts (a writer aims for 64–256 KiB).
@@ -104,6 +105,14 @@ public enum SequenceEnding: UInt8, Sendable, CaseIterable, CustomStringConvertib
   }
 }
 
+/// Bits of the header's flags byte (version 2; in version 1 the byte is the drop mode, 0 or 1).
+public enum HeaderFlags {
+  /// The recorder dropped events when a ring was full instead of waiting.
+  public static let dropWhenFull: UInt8 = 1
+  /// The recorder found Observation's tracking getter and recorded tracking it does not own as `untraced` scopes.
+  public static let seesUntracedTracking: UInt8 = 2
+}
+
 /// Flag bits of an events chunk's header.
 public enum ChunkFlags {
   /// The thread exited: no chunk of it follows.
@@ -120,6 +129,10 @@ public enum ScopeKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
   case observations = 3
   /// A continuous (willSet/didSet) tracking that fires until cancelled.
   case continuous = 4
+  /// Tracking ObsTrace does not own (`withObservationTracking` called where ObsTrace is not imported), seen
+  /// through Observation's runtime and labelled by its call site: its reads are recorded, its fires are predicted
+  /// by the replay (format version 2).
+  case untraced = 5
 
   public var description: String {
     switch self {
@@ -127,6 +140,7 @@ public enum ScopeKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case .named: "named"
     case .observations: "observations"
     case .continuous: "continuous"
+    case .untraced: "untraced"
     }
   }
 }

@@ -100,12 +100,15 @@ public final class TraceReader {
         let wall = try cursor.readVarint()
         let pid = try cursor.readVarint32()
         let executable = try cursor.readString()
-        let drop = try cursor.readByte() != 0
+        // Version 1: drop mode (0 or 1); version 2: `HeaderFlags`.
+        let flags = try cursor.readByte()
+        let drop = version >= 2 ? flags & HeaderFlags.dropWhenFull != 0 : flags != 0
         let capacity = try cursor.readVarint()
         let stackLevel = try cursor.readByte()
         return TraceHeader(
           version: version, startWallClockNanoseconds: wall, processID: pid, executable: executable,
-          dropWhenFull: drop, ringCapacity: capacity, stackLevel: stackLevel)
+          dropWhenFull: drop, ringCapacity: capacity, stackLevel: stackLevel,
+          seesUntracedTracking: version >= 2 ? flags & HeaderFlags.seesUntracedTracking != 0 : nil)
       }
     } catch {
       throw TraceFileError(.damaged, path: path, offset: 16, "the trace header is malformed")

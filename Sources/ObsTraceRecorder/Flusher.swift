@@ -54,7 +54,8 @@ final class Flusher: @unchecked Sendable {
     let header = TraceHeader(
       startWallClockNanoseconds: obstrace_wall_clock_nanoseconds(), processID: UInt32(getpid()),
       executable: Self.executablePath(), dropWhenFull: options.dropWhenFull,
-      ringCapacity: UInt64(options.ringCapacity), stackLevel: UInt8(options.backtraces.level))
+      ringCapacity: UInt64(options.ringCapacity), stackLevel: UInt8(options.backtraces.level),
+      seesUntracedTracking: UntracedTracking.enable())
     writer = try TraceFileWriter(path: path, header: header)
     try writer.writeChunk(.modules, payload: ChunkPayload.modules(LoadedModule.current()))
     forEachRing { ring in

@@ -53,6 +53,7 @@ public enum Recorder {
   /// Returns nil when nothing was recording.
   @discardableResult
   public static func stop() -> RecordingSummary? {
+    obstrace_sync_foreign()  // untraced scopes that ended on this thread end in the trace
     let flusher = state.withLock { state -> Flusher? in
       defer { state.flusher = nil }
       return state.flusher
@@ -186,6 +187,8 @@ extension Recorder {
   }
 
   private static func finishTap(_ tag: UInt32) -> TappedEvents {
+    // The block's untraced scopes on this thread have ended with it (those of other threads end at their next event).
+    obstrace_sync_foreign()
     state.withLock { $0.flusher }?.flush()
     let dropped = obstrace_total_dropped()
     let (unsorted, droppedBefore) = RecordingTaps.close(tag)

@@ -48,7 +48,11 @@ final class RegistrarExtent: Sendable {
     let type = objectType(subject)
     if obstrace_stack_level() >= 2 {
       if obstrace_access_is_suppressed() { return false }
-      obstrace_emit_access_with_stack(serial, key, type, StackCapture.current())
+      let stack = StackCapture.current()
+      if obstrace_emit_access_with_stack(serial, key, type, stack) == 3 {
+        UntracedTracking.beginScope()
+        _ = obstrace_emit_access_with_stack(serial, key, type, stack)
+      }
       return true
     }
     switch obstrace_emit_access(serial, key, type) {
@@ -57,7 +61,19 @@ final class RegistrarExtent: Sendable {
       // A read inside this property's own willSet window: it sees the old value (seed 004's stale read).
       obstrace_emit_access_with_stack(serial, key, type, StackCapture.current())
       return true
+    case 3:
+      // The first read inside tracking ObsTrace does not own: it begins an untraced scope, then is recorded in it.
+      recordFirstUntracedAccess(key, type)
+      return true
     default: return true
+    }
+  }
+
+  @inline(never)
+  private func recordFirstUntracedAccess(_ key: UInt32, _ type: UInt32) {
+    UntracedTracking.beginScope()
+    if obstrace_emit_access(serial, key, type) == 2 {
+      obstrace_emit_access_with_stack(serial, key, type, StackCapture.current())
     }
   }
 
@@ -66,6 +82,8 @@ final class RegistrarExtent: Sendable {
   @usableFromInline
   func beginWillSet(_ keyPath: AnyKeyPath, _ subject: Any.Type, _ member: Any.Type) -> WillSetWindow? {
     guard obstrace_is_enabled() else { return nil }
+    // Untraced scopes that ended before this write end before it in the trace (a write inside one does not fire it).
+    if obstrace_has_foreign_scopes() { obstrace_sync_foreign() }
     let id = Interner.shared.keyPathID(keyPath, root: subject, member: member)
     let key = id & ~Interner.equatableBit
     let stack = obstrace_stack_level() >= 1 ? StackCapture.current() : 0

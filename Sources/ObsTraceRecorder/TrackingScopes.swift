@@ -41,7 +41,7 @@ public enum TrackingScopes {
       labelID = id
     }
     let scope = obstrace_next_scope_serial()
-    let parent = obstrace_innermost_scope()
+    let parent = UntracedTracking.enclosingScope()
     if obstrace_stack_level() == 0 { stack = 0 }
     // object: the in-test recording this scope belongs to, if any.
     obstrace_emit(EventKind.scopeBegin.rawValue, kind.rawValue, RecordingTaps.currentTag, labelID, scope, parent, stack)
@@ -114,6 +114,8 @@ public enum TracedTracking {
     }
     let value = Observation.withObservationTracking(
       {
+        // Observation's tracking pointer for this scope: reads that see it are this scope's own.
+        obstrace_note_own_tracking()
         defer { TrackingScopes.end(scope) }
         return apply()
       },

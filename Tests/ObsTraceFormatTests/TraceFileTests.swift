@@ -206,6 +206,23 @@ struct TraceFileTests {
     }
   }
 
+  @Test(
+    "the header reads back in each version: version 1's drop byte, version 2's flags",
+    arguments: [(UInt16(1), true, Bool?.none), (2, true, false), (2, false, true), (2, true, true)])
+  func headerVersions(version: UInt16, drop: Bool, seesUntraced: Bool?) throws {
+    let path = temporaryPath("header.trc")
+    let header = TraceHeader(
+      version: version, startWallClockNanoseconds: 7, processID: 9, executable: "/bin/x", dropWhenFull: drop,
+      ringCapacity: 128, stackLevel: 2, seesUntracedTracking: seesUntraced)
+    let writer = try TraceFileWriter(path: path, header: header)
+    writer.close()
+    let read = try TraceReader(path: path).header
+    #expect(read == header)
+    #expect(read.version == version)
+    #expect(read.dropWhenFull == drop)
+    #expect(read.seesUntracedTracking == seesUntraced)
+  }
+
   @Test("a missing file says so")
   func missingFile() {
     #expect(throws: TraceFileError.self) { try TraceReader(path: "/nonexistent/run.trc") }

@@ -42,6 +42,9 @@ typedef struct obstrace_record {
 #define OBSTRACE_POINTER_CACHE_SIZE 256
 #define OBSTRACE_STACK_CACHE_SIZE 128
 #define OBSTRACE_MAX_STACK_DEPTH 64
+#define OBSTRACE_FOREIGN_STACK_DEPTH 16
+/// What `obstrace_foreign_scope_at` returns when a read is inside tracking ObsTrace has not seen yet.
+#define OBSTRACE_NEW_FOREIGN_SCOPE UINT32_MAX
 
 /// A thread's ring and the little per-thread state the Swift layer keeps beside it. Allocated once per thread
 /// (cache-line aligned), handed to the flusher when the thread exits.
@@ -57,6 +60,16 @@ typedef struct obstrace_ring {
   uint32_t writing_object;   ///< the willSet in progress on this thread, for `fired` events
   uint32_t writing_key;
   uint32_t scope_stack[OBSTRACE_SCOPE_STACK_DEPTH];
+  /// Observation's tracking pointer (`_swift_observation_tls_get()`) inside each of ObsTrace's open scopes: a read
+  /// that sees this value is the scope's own; any other non-null value is tracking ObsTrace does not own.
+  const void *scope_tracking[OBSTRACE_SCOPE_STACK_DEPTH];
+  /// Foreign (untraced) scopes open on this thread, outermost first: Observation's tracking pointer, the scope id
+  /// ObsTrace gave it, and `scope_depth` when it was first seen. See docs/analysis.md, "Untraced tracking".
+  const void *foreign_tracking[OBSTRACE_FOREIGN_STACK_DEPTH];
+  uint32_t foreign_scope[OBSTRACE_FOREIGN_STACK_DEPTH];
+  uint32_t foreign_depth[OBSTRACE_FOREIGN_STACK_DEPTH];
+  uint8_t foreign_read[OBSTRACE_FOREIGN_STACK_DEPTH];  ///< the foreign scope has recorded a read
+  uint32_t foreign_count;
   uintptr_t stack_low;   ///< the thread's stack bounds, for validating frame pointers
   uintptr_t stack_high;
   const void *cache_pointers[OBSTRACE_POINTER_CACHE_SIZE];  ///< per-thread intern cache: pointer → id
@@ -88,6 +101,11 @@ extern uint32_t obstrace_stack_level_flag;
 extern uint32_t obstrace_stack_depth_flag;
 /// Whether a `_modify` of an Equatable member is compared with the value before it (RecordingOptions).
 extern uint32_t obstrace_detect_unchanged_flag;
+/// Observation's `_swift_observation_tls_get` (a local symbol of libswiftObservation.so, found at recording start by
+/// `ObservationRuntime`), or NULL when it was not found: it returns the access list of the tracking in progress on
+/// the calling thread, NULL outside tracking. Written before recording is enabled; read relaxed.
+typedef const void *(*obstrace_tracking_getter)(void);
+extern obstrace_tracking_getter obstrace_observation_tracking;
 /// Initial-exec TLS: a single %fs-relative load, no __tls_get_addr call (ObsTrace is linked into the executable,
 /// never dlopen'ed).
 extern __thread obstrace_ring *obstrace_thread_ring __attribute__((tls_model("initial-exec")));
@@ -163,16 +181,58 @@ static inline bool obstrace_emit(uint8_t kind, uint8_t flags, uint32_t object, u
   return obstrace_store(true, kind, flags, object, key, scope, aux, stack);
 }
 
-/// Records an access with one TLS lookup: the innermost scope, whether one of ObsTrace's scopes is open, and
-/// whether the read is inside this property's own willSet window (stale). Returns 0 when recorded, 1 when the
-/// caller must not forward the access (ObsTrace's own silent read), 2 when the read is stale and the caller
-/// should record it with a stack (`obstrace_emit_access_with_stack`).
+/// The out-of-line half of `obstrace_access_scope`: keeps the thread's foreign scopes in step with Observation's
+/// tracking pointer `tracking` (closing those that must have ended) and returns the foreign scope the read is in,
+/// 0 when the read is ObsTrace's own or outside tracking, `OBSTRACE_NEW_FOREIGN_SCOPE` when it is inside tracking
+/// not seen before (the caller then begins an untraced scope with `obstrace_push_foreign` and asks again).
+uint32_t obstrace_foreign_scope_at(obstrace_ring *ring, const void *tracking, bool reading);
+/// Closes the foreign scopes that must have ended, given Observation's tracking pointer now (a write, a scope of
+/// ObsTrace's beginning or ending: events after which a read would come too late to end them).
+void obstrace_sync_foreign(void);
+/// Records that an untraced scope `scope` began for Observation's tracking pointer `tracking`.
+void obstrace_push_foreign(const void *tracking, uint32_t scope);
+/// Records, inside one of ObsTrace's own tracking scopes, Observation's tracking pointer: reads that see it are
+/// the scope's own.
+void obstrace_note_own_tracking(void);
+/// Sets Observation's getter (`obstrace_observation_tracking`); NULL turns detection off.
+void obstrace_set_tracking_getter(const void *function);
+/// Observation's tracking pointer on this thread now (NULL outside tracking, or when the getter is unknown).
+const void *obstrace_current_tracking(void);
+
+static inline uint32_t obstrace_innermost_of(const obstrace_ring *ring) {
+  uint32_t depth = ring->scope_depth;
+  return depth == 0 ? 0 : ring->scope_stack[(depth <= OBSTRACE_SCOPE_STACK_DEPTH ? depth : OBSTRACE_SCOPE_STACK_DEPTH) - 1];
+}
+
+/// The scope a read on this thread belongs to: the innermost of ObsTrace's scopes, or the foreign scope the read is
+/// inside (see `obstrace_foreign_scope_at`). One indirect call to Observation's getter when it was found; the
+/// out-of-line half runs only when foreign tracking is, or was just, open on the thread.
+static inline __attribute__((always_inline)) uint32_t obstrace_access_scope(obstrace_ring *ring) {
+  uint32_t scope = obstrace_innermost_of(ring);
+  obstrace_tracking_getter getter = __atomic_load_n(&obstrace_observation_tracking, __ATOMIC_RELAXED);
+  if (getter == NULL) return scope;
+  const void *tracking = getter();
+  if (__builtin_expect(tracking == NULL && ring->foreign_count == 0, 1)) return scope;
+  uint32_t depth = ring->scope_depth;
+  if (ring->foreign_count == 0 && depth > 0 && depth <= OBSTRACE_SCOPE_STACK_DEPTH &&
+      ring->scope_tracking[depth - 1] == tracking) {
+    return scope;  // ObsTrace's own tracking
+  }
+  uint32_t foreign = obstrace_foreign_scope_at(ring, tracking, true);
+  return foreign != 0 ? foreign : scope;
+}
+
+/// Records an access with one TLS lookup: the scope it belongs to (`obstrace_access_scope`), and whether the read
+/// is inside this property's own willSet window (stale). Returns 0 when recorded, 1 when the caller must not
+/// forward the access (ObsTrace's own silent read), 2 when the read is stale and the caller should record it with
+/// a stack (`obstrace_emit_access_with_stack`), 3 when it is inside tracking ObsTrace has not seen yet (the caller
+/// begins an untraced scope and calls again).
 static inline int obstrace_emit_access(uint32_t object, uint32_t key, uint32_t type) {
   obstrace_ring *ring = obstrace_current_ring();
   if (__builtin_expect(ring == NULL, 0)) return 0;
   if (__builtin_expect(ring->suppress_access != 0, 0)) return 1;
-  uint32_t depth = ring->scope_depth;
-  uint32_t scope = depth == 0 ? 0 : ring->scope_stack[(depth <= OBSTRACE_SCOPE_STACK_DEPTH ? depth : OBSTRACE_SCOPE_STACK_DEPTH) - 1];
+  uint32_t scope = obstrace_access_scope(ring);
+  if (__builtin_expect(scope == OBSTRACE_NEW_FOREIGN_SCOPE, 0)) return 3;
   uint8_t flags = scope != 0 ? 1 : 0;
   if (__builtin_expect(ring->writing_object == object && ring->writing_key == key, 0)) {
     if (__atomic_load_n(&obstrace_stack_level_flag, __ATOMIC_RELAXED) != 0) return 2;
@@ -183,14 +243,17 @@ static inline int obstrace_emit_access(uint32_t object, uint32_t key, uint32_t t
 }
 
 /// `obstrace_emit_access` with the stack the caller captured (a stale read, or every event at level `all`).
-static inline void obstrace_emit_access_with_stack(uint32_t object, uint32_t key, uint32_t type, uint32_t stack) {
+/// Returns 3 when the read is inside tracking ObsTrace has not seen yet (nothing recorded; begin an untraced scope
+/// and call again), else 0.
+static inline int obstrace_emit_access_with_stack(uint32_t object, uint32_t key, uint32_t type, uint32_t stack) {
   obstrace_ring *ring = obstrace_current_ring();
-  if (ring == NULL) return;
-  uint32_t depth = ring->scope_depth;
-  uint32_t scope = depth == 0 ? 0 : ring->scope_stack[(depth <= OBSTRACE_SCOPE_STACK_DEPTH ? depth : OBSTRACE_SCOPE_STACK_DEPTH) - 1];
+  if (ring == NULL) return 0;
+  uint32_t scope = obstrace_access_scope(ring);
+  if (scope == OBSTRACE_NEW_FOREIGN_SCOPE) return 3;
   uint8_t flags = scope != 0 ? 1 : 0;
   if (ring->writing_object == object && ring->writing_key == key) flags |= 2;
   obstrace_emit(1, flags, object, key, scope, type, stack);
+  return 0;
 }
 
 /// `obstrace_emit` without a clock read: the event takes the time of the thread's previous event. For events
@@ -205,9 +268,22 @@ static inline bool obstrace_emit_untimed(uint8_t kind, uint8_t flags, uint32_t o
 
 static inline uint32_t obstrace_innermost_scope(void) {
   obstrace_ring *ring = obstrace_thread_ring;
-  if (ring == NULL || ring->scope_depth == 0) return 0;
-  uint32_t depth = ring->scope_depth;
-  return depth <= OBSTRACE_SCOPE_STACK_DEPTH ? ring->scope_stack[depth - 1] : ring->scope_stack[OBSTRACE_SCOPE_STACK_DEPTH - 1];
+  return ring == NULL ? 0 : obstrace_innermost_of(ring);
+}
+
+/// The innermost scope open on this thread, ObsTrace's own or foreign, or 0.
+static inline uint32_t obstrace_innermost_enclosing_scope(void) {
+  obstrace_ring *ring = obstrace_thread_ring;
+  if (ring == NULL) return 0;
+  uint32_t count = ring->foreign_count;
+  if (count > 0 && ring->foreign_depth[count - 1] >= ring->scope_depth) return ring->foreign_scope[count - 1];
+  return obstrace_innermost_of(ring);
+}
+
+/// Whether a foreign scope is open on this thread (a write must then first close those that ended).
+static inline bool obstrace_has_foreign_scopes(void) {
+  obstrace_ring *ring = obstrace_thread_ring;
+  return ring != NULL && ring->foreign_count != 0;
 }
 
 static inline bool obstrace_access_is_suppressed(void) {

@@ -61,3 +61,13 @@ public final class Library {
 
   public init() {}
 }
+
+/// The issue-15 model: a list whose views live in other modules, with and without `import ObsTrace`.
+@Observable
+public final class TodoList {
+  public var todos: [String] = []
+
+  public init() {}
+
+  public func add(_ title: String) { todos.append(title) }
+}

@@ -1,0 +1,81 @@
+import CObsTraceRing
+import ObsTraceFormat
+import ObsTraceSymbols
+
+/// Tracking ObsTrace does not own: `withObservationTracking` called from a file that does not import ObsTrace (a
+/// view module, a library that tracks on its own). ObsTrace still sees the reads, through its registrar; it tells
+/// they are inside such tracking by asking Observation's runtime for the tracking in progress on the thread
+/// (`_swift_observation_tls_get`), and records each such tracking as a scope of kind `untraced`, labelled by its
+/// call site. See docs/analysis.md, "Untraced tracking".
+enum UntracedTracking {
+  /// Observation's runtime, looked for once per process.
+  static let runtime: Result<ObservationRuntime, ObservationRuntime.LocateError> = ObservationRuntime.locate()
+
+  private static let reportedMissing = LockedValue(false)
+
+  /// Turns detection on for a recording that starts; false (said once on stderr) when Observation's getter was
+  /// not found, and the recording then goes on without it.
+  static func enable() -> Bool {
+    switch runtime {
+    case .success(let runtime):
+      obstrace_set_tracking_getter(UnsafeRawPointer(bitPattern: runtime.trackingGetter))
+      return true
+    case .failure(let error):
+      obstrace_set_tracking_getter(nil)
+      let first = reportedMissing.withLock { reported in
+        defer { reported = true }
+        return !reported
+      }
+      if first {
+        Recorder.reportProblem(
+          "obstrace: cannot see tracking ObsTrace does not own (\(error.message)); reads inside it are recorded "
+            + "as outside any scope")
+      }
+      return false
+    }
+  }
+
+  /// Begins an untraced scope for the tracking in progress on this thread (a read, or one of ObsTrace's scopes,
+  /// met it first): labelled by the caller of Observation's tracking function, from one stack capture.
+  static func beginScope() {
+    guard let tracking = obstrace_current_tracking() else { return }
+    let stack = callSiteStack()
+    let scope = obstrace_next_scope_serial()
+    let parent = obstrace_innermost_enclosing_scope()
+    let label = Interner.shared.callerLabelID(stack: stack)
+    obstrace_emit(
+      EventKind.scopeBegin.rawValue, ScopeKind.untraced.rawValue, RecordingTaps.currentTag, label, scope, parent,
+      obstrace_stack_level() >= 1 ? stack : 0)
+    obstrace_push_foreign(tracking, scope)
+  }
+
+  /// The scope a scope of ObsTrace's beginning now is nested in: the untraced scope in progress (begun now if it
+  /// read nothing yet), or ObsTrace's innermost scope. Foreign scopes that have ended are closed first.
+  static func enclosingScope() -> UInt32 {
+    let tracking = obstrace_current_tracking()
+    guard tracking != nil || obstrace_has_foreign_scopes(), let ring = obstrace_current_ring() else {
+      return obstrace_innermost_scope()
+    }
+    if obstrace_foreign_scope_at(ring, tracking, false) == OBSTRACE_NEW_FOREIGN_SCOPE { beginScope() }
+    return obstrace_innermost_enclosing_scope()
+  }
+
+  /// The calling thread's stack from the caller of Observation's tracking function on: the frames of ObsTrace,
+  /// the model's accessors and the tracked closure are dropped, up to and including Observation's own frames.
+  static func callSiteStack() -> UInt32 {
+    withUnsafeTemporaryAllocation(of: UInt.self, capacity: Int(OBSTRACE_MAX_STACK_DEPTH)) { buffer in
+      let count = Int(obstrace_capture_stack(buffer.baseAddress!, OBSTRACE_MAX_STACK_DEPTH, 1))
+      guard count > 0 else { return 0 }
+      var first = 0
+      if case .success(let runtime) = runtime {
+        let inObservation = { (address: UInt) in runtime.code.contains { $0.contains(address) } }
+        if let start = buffer[0..<count].firstIndex(where: inObservation) {
+          first = buffer[start..<count].firstIndex(where: { !inObservation($0) }) ?? count
+        }
+      }
+      guard first < count else { return 0 }
+      let frames = UnsafeBufferPointer(rebasing: buffer[first..<count])
+      return Interner.shared.stackID(frames, hash: obstrace_hash_frames(frames.baseAddress!, Int32(frames.count)))
+    }
+  }
+}

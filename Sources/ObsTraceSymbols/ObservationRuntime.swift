@@ -1,0 +1,113 @@
+import CDw
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Where Observation's runtime is in this process: the function that returns the tracking in progress on the
+/// calling thread, and the code of the library, so that the recorder can see tracking it does not own (a
+/// `withObservationTracking` called from a file that does not import ObsTrace).
+///
+/// `_swift_observation_tls_get` is a local symbol of libswiftObservation.so: it is in the library's ELF symbol
+/// table (`.symtab`), not in its dynamic one, so `dlsym` cannot find it; it is read from the file with libelf and
+/// relocated by the library's load address.
+public struct ObservationRuntime: Sendable {
+  /// The address of `_swift_observation_tls_get` in this process.
+  public var trackingGetter: UInt
+  /// The library's executable mappings: frames inside them are Observation's own.
+  public var code: [Range<UInt>]
+  /// The library's file.
+  public var path: String
+
+  /// The name of the local symbol that returns the current thread's tracking (its access list), or nil.
+  public static let trackingGetterSymbol = "_swift_observation_tls_get"
+
+  /// Finds Observation's runtime in this process, or says why it cannot.
+  public static func locate() -> Result<ObservationRuntime, LocateError> {
+    let mappings = Self.mappings(ofLibraryNamed: "libswiftObservation.so")
+    guard let path = mappings.first?.path else {
+      return .failure(LocateError(message: "libswiftObservation.so is not loaded in this process"))
+    }
+    guard let mappedStart = mappings.filter({ $0.offset == 0 }).map(\.range.lowerBound).min() else {
+      return .failure(LocateError(message: "\(path) has no mapping at offset 0"))
+    }
+    guard let (value, firstSegment) = Self.localSymbol(trackingGetterSymbol, in: path) else {
+      return .failure(LocateError(message: "\(trackingGetterSymbol) is not in \(path)'s symbol table"))
+    }
+    let base = mappedStart &- firstSegment
+    return .success(
+      ObservationRuntime(
+        trackingGetter: base &+ value, code: mappings.filter(\.executable).map(\.range), path: path))
+  }
+
+  /// Why Observation's runtime could not be located.
+  public struct LocateError: Error, Sendable {
+    public var message: String
+  }
+
+  struct Mapping {
+    var range: Range<UInt>
+    var offset: UInt
+    var executable: Bool
+    var path: String
+  }
+
+  /// The mappings of /proc/self/maps whose file's name is `name`.
+  static func mappings(ofLibraryNamed name: String) -> [Mapping] {
+    guard let file = fopen("/proc/self/maps", "r") else { return [] }
+    defer { fclose(file) }
+    var result: [Mapping] = []
+    var line = [CChar](repeating: 0, count: 4096)
+    while fgets(&line, Int32(line.count), file) != nil {
+      let text = String(decoding: line.prefix { $0 != 0 && $0 != 10 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+      let fields = text.split(separator: " ", omittingEmptySubsequences: true)
+      guard fields.count >= 6, let path = fields.last.map(String.init), path.hasPrefix("/"),
+        path.split(separator: "/").last == Substring(name),
+        let dash = fields[0].firstIndex(of: "-"), let start = UInt(fields[0][..<dash], radix: 16),
+        let end = UInt(fields[0][fields[0].index(after: dash)...], radix: 16), end > start,
+        let offset = UInt(fields[2], radix: 16)
+      else { continue }
+      result.append(Mapping(range: start..<end, offset: offset, executable: fields[1].contains("x"), path: path))
+    }
+    return result
+  }
+
+  /// The value of a symbol in `path`'s `.symtab`, and the page-aligned address of its first loadable segment
+  /// (what the mapping at offset 0 corresponds to).
+  static func localSymbol(_ symbol: String, in path: String) -> (UInt, UInt)? {
+    _ = elf_version(UInt32(EV_CURRENT))
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { return nil }
+    defer { close(descriptor) }
+    guard let elf = elf_begin(descriptor, ELF_C_READ, nil) else { return nil }
+    defer { elf_end(elf) }
+    var firstSegment: UInt?
+    var segmentCount = 0
+    if elf_getphdrnum(elf, &segmentCount) == 0 {
+      for index in 0..<Int32(segmentCount) {
+        var header = GElf_Phdr()
+        if gelf_getphdr(elf, index, &header) != nil, header.p_type == UInt32(PT_LOAD) {
+          let aligned = UInt(header.p_vaddr) & ~UInt(max(header.p_align, 1) - 1)
+          firstSegment = min(firstSegment ?? aligned, aligned)
+        }
+      }
+    }
+    var section: OpaquePointer? = elf_nextscn(elf, nil)
+    while let current = section {
+      defer { section = elf_nextscn(elf, current) }
+      var header = GElf_Shdr()
+      guard gelf_getshdr(current, &header) != nil, header.sh_type == UInt32(SHT_SYMTAB), header.sh_entsize > 0,
+        let data = elf_getdata(current, nil)
+      else { continue }
+      let count = Int32(header.sh_size / header.sh_entsize)
+      for index in 0..<count {
+        var entry = GElf_Sym()
+        guard gelf_getsym(data, index, &entry) != nil, entry.st_value != 0,
+          let name = elf_strptr(elf, Int(header.sh_link), Int(entry.st_name)), strcmp(name, symbol) == 0
+        else { continue }
+        return (UInt(entry.st_value), firstSegment ?? 0)
+      }
+    }
+    return nil
+  }
+}
