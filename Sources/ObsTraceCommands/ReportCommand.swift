@@ -9,11 +9,13 @@ enum ReportCommand: TraceCommand {
   static let help = """
     OVERVIEW: \(abstract)
 
-    USAGE: obstrace report <file> [--format text|json|github] [--fan-out <n>] [--top <n>] [-o <file>]
+    USAGE: obstrace report <file> [--format text|json|github|html] [--fan-out <n>] [--top <n>] [-o <file>]
 
     OPTIONS:
       --format <format>   text (default), json (schema obstrace.report/1), or github: a GitHub Actions
-                          ::warning annotation per warning finding, on its site's line when it has one.
+                          ::warning annotation per warning finding, on its site's line when it has one; or
+                          html: one self-contained page (summary, findings, sortable tables, the graph drawn
+                          by Graphviz's dot when it is on PATH, who read what per scope).
       -o, --output <file> Where to write (default: standard output).
       --source-root <dir> github: files are written relative to this folder (default: the current one).
       --fan-out <n>       A write that invalidates more than n scopes is a fan-out finding (default 10).
@@ -23,6 +25,7 @@ enum ReportCommand: TraceCommand {
     EXAMPLE:
       obstrace report run.trc
       obstrace report run.trc --format json | jq '.findings[] | select(.kind == "noop-write")'
+      obstrace report run.trc --format html -o report.html
 
     """
 
@@ -35,16 +38,21 @@ enum ReportCommand: TraceCommand {
     ).parse(arguments)
     let path = try TraceInput.singlePath(parsed, command: name)
     let format = parsed.value("format") ?? "text"
-    guard ["text", "json", "github"].contains(format) else {
-      throw CommandError("obstrace report: --format must be text, json or github, not '\(format)'")
+    guard ["text", "json", "github", "html"].contains(format) else {
+      throw CommandError("obstrace report: --format must be text, json, github or html, not '\(format)'")
     }
     let configuration = try TraceInput.replayConfiguration(parsed, command: name)
     let top = try TraceInput.positiveInteger(parsed, "top", flag: "--top", command: name) ?? 10
     let root = TraceInput.sourceRoot(parsed, command: name)
-    let report = try TraceInput.analyze(path, configuration, command: name)
+    let scopes = WhoReadWhat()
+    let report = try TraceInput.analyze(
+      path, configuration, command: name, onTimelineEntry: format == "html" ? scopes.note : nil)
     let printed: String
     switch format {
     case "json": printed = ReportPrinter.json(report)
+    case "html":
+      let graph = try GraphCommand.graph(path, GraphCommand.Options(sites: true), command: name)
+      printed = HTMLReport.page(report, graph: HTMLReport.render(dotText: graph), scopes: scopes)
     case "github": printed = GitHubAnnotations.report(report, root: root)
     default: printed = ReportPrinter.text(report, top: top)
     }

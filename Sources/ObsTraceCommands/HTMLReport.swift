@@ -1,0 +1,377 @@
+import Foundation
+import ObsTraceAnalysis
+
+/// `report --format html`: one self-contained page (no network: styles, script and the graph's SVG are inline)
+/// with the summary, the findings with their hints and sites, the hot properties and scopes in sortable tables,
+/// the dependency graph, and per scope who read what. Renders the report's facts; derives nothing.
+enum HTMLReport {
+  /// The dependency graph for the page: the SVG Graphviz drew, or why there is none.
+  enum Graph {
+    case svg(String)
+    case unavailable(String)
+  }
+
+  /// Draws `dotText` with Graphviz's `dot` when it is on PATH.
+  static func render(dotText: String) -> Graph {
+    let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
+    guard let dot = paths.map({ $0 + "/dot" }).first(where: { FileManager.default.isExecutableFile(atPath: $0) })
+    else {
+      return .unavailable(
+        "Graphviz's dot is not on PATH, so the graph is not drawn here. Install Graphviz (apt-get install graphviz, "
+          + "brew install graphviz) and run this report again, or draw it yourself: "
+          + "obstrace graph --sites run.trc | dot -Tsvg > graph.svg")
+    }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: dot)
+    process.arguments = ["-Tsvg"]
+    let input = Pipe()
+    let output = Pipe()
+    process.standardInput = input
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    do {
+      try process.run()
+    } catch {
+      return .unavailable("\(dot) could not be run (\(error.localizedDescription))")
+    }
+    // Write on another thread: dot may fill its output pipe before it has read all its input.
+    let writer = Thread {
+      input.fileHandleForWriting.write(Data(dotText.utf8))
+      try? input.fileHandleForWriting.close()
+    }
+    writer.start()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0, let text = String(data: data, encoding: .utf8),
+      let start = text.range(of: "<svg")
+    else {
+      return .unavailable("\(dot) -Tsvg failed (exit \(process.terminationStatus))")
+    }
+    // Drop the XML prologue; the page's style shrinks a drawing wider than the page.
+    var svg = String(text[start.lowerBound...])
+    svg = "<svg class=\"graph\"" + svg.dropFirst(4)
+    return .svg(svg)
+  }
+
+  static func page(_ report: AnalysisReport, graph: Graph, scopes: WhoReadWhat) -> String {
+    let trace = report.trace
+    let warnings = report.findings.filter { !$0.isInformational }
+    let information = report.findings.filter(\.isInformational)
+    var html = """
+      <!DOCTYPE html>
+      <html lang="en">
+      <head>
+      <meta charset="utf-8">
+      <meta name="viewport" content="width=device-width, initial-scale=1">
+      <title>ObsTrace report: \(escape(trace.path))</title>
+      <style>\(style)</style>
+      </head>
+      <body>
+      <header>
+      <h1>ObsTrace report</h1>
+      <p class="path">\(escape(trace.path))</p>
+      </header>
+      <main>
+
+      """
+
+    // Summary: the few numbers that say whether to read on.
+    let wasted = report.properties.reduce(0) { $0 + $1.statistics.wastedInvalidations }
+    let invalidations = report.properties.reduce(0) { $0 + $1.statistics.invalidations }
+    let redundant = report.scopes.reduce(0) { $0 + $1.statistics.redundantRuns }
+    let runs = report.scopes.reduce(0) { $0 + $1.statistics.runs }
+    var status = trace.truncated ? "truncated" : "complete"
+    if !trace.damage.isEmpty { status += ", \(trace.damage.count) damaged chunks" }
+    html += "<section id=\"summary\" class=\"cards\">\n"
+    html += card("warnings", "\(warnings.count)", tone: warnings.isEmpty ? "good" : "bad")
+    html += card("wasted invalidations", "\(wasted) of \(invalidations)", tone: wasted == 0 ? "good" : "bad")
+    html += card("redundant runs", "\(redundant) of \(runs)", tone: redundant == 0 ? "good" : "warn")
+    html += card("events", "\(trace.events)")
+    html += card("threads", "\(trace.threads)")
+    html += card("duration", Formatting.duration(trace.durationNanoseconds))
+    html += card("dropped events", "\(trace.droppedEvents)", tone: trace.droppedEvents == 0 ? "" : "bad")
+    html += card("trace", status, tone: status == "complete" ? "" : "bad")
+    html += "</section>\n"
+    var notes: [String] = []
+    if trace.backtraces == "off" {
+      notes.append("Recorded without call stacks: no sites (OBSTRACE_BACKTRACES=writes).")
+    }
+    if !trace.symbolized { notes.append("No symbol table: names are fallbacks (run obstrace symbolize).") }
+    if !notes.isEmpty { html += "<p class=\"note\">\(notes.map(escape).joined(separator: " "))</p>\n" }
+
+    // Findings.
+    html += "<section id=\"findings\">\n<h2>Findings <span class=\"count\">\(warnings.count) warning"
+    html += "\(warnings.count == 1 ? "" : "s"), \(information.count) informational</span></h2>\n"
+    if report.findings.isEmpty { html += "<p class=\"empty\">Nothing to report.</p>\n" }
+    for finding in warnings + information {
+      let tone = finding.isInformational ? "info" : "warning"
+      html += "<article class=\"finding \(tone)\" data-kind=\"\(escape(finding.kind.rawValue))\">\n"
+      html += "<div class=\"kind\">\(tone) <code>\(escape(finding.kind.rawValue))</code></div>\n"
+      html += "<p class=\"message\">\(escape(finding.message))</p>\n"
+      if let site = finding.site {
+        let title = finding.location.map { "\($0.file):\($0.line)" } ?? site
+        html += "<p class=\"site\">at <code title=\"\(escape(title))\">\(escape(site))</code></p>\n"
+      }
+      html += "<p class=\"hint\"><b>Hint:</b> \(escape(finding.hint))</p>\n</article>\n"
+    }
+    html += "</section>\n"
+
+    // The graph.
+    html += "<section id=\"graph\">\n<h2>Dependency graph</h2>\n"
+    html += """
+      <p class="legend"><span class="sw site"></span>write site <span class="sw prop"></span>property
+      <span class="sw noop"></span>property written without change <span class="sw scope"></span>scope
+      <span class="sw redundant"></span>scope with redundant runs <span class="ln read"></span>read
+      <span class="ln inval"></span>invalidated <span class="ln wasted"></span>invalidated, some wasted</p>
+
+      """
+    switch graph {
+    case .svg(let svg): html += "<div class=\"figure\">\n\(svg)\n</div>\n"
+    case .unavailable(let reason): html += "<p class=\"missing\" id=\"no-graph\">\(escape(reason))</p>\n"
+    }
+    html += "</section>\n"
+
+    // Properties and scopes, sortable.
+    html += "<section id=\"properties\">\n<h2>Properties <span class=\"count\">by invalidations; click a column "
+    html += "to sort</span></h2>\n"
+    html += table(
+      [
+        "property", "reads", "tracked reads", "writes", "no-op writes", "invalidations", "wasted", "coalesced",
+        "stale reads", "max fan-out",
+      ],
+      report.properties.map { property in
+        let s = property.statistics
+        return [
+          .text(property.name), .number(s.reads), .number(s.trackedReads), .number(s.writes),
+          .number(s.noopWrites, bad: true), .number(s.invalidations), .number(s.wastedInvalidations, bad: true),
+          .number(s.coalescedWrites), .number(s.staleReads, bad: true), .number(s.maximumFanOut),
+        ]
+      }, empty: "No property was read or written.")
+    html += "</section>\n"
+    html += "<section id=\"scopes\">\n<h2>Scopes <span class=\"count\">by runs</span></h2>\n"
+    html += table(
+      ["scope", "kind", "instances", "runs", "invalidations", "wasted", "redundant runs", "unexplained", "reads"],
+      report.scopes.map { scope in
+        let s = scope.statistics
+        return [
+          .text(scope.label), .text(s.kind.description), .number(s.instances), .number(s.runs),
+          .number(s.invalidations), .number(s.wastedInvalidations, bad: true), .number(s.redundantRuns, bad: true),
+          .number(s.unexplainedInvalidations, bad: true),
+          .text(scope.reads.prefix(4).joined(separator: ", ") + (scope.reads.count > 4 ? ", …" : "")),
+        ]
+      }, empty: "No tracking scope ran.")
+    html += "</section>\n"
+
+    // Who read what, per scope.
+    html += "<section id=\"who-read-what\">\n<h2>Who read what</h2>\n"
+    if report.scopes.isEmpty { html += "<p class=\"empty\">No tracking scope ran.</p>\n" }
+    for scope in report.scopes {
+      let detail = scopes.scopes[scope.label] ?? WhoReadWhat.Scope()
+      let s = scope.statistics
+      let open = s.wastedInvalidations > 0 || s.redundantRuns > 0 ? " open" : ""
+      html += "<details class=\"scope\"\(open)>\n<summary><code>\(escape(scope.label))</code> "
+      html += "<span class=\"count\">\(s.kind), \(s.runs) run\(s.runs == 1 ? "" : "s")"
+      if s.redundantRuns > 0 { html += ", <b class=\"bad\">\(s.redundantRuns) redundant</b>" }
+      if s.wastedInvalidations > 0 { html += ", <b class=\"bad\">\(s.wastedInvalidations) wasted</b>" }
+      html += "</span></summary>\n<div class=\"columns\">\n<div>\n<h3>Read</h3>\n<ul class=\"bars\">\n"
+      let maximum = max(1, detail.runs)
+      for (property, count) in detail.reads.sorted(by: { ($1.value, $0.key) < ($0.value, $1.key) }) {
+        let percent = count * 100 / maximum
+        html += "<li><span class=\"bar\" style=\"width:\(percent)%\"></span><code>\(escape(property))</code> "
+        html += "<span class=\"count\">in \(count) of \(detail.runs) run\(detail.runs == 1 ? "" : "s")</span></li>\n"
+      }
+      if detail.reads.isEmpty { html += "<li class=\"empty\">nothing</li>\n" }
+      html += "</ul>\n</div>\n<div>\n<h3>Invalidated by</h3>\n<ul>\n"
+      let causes = detail.invalidatedBy.sorted {
+        ($1.value.all, $0.key.property, $0.key.site) < ($0.value.all, $1.key.property, $1.key.site)
+      }
+      for (cause, counts) in causes {
+        html += "<li\(counts.wasted > 0 ? " class=\"bad\"" : "")>writes of <code>\(escape(cause.property))</code>"
+        if !cause.site.isEmpty { html += " at <code>\(escape(cause.site))</code>" }
+        html += ": \(counts.all)"
+        if counts.wasted > 0 { html += " (\(counts.wasted) changed nothing)" }
+        html += "</li>\n"
+      }
+      if causes.isEmpty { html += "<li class=\"empty\">no write invalidated it</li>\n" }
+      html += "</ul>\n</div>\n</div>\n"
+      if !detail.firstRuns.isEmpty {
+        html +=
+          "<table class=\"runs\"><thead><tr><th class=\"n\">ms</th><th>thread</th><th>run</th><th>read</th></tr></thead>"
+        html += "<tbody>\n"
+        for run in detail.firstRuns {
+          html += "<tr\(run.redundant ? " class=\"redundant\"" : "")><td class=\"n\">"
+          html += "\(Formatting.milliseconds(run.time))</td><td>T\(run.thread)</td><td>#\(run.scope)"
+          html += "\(run.redundant ? " <b class=\"bad\">redundant</b>" : "")</td>"
+          html += "<td>\(run.reads.isEmpty ? "nothing" : run.reads.map(escape).joined(separator: ", "))</td></tr>\n"
+        }
+        html += "</tbody></table>\n"
+        if detail.runs > detail.firstRuns.count {
+          html += "<p class=\"count\">first \(detail.firstRuns.count) of \(detail.runs) runs; all of them: "
+          html += "<code>obstrace timeline --scope \(escape(shellQuoted(scope.label)))</code></p>\n"
+        }
+      }
+      html += "</details>\n"
+    }
+    html += "</section>\n"
+
+    // Objects.
+    html += "<section id=\"objects\">\n<h2>Objects</h2>\n"
+    html += table(
+      ["type", "created", "freed", "alive at end", "from before"],
+      report.objects.map { objects in
+        let s = objects.statistics
+        return [
+          .text(objects.type), .number(s.created), .number(s.freed), .number(s.created - s.freed),
+          .number(s.seenOnly),
+        ]
+      }, empty: "No object.")
+    html += "</section>\n"
+    html += """
+      </main>
+      <footer>Made by <code>obstrace report --format html</code>. The page needs no network.
+      Call stacks: \(escape(trace.backtraces)).</footer>
+      <script>\(script)</script>
+      </body>
+      </html>
+
+      """
+    return html
+  }
+
+  enum Cell {
+    case text(String)
+    /// A count; `bad` ones are highlighted when not zero.
+    case number(Int, bad: Bool = false)
+  }
+
+  static func table(_ header: [String], _ rows: [[Cell]], empty: String) -> String {
+    guard !rows.isEmpty else { return "<p class=\"empty\">\(escape(empty))</p>\n" }
+    var html = "<table class=\"sortable\"><thead><tr>"
+    for (index, title) in header.enumerated() {
+      let numeric = rows.first.map { if case .number = $0[index] { true } else { false } } ?? false
+      html += "<th\(numeric ? " class=\"n\"" : "")>\(escape(title))</th>"
+    }
+    html += "</tr></thead><tbody>\n"
+    for row in rows {
+      html += "<tr>"
+      for cell in row {
+        switch cell {
+        case .text(let text): html += "<td>\(escape(text))</td>"
+        case .number(let value, let bad):
+          html += "<td class=\"n\(bad && value > 0 ? " bad" : "")\(value == 0 ? " zero" : "")\">\(value)</td>"
+        }
+      }
+      html += "</tr>\n"
+    }
+    return html + "</tbody></table>\n"
+  }
+
+  static func card(_ title: String, _ value: String, tone: String = "") -> String {
+    "<div class=\"card \(tone)\"><div class=\"value\">\(escape(value))</div><div class=\"title\">\(escape(title))</div></div>\n"
+  }
+
+  static func shellQuoted(_ text: String) -> String {
+    text.allSatisfy { $0.isLetter || $0.isNumber || "._/:-".contains($0) }
+      ? text : "'" + text.replacing("'", with: "'\\''") + "'"
+  }
+
+  static func escape(_ text: String) -> String {
+    var result = ""
+    for character in text.unicodeScalars {
+      switch character {
+      case "&": result += "&amp;"
+      case "<": result += "&lt;"
+      case ">": result += "&gt;"
+      case "\"": result += "&quot;"
+      case "'": result += "&#39;"
+      default: result.unicodeScalars.append(character)
+      }
+    }
+    return result
+  }
+
+  static let style = """
+    :root { --ink:#1f2430; --muted:#5d6675; --line:#e2e6ee; --bg:#f6f7fa; --bad:#c62828; --warn:#d97706;
+      --good:#2e7d32; --accent:#2f5d9f; }
+    * { box-sizing: border-box; }
+    body { margin:0; font:14px/1.45 -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; color:var(--ink);
+      background:var(--bg); }
+    header { background:#1f2a44; color:#fff; padding:18px 32px; }
+    header h1 { margin:0; font-size:22px; font-weight:600; }
+    header .path { margin:4px 0 0; color:#c5cde0; font-family:ui-monospace, Menlo, monospace; font-size:13px; }
+    main { max-width:1200px; margin:0 auto; padding:16px 32px 32px; }
+    section { background:#fff; border:1px solid var(--line); border-radius:8px; padding:16px 20px; margin:16px 0; }
+    h2 { margin:0 0 12px; font-size:17px; }
+    h2 .count, .count { color:var(--muted); font-weight:normal; font-size:13px; }
+    h3 { font-size:13px; text-transform:uppercase; letter-spacing:.04em; color:var(--muted); margin:8px 0; }
+    code { font-family:ui-monospace, Menlo, Consolas, monospace; font-size:12.5px; }
+    .cards { display:flex; flex-wrap:wrap; gap:10px; background:none; border:none; padding:0; }
+    .card { flex:1 1 130px; background:#fff; border:1px solid var(--line); border-radius:8px; padding:12px 14px;
+      border-top:4px solid var(--line); }
+    .card .value { font-size:22px; font-weight:600; }
+    .card .title { color:var(--muted); font-size:12px; }
+    .card.bad { border-top-color:var(--bad); } .card.bad .value { color:var(--bad); }
+    .card.warn { border-top-color:var(--warn); } .card.warn .value { color:var(--warn); }
+    .card.good { border-top-color:var(--good); } .card.good .value { color:var(--good); }
+    .note, .missing { background:#fff8e1; border:1px solid #f3d98b; border-radius:6px; padding:10px 14px; }
+    .finding { border-left:4px solid var(--warn); background:#fffaf0; border-radius:4px; padding:8px 14px;
+      margin:10px 0; }
+    .finding.info { border-left-color:#9aa3b2; background:#f7f8fa; }
+    .finding[data-kind="noop-write"], .finding[data-kind="stale-read"], .finding[data-kind="redundant-run"] {
+      border-left-color:var(--bad); background:#fff5f5; }
+    .finding .kind { font-size:12px; text-transform:uppercase; letter-spacing:.04em; color:var(--muted); }
+    .finding .message { margin:4px 0; font-weight:600; }
+    .finding .site, .finding .hint { margin:4px 0; color:#333b48; }
+    .legend { color:var(--muted); font-size:12px; }
+    .sw { display:inline-block; width:14px; height:10px; border:1px solid #555; margin:0 4px 0 12px;
+      vertical-align:middle; }
+    .sw.site { background:#eef2f7; } .sw.prop { background:#fff; } .sw.noop { background:#f8d0d0; }
+    .sw.scope { background:#fff; border-radius:6px; } .sw.redundant { background:#fbd9a6; border-radius:6px; }
+    .ln { display:inline-block; width:22px; margin:0 4px 0 12px; vertical-align:middle; border-top:2px solid #000; }
+    .ln.read { border-top:2px dashed #666; } .ln.wasted { border-top-color:#d00; }
+    .figure { overflow:auto; text-align:center; }
+    svg.graph { max-width:100%; height:auto; }
+    table { border-collapse:collapse; width:100%; font-size:13px; }
+    th, td { padding:5px 8px; border-bottom:1px solid var(--line); text-align:left; vertical-align:top; }
+    th { background:#f0f2f6; font-weight:600; white-space:nowrap; }
+    table.sortable th { cursor:pointer; user-select:none; }
+    table.sortable th:hover { background:#e4e8f0; }
+    th.sorted-up::after { content:" ▲"; font-size:10px; } th.sorted-down::after { content:" ▼"; font-size:10px; }
+    .n { text-align:right; font-variant-numeric:tabular-nums; }
+    td.zero { color:#a0a7b4; }
+    .bad, td.bad { color:var(--bad); font-weight:600; }
+    details.scope { border:1px solid var(--line); border-radius:6px; margin:8px 0; padding:6px 12px; }
+    details.scope summary { cursor:pointer; padding:4px 0; }
+    .columns { display:grid; grid-template-columns:1fr 1fr; gap:16px; }
+    ul { margin:0; padding-left:18px; }
+    ul.bars { list-style:none; padding:0; }
+    ul.bars li { position:relative; padding:3px 6px; margin:2px 0; }
+    ul.bars .bar { position:absolute; left:0; top:0; bottom:0; background:#e3ecf9; border-radius:3px; z-index:0; }
+    ul.bars li > code, ul.bars li > .count { position:relative; }
+    table.runs { margin-top:10px; }
+    tr.redundant td { background:#fff3e0; }
+    .empty { color:var(--muted); font-style:italic; }
+    footer { text-align:center; color:var(--muted); font-size:12px; padding:0 0 24px; }
+    """
+
+  static let script = """
+    document.querySelectorAll("table.sortable").forEach(function (table) {
+      table.querySelectorAll("th").forEach(function (th, column) {
+        th.addEventListener("click", function () {
+          var body = table.tBodies[0];
+          var rows = Array.prototype.slice.call(body.rows);
+          var down = !th.classList.contains("sorted-down");
+          var numeric = th.classList.contains("n");
+          rows.sort(function (a, b) {
+            var x = a.cells[column].textContent, y = b.cells[column].textContent;
+            var order = numeric ? Number(x) - Number(y) : x.localeCompare(y);
+            return down ? -order : order;
+          });
+          table.querySelectorAll("th").forEach(function (h) { h.classList.remove("sorted-up", "sorted-down"); });
+          th.classList.add(down ? "sorted-down" : "sorted-up");
+          rows.forEach(function (row) { body.appendChild(row); });
+        });
+      });
+    });
+    """
+}
