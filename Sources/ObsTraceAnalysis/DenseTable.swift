@@ -1,49 +1,103 @@
-/// A table keyed by the small, dense integer ids a trace uses (properties, labels, threads): an array, not a
-/// hash table, because the replay touches it on every event.
+/// A table keyed by the small, dense integer ids a trace uses (properties, labels, threads, objects): an array,
+/// not a hash table, because the replay touches it on every event.
+///
+/// The ids come from a file, which may name any id up to 2^32: the array grows only as far as the entries put
+/// in justify (`denseSlack` plus four slots per entry), and an id beyond that goes to a dictionary. A forged id
+/// costs one dictionary entry, never an array of its size.
 public struct DenseTable<Value>: Sequence {
+  /// Slots the array may always grow to, whatever was put in.
+  static var denseSlack: Int { 4096 }
+
   private var values: [Value?] = []
+  private var sparse: [UInt32: Value] = [:]
+  /// Entries ever put in (not decremented by removals): sequential ids of objects created and freed keep
+  /// the array dense.
+  private var insertions = 0
   public private(set) var count = 0
 
   public init() {}
 
   public var isEmpty: Bool { count == 0 }
 
+  /// Slots of the array (for tests: what forged ids cost).
+  var denseSlots: Int { values.count }
+
   public subscript(id: UInt32) -> Value? {
-    get { Int(id) < values.count ? values[Int(id)] : nil }
+    get {
+      let index = Int(id)
+      if index < values.count { return values[index] }
+      return sparse.isEmpty ? nil : sparse[id]
+    }
     set {
-      grow(to: id)
-      if values[Int(id)] == nil && newValue != nil { count += 1 }
-      if values[Int(id)] != nil && newValue == nil { count -= 1 }
-      values[Int(id)] = newValue
+      if placeDensely(id) {
+        let index = Int(id)
+        if values[index] == nil && newValue != nil {
+          count += 1
+          insertions += 1
+        }
+        if values[index] != nil && newValue == nil { count -= 1 }
+        values[index] = newValue
+      } else {
+        let old = sparse[id]
+        sparse[id] = newValue
+        if old == nil && newValue != nil {
+          count += 1
+          insertions += 1
+        }
+        if old != nil && newValue == nil { count -= 1 }
+      }
     }
   }
 
   public subscript(id: UInt32, default value: @autoclosure () -> Value) -> Value {
     get { self[id] ?? value() }
     _modify {
-      grow(to: id)
-      if values[Int(id)] == nil {
-        values[Int(id)] = value()
-        count += 1
+      if placeDensely(id) {
+        let index = Int(id)
+        if values[index] == nil {
+          values[index] = value()
+          count += 1
+          insertions += 1
+        }
+        yield &values[index]!
+      } else {
+        if sparse[id] == nil {
+          count += 1
+          insertions += 1
+        }
+        yield &sparse[id, default: value()]
       }
-      yield &values[Int(id)]!
     }
   }
 
-  private mutating func grow(to id: UInt32) {
+  /// Whether `id` lives in the array, growing it when the entries justify it.
+  private mutating func placeDensely(_ id: UInt32) -> Bool {
     let index = Int(id)
-    if index >= values.count { values.append(contentsOf: repeatElement(nil, count: index + 1 - values.count + 16)) }
+    if index < values.count { return true }
+    guard index < Self.denseSlack + 4 * insertions else { return false }
+    let newCount = Swift.max(index + 1, Swift.min(values.count * 2, Self.denseSlack + 4 * insertions))
+    values.append(contentsOf: repeatElement(nil, count: newCount - values.count))
+    if !sparse.isEmpty {
+      // Entries the array now covers move into it, so that each id has one home.
+      for (key, value) in sparse where Int(key) < newCount {
+        values[Int(key)] = value
+        sparse[key] = nil
+      }
+    }
+    return true
   }
 
+  /// Entries in id order.
   public func makeIterator() -> AnyIterator<(key: UInt32, value: Value)> {
     var index = 0
     let values = self.values
+    var sparseEntries = sparse.sorted { $0.key < $1.key }.makeIterator()
     return AnyIterator {
       while index < values.count {
         defer { index += 1 }
         if let value = values[index] { return (UInt32(index), value) }
       }
-      return nil
+      return sparseEntries.next().map { (key: $0.key, value: $0.value) }
     }
   }
 }

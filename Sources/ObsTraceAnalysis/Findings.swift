@@ -128,7 +128,7 @@ enum Findings {
     if trace.droppedEvents > 0 {
       findings.append(
         Finding(
-          kind: .droppedEvents, property: nil, scope: nil, site: nil, count: Int(trace.droppedEvents),
+          kind: .droppedEvents, property: nil, scope: nil, site: nil, count: Int(clamping: trace.droppedEvents),
           message: "\(trace.droppedEvents) events were dropped because a ring was full; counts are lower bounds",
           hint: "record without OBSTRACE_DROP (lossless), or with a larger OBSTRACE_RING_CAPACITY"))
     }

@@ -60,7 +60,8 @@ enum TimelineCommand: TraceCommand {
     }
     for (name, flag) in [("from", "--from"), ("to", "--to")] {
       guard let text = parsed.value(name) else { continue }
-      guard let milliseconds = Double(text), milliseconds >= 0 else {
+      // Finite and under 2^64 ns (about 584 years): a larger value cannot be converted without trapping.
+      guard let milliseconds = Double(text), milliseconds >= 0, milliseconds < 1.8e13 else {
         throw CommandError("obstrace timeline: \(flag) must be milliseconds since the start, not '\(text)'")
       }
       if name == "from" { filter.from = UInt64(milliseconds * 1e6) } else { filter.to = UInt64(milliseconds * 1e6) }

@@ -9,6 +9,8 @@ public struct TraceDefinitions: Sendable {
   public var stacks: [UInt32: [UInt64]] = [:]
   public var scopes: [UInt32: ScopeDefinition] = [:]
   public var symbols = SymbolTable()
+  /// The type of the last object definition read (the reader checks that the type is defined).
+  var lastObjectType: UInt32 = 0
 
   public init() {}
 

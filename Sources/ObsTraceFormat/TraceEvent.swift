@@ -139,8 +139,9 @@ public struct TraceFooter: Sendable, Equatable {
     self.threads = threads
   }
 
-  public var recorded: UInt64 { threads.reduce(0) { $0 + $1.recorded } }
-  public var dropped: UInt64 { threads.reduce(0) { $0 + $1.dropped } }
+  /// Saturating sums: the counts come from a file, which may say anything.
+  public var recorded: UInt64 { threads.reduce(0) { $0.addingSaturating($1.recorded) } }
+  public var dropped: UInt64 { threads.reduce(0) { $0.addingSaturating($1.dropped) } }
 }
 
 /// A module mapped into the recording process: its file and its load address (the start of its first mapping).

@@ -12,6 +12,25 @@ public enum TraceFormat {
   public static let chunkHeaderSize = 4 + 1 + 4 + 4 + 4
   /// The largest uncompressed chunk a reader accepts (a writer aims for 64–256 KiB).
   public static let maximumChunkSize = 64 << 20
+  /// The largest uncompressed events chunk a reader accepts. The flusher closes a chunk as soon as it passes
+  /// 128 KiB, so a chunk it writes is that plus one event and the definitions that event states (each cut by
+  /// the recorder's limits below): far under this. A larger events chunk is damage, skipped and reported: a
+  /// 65 KB zlib stream can inflate to 64 MiB of four-byte events, 16 M events from one chunk.
+  public static let maximumEventsChunkSize = 4 << 20
+  /// The longest string a definition may hold (a type name, a key path's description, a label). The recorder
+  /// cuts longer ones to `maximumRecordedNameLength`; a reader treats a longer one as damage.
+  public static let maximumDefinitionStringLength = 64 << 10
+  /// The longest name the recorder writes (type, key path description, label, symbol): a longer one (a
+  /// generated name) is cut to this many UTF-8 bytes, ending in `…`.
+  public static let maximumRecordedNameLength = 1024
+  /// The most frames a stack definition may hold (the recorder walks at most 64).
+  public static let maximumStackFrames = 1024
+  /// Memory the definitions of a trace may take, beyond a fixed allowance: this many bytes per byte of file.
+  /// Definitions are restated per chunk and compress; what they hold in memory is bounded by what the file
+  /// could carry. A chunk whose definitions pass it is damage, skipped and reported.
+  public static let definitionBytesPerFileByte: UInt64 = 16
+  /// The fixed allowance for definitions' memory, whatever the file's size.
+  public static let definitionAllowance: UInt64 = 16 << 20
 }
 
 /// What a chunk holds.

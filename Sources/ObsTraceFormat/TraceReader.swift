@@ -64,17 +64,25 @@ public final class TraceReader {
   public private(set) var cutAt: TraceDamage?
   /// Events each thread's chunks say were dropped, summed.
   public private(set) var droppedEvents: UInt64 = 0
+  /// Events that name a property, label or stack no definition states (an inconsistent or forged file). They
+  /// are passed on under that id, never used to size a table; each chunk that has some is reported in `damage`.
+  public private(set) var unknownIDEvents = 0
   public private(set) var threads: [UInt32: Int32] = [:]
   /// Threads whose last chunk says they exited while recording.
   public private(set) var endedThreads: Set<UInt32> = []
   public private(set) var lastEventTime: UInt64 = 0
 
+  /// What went wrong in the chunks read at opening (symbols, modules, footer).
+  private var trailingDamage: [TraceDamage] = []
   private let file: ReadableFile
   private let firstChunkOffset: UInt64
+  /// What the definitions may hold in memory: a fixed allowance plus a share of the file's size.
+  private var definitionBudget: DefinitionBudget
 
   public init(path: String) throws(TraceFileError) {
     self.path = path
     file = try ReadableFile(path: path)
+    definitionBudget = DefinitionBudget(fileSize: file.size)
     let prefix = file.read(at: 0, count: 16)
     guard prefix.count == 16, Array(prefix[0..<8]) == TraceFormat.magic else {
       throw TraceFileError(.notATrace, path: path, "not an ObsTrace trace file (no OBSTRACE header)")
@@ -133,10 +141,11 @@ public final class TraceReader {
 
   /// Calls `body` with every whole events chunk, in file order (each thread's chunks in its own order).
   public func forEachChunk(_ body: (EventChunk) throws -> Void) rethrows {
-    damage = []
+    damage = trailingDamage
     truncated = false
     cutAt = nil
     droppedEvents = 0
+    unknownIDEvents = 0
     var offset = firstChunkOffset
     while let chunk = nextChunk(from: &offset, reportingDamage: true) {
       guard chunk.type == .events else { continue }
@@ -186,7 +195,20 @@ public final class TraceReader {
         if !resynchronize(&offset, reportingDamage, "a chunk's checksum does not match") { return nil }
         continue
       }
-      guard let type = ChunkType(rawValue: typeByte), uncompressedLength <= TraceFormat.maximumChunkSize,
+      let limit =
+        typeByte == ChunkType.events.rawValue ? TraceFormat.maximumEventsChunkSize : TraceFormat.maximumChunkSize
+      if uncompressedLength > limit {
+        // Whole (its checksum holds) but larger than any writer makes: skipped without inflating a byte of it.
+        if reportingDamage {
+          damage.append(
+            TraceDamage(
+              offset: offset,
+              message: "a chunk says it inflates to \(uncompressedLength) bytes, past the limit of \(limit); skipped"))
+        }
+        offset = end
+        continue
+      }
+      guard let type = ChunkType(rawValue: typeByte),
         let payload = compressed.withUnsafeBytes({ inflateChunk($0, expectedSize: uncompressedLength) })
       else {
         if !resynchronize(&offset, reportingDamage, "a chunk could not be decompressed") { return nil }
@@ -263,13 +285,26 @@ public final class TraceReader {
       switch chunk.type {
       case .footer:
         footer = try? Self.decodeFooter(&cursor)
+        if footer == nil {
+          trailingDamage.append(TraceDamage(offset: chunk.offset, message: "the footer is malformed; ignored"))
+        }
       case .symbols:
-        if let table = try? Self.decodeSymbols(&cursor) { definitions.symbols.merge(table) }
+        do throws(CursorError) {
+          definitions.symbols.merge(try Self.decodeSymbols(&cursor, budget: &definitionBudget))
+        } catch {
+          let reason =
+            error == .overBudget
+            ? "pass what the file's size justifies (\(definitionBudget.allowance) bytes)" : "are malformed"
+          trailingDamage.append(
+            TraceDamage(offset: chunk.offset, message: "the symbol table's entries \(reason); ignored"))
+        }
       case .modules:
         if let count = try? cursor.readVarint(), count < 1 << 16 {
           var modules: [LoadedModule] = []
           for _ in 0..<count {
-            guard let path = try? cursor.readString(), let base = try? cursor.readVarint() else { break }
+            guard let path = try? cursor.readString(), let base = try? cursor.readVarint(),
+              (try? definitionBudget.charge(new: path.utf8.count)) != nil
+            else { break }
             modules.append(LoadedModule(path: path, base: base))
           }
           self.modules = modules
@@ -295,30 +330,39 @@ public final class TraceReader {
     return TraceFooter(durationNanoseconds: duration, chunks: chunks, threads: threads)
   }
 
-  static func decodeSymbols(_ cursor: inout ByteCursor) throws(CursorError) -> SymbolTable {
+  static func decodeSymbols(_ cursor: inout ByteCursor, budget: inout DefinitionBudget) throws(CursorError)
+    -> SymbolTable
+  {
     var table = SymbolTable()
     while !cursor.isAtEnd {
       switch SymbolTag(rawValue: try cursor.readByte()) {
       case .typeName:
         let id = try cursor.readVarint32()
-        table.typeNames[id] = try cursor.readString()
+        let name = try cursor.readString()
+        try budget.charge(old: table.typeNames[id]?.utf8.count, new: name.utf8.count)
+        table.typeNames[id] = name
       case .propertyName:
         let id = try cursor.readVarint32()
         let module = try cursor.readString()
         let type = try cursor.readString()
         let property = try cursor.readString()
-        table.propertyNames[id] = PropertyName(module: module, type: type, property: property)
+        let name = PropertyName(module: module, type: type, property: property)
+        try budget.charge(old: table.propertyNames[id]?.size, new: name.size)
+        table.propertyNames[id] = name
       case .frame:
         let address = try cursor.readVarint()
         let function = try cursor.readString()
         let file = try cursor.readString()
         let line = try cursor.readVarint32()
         let module = try cursor.readString()
-        table.frames[address] = SymbolizedFrame(
-          address: address, function: function, file: file, line: line, module: module)
+        let frame = SymbolizedFrame(address: address, function: function, file: file, line: line, module: module)
+        try budget.charge(old: table.frames[address]?.size, new: frame.size)
+        table.frames[address] = frame
       case .labelName:
         let id = try cursor.readVarint32()
-        table.labelNames[id] = try cursor.readString()
+        let name = try cursor.readString()
+        try budget.charge(old: table.labelNames[id]?.utf8.count, new: name.utf8.count)
+        table.labelNames[id] = name
       case nil:
         throw .malformed
       }
@@ -331,6 +375,8 @@ public final class TraceReader {
   private func decodeEvents(_ chunk: Chunk) -> EventChunk? {
     // Events go to a local batch, so that a malformed tail costs the chunk's events; definitions are facts and
     // are kept as they come (copying the tables per chunk would cost as much as the objects they hold).
+    var failure: CursorError?
+    var unknown = UnknownIDs()
     let decoded: EventChunk? = chunk.payload.withUnsafeBytes { raw in
       var cursor = ByteCursor(raw)
       do {
@@ -351,14 +397,20 @@ public final class TraceReader {
         while !cursor.isAtEnd {
           let tag = try cursor.readByte()
           if tag >= 0x80 {
-            try Self.decodeDefinition(tag, &cursor, into: &definitions)
+            try Self.decodeDefinition(tag, &cursor, into: &definitions, budget: &definitionBudget)
+            if tag == DefinitionTag.object.rawValue, definitions.types[definitions.lastObjectType] == nil {
+              // The writer states a type before the first object of that type.
+              unknown.note("type", definitions.lastObjectType)
+            }
             lastObject = 0
             continue
           }
           guard let kind = EventKind(rawValue: tag) else { throw CursorError.malformed }
           let flags = try cursor.readByte()
           let mask = try cursor.readByte()
-          time += try cursor.readVarint()
+          let (sum, overflow) = time.addingReportingOverflow(try cursor.readVarint())
+          if overflow { throw CursorError.timeOverflow }
+          time = sum
           let depth = mask & 1 != 0 ? try cursor.readVarint() : 0
           let object = mask & 2 != 0 ? try cursor.readVarint32() : 0
           let key = mask & 4 != 0 ? try cursor.readVarint32() : 0
@@ -369,10 +421,16 @@ public final class TraceReader {
             // Runs of events about one object are the rule: look its type up once per run.
             if object != lastObject {
               lastObject = object
-              lastObjectType = definitions.objects[object] ?? 0
+              if let type = definitions.objects[object] {
+                lastObjectType = type
+              } else {
+                lastObjectType = 0
+                unknown.note("object", object)
+              }
             }
             aux = lastObjectType
           }
+          if key != 0 || stack != 0 { unknown.check(kind: kind, key: key, stack: stack, definitions) }
           result.events.append(
             TraceEvent(
               kind: kind, flags: flags, thread: thread, time: time, depth: UInt16(truncatingIfNeeded: depth),
@@ -380,52 +438,79 @@ public final class TraceReader {
         }
         return result
       } catch {
+        failure = error as? CursorError
         return nil
       }
     }
     guard let decoded else {
-      damage.append(TraceDamage(offset: chunk.offset, message: "a chunk's events are malformed; skipped"))
+      let message =
+        switch failure {
+        case .overBudget:
+          "a chunk's definitions pass what the file's size justifies (\(definitionBudget.allowance) bytes); skipped"
+        case .timeOverflow: "an event's time overflows 64 bits; chunk skipped"
+        default: "a chunk's events are malformed; skipped"
+        }
+      damage.append(TraceDamage(offset: chunk.offset, message: message))
       return nil
+    }
+    if let description = unknown.description {
+      unknownIDEvents += unknown.events
+      damage.append(TraceDamage(offset: chunk.offset, message: description))
     }
     threads[decoded.thread] = decoded.osThreadID
     if decoded.threadEnded { endedThreads.insert(decoded.thread) }
-    droppedEvents += decoded.droppedSinceLastChunk
+    droppedEvents = droppedEvents.addingSaturating(decoded.droppedSinceLastChunk)
     if let last = decoded.events.last { lastEventTime = max(lastEventTime, last.time) }
     return decoded
   }
 
+  /// Decodes one definition into `definitions`, charging what it adds to `budget`: an id stated again costs
+  /// nothing (chunks restate what their events use), a new one its size.
   static func decodeDefinition(
-    _ tag: UInt8, _ cursor: inout ByteCursor, into definitions: inout TraceDefinitions
+    _ tag: UInt8, _ cursor: inout ByteCursor, into definitions: inout TraceDefinitions,
+    budget: inout DefinitionBudget
   ) throws(CursorError) {
     switch DefinitionTag(rawValue: tag) {
     case .type:
       let id = try cursor.readVarint32()
-      definitions.types[id] = try cursor.readString()
+      let name = try cursor.readString()
+      try budget.charge(old: definitions.types[id]?.utf8.count, new: name.utf8.count)
+      definitions.types[id] = name
     case .property:
       let id = try cursor.readVarint32()
       let root = try cursor.readVarint32()
       let description = try cursor.readString()
       let getter = try cursor.readVarint()
+      try budget.charge(
+        old: definitions.properties[id]?.keyPathDescription.utf8.count, new: description.utf8.count)
       definitions.properties[id] = PropertyDefinition(
         rootType: root, keyPathDescription: description, getterAddress: getter)
     case .label:
       let id = try cursor.readVarint32()
-      definitions.labels[id] = try cursor.readString()
+      let text = try cursor.readString()
+      try budget.charge(old: definitions.labels[id]?.utf8.count, new: text.utf8.count)
+      definitions.labels[id] = text
     case .object:
       let serial = try cursor.readVarint32()
-      definitions.objects[serial] = try cursor.readVarint32()
+      let type = try cursor.readVarint32()
+      if definitions.objects[serial] == nil { try budget.charge(new: 0) }
+      definitions.objects[serial] = type
+      definitions.lastObjectType = type
     case .stack:
       let id = try cursor.readVarint32()
       let count = try cursor.readVarint()
-      guard count <= 1024 else { throw .malformed }
+      guard count <= UInt64(TraceFormat.maximumStackFrames) else { throw .malformed }
       var frames: [UInt64] = []
+      frames.reserveCapacity(Int(count))
       for _ in 0..<count { frames.append(try cursor.readVarint()) }
+      try budget.charge(old: definitions.stacks[id].map { $0.count * 8 }, new: frames.count * 8)
       definitions.stacks[id] = frames
     case .scope:
       let id = try cursor.readVarint32()
       guard let kind = ScopeKind(rawValue: try cursor.readByte()) else { throw .malformed }
       let label = try cursor.readVarint32()
       let parent = try cursor.readVarint32()
+      if definitions.scopes[id] == nil { try budget.charge(new: 0) }
       definitions.scopes[id] = ScopeDefinition(kind: kind, label: label, parent: parent)
     case nil:
       throw .malformed
@@ -470,4 +555,80 @@ final class ReadableFile {
     if filled < wanted { bytes.removeSubrange(filled...) }
     return bytes
   }
+}
+
+/// What the definitions of a trace may hold in memory: `TraceFormat.definitionAllowance` plus
+/// `definitionBytesPerFileByte` per byte of the file. Each new entry costs its bytes and a fixed overhead; an id
+/// stated again costs only what it grew.
+struct DefinitionBudget {
+  /// What one entry costs beyond its bytes (the table's slot, the string's header).
+  static let entryOverhead = 32
+  let allowance: UInt64
+  private(set) var spent: UInt64 = 0
+
+  init(fileSize: UInt64) {
+    let (share, overflow) = fileSize.multipliedReportingOverflow(by: TraceFormat.definitionBytesPerFileByte)
+    allowance = TraceFormat.definitionAllowance.addingSaturating(overflow ? .max : share)
+  }
+
+  /// Charges an entry of `new` bytes that replaces one of `old` bytes (nil: a new entry).
+  mutating func charge(old: Int? = nil, new: Int) throws(CursorError) {
+    let cost = old.map { max(0, new - $0) } ?? new + Self.entryOverhead
+    spent = spent.addingSaturating(UInt64(cost))
+    guard spent <= allowance else { throw .overBudget }
+  }
+}
+
+/// References in one chunk to a property, label, stack, object or type that no definition states. Runs of one
+/// id are the rule, so the last id found defined is remembered and not looked up again.
+struct UnknownIDs {
+  var events = 0
+  var first: (space: String, id: UInt32)?
+
+  mutating func note(_ space: String, _ id: UInt32) {
+    events += 1
+    if first == nil { first = (space, id) }
+  }
+
+  private var lastProperty: UInt32 = 0
+  private var lastLabel: UInt32 = 0
+  private var lastStack: UInt32 = 0
+
+  mutating func check(kind: EventKind, key: UInt32, stack: UInt32, _ definitions: TraceDefinitions) {
+    var missing: (String, UInt32)?
+    if key != 0 {
+      switch kind {
+      case .access, .willSet, .didSet, .trackingFired:
+        if key != lastProperty {
+          if definitions.properties[key] != nil { lastProperty = key } else { missing = ("property", key) }
+        }
+      case .scopeBegin:
+        if key != lastLabel {
+          if definitions.labels[key] != nil { lastLabel = key } else { missing = ("label", key) }
+        }
+      default:
+        break
+      }
+    }
+    if stack != 0, stack != lastStack, missing == nil {
+      if definitions.stacks[stack] != nil { lastStack = stack } else { missing = ("stack", stack) }
+    }
+    guard let missing else { return }
+    note(missing.0, missing.1)
+  }
+
+  var description: String? {
+    guard let first else { return nil }
+    return
+      "\(events) reference\(events == 1 ? "" : "s") to ids no definition states (first: \(first.space) "
+      + "#\(first.id)); kept under those ids"
+  }
+}
+
+extension PropertyName {
+  var size: Int { module.utf8.count + type.utf8.count + property.utf8.count }
+}
+
+extension SymbolizedFrame {
+  var size: Int { function.utf8.count + file.utf8.count + module.utf8.count }
 }

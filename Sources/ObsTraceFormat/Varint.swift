@@ -62,9 +62,13 @@ struct ByteCursor {
     return UInt32(value)
   }
 
-  mutating func readString() throws(CursorError) -> String {
+  /// A string of at most `maximumLength` UTF-8 bytes; a longer one is malformed (an adversary's 64 MB label).
+  mutating func readString(maximumLength: Int = TraceFormat.maximumDefinitionStringLength) throws(CursorError)
+    -> String
+  {
     let count = try readVarint()
     guard count <= UInt64(bytes.count - offset) else { throw .endOfData }
+    guard count <= UInt64(maximumLength) else { throw .malformed }
     let slice = UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + Int(count))])
     offset += Int(count)
     return String(decoding: slice, as: UTF8.self)
@@ -74,6 +78,19 @@ struct ByteCursor {
 enum CursorError: Error {
   case endOfData
   case malformed
+  /// The definitions pass what the file's size can justify.
+  case overBudget
+  /// A time overflows 64 bits.
+  case timeOverflow
+}
+
+extension UInt64 {
+  /// `self + other`, or `UInt64.max` when that overflows: for totals read from a file, which must never trap.
+  @inlinable
+  public func addingSaturating(_ other: UInt64) -> UInt64 {
+    let (sum, overflow) = addingReportingOverflow(other)
+    return overflow ? .max : sum
+  }
 }
 
 func readLittleEndian<T: FixedWidthInteger>(_ type: T.Type, _ bytes: ArraySlice<UInt8>) -> T {

@@ -180,10 +180,16 @@ final class Flusher: @unchecked Sendable {
           scope: record.scope, aux: tagged && record.kind == EventKind.objectCreated.rawValue ? 0 : record.aux,
           stack: record.stack, definitions: definitions, stamps: stamps)
         if tapping { RecordingTaps.route(record, time: time, thread: thread) }
+        if chunk.encoder.bytes.count >= Self.chunkTarget {
+          // Closed at once, not after the batch (up to a ring of events): a reader refuses events chunks past
+          // `TraceFormat.maximumEventsChunkSize`, and this keeps every chunk near the target.
+          pending[ring] = chunk
+          finish(ring)
+          chunk = newChunk(for: ring, firstTime: time)
+        }
       }
       obstrace_ring_consume(ring, count)
-      pending[ring] = chunk
-      if chunk.encoder.bytes.count >= Self.chunkTarget { finish(ring) }
+      if chunk.encoder.eventCount > 0 || chunk.encoder.bytes.count > 0 { pending[ring] = chunk }
     }
   }
 

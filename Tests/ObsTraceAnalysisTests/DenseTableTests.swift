@@ -1,0 +1,33 @@
+import Testing
+
+@testable import ObsTraceAnalysis
+
+@Suite("Dense table")
+struct DenseTableTests {
+  @Test("an id near 2^32 from a file costs one entry, not an array of its size")
+  func forgedIDs() {
+    var table = DenseTable<Int>()
+    table[UInt32.max - 1] = 1
+    table[1 << 28, default: 0] += 2
+    table[1 << 24] = 3
+    table[5] = 4
+    #expect(table.count == 4)
+    #expect(table.denseSlots < 10_000)
+    #expect(table[UInt32.max - 1] == 1 && table[1 << 28] == 2 && table[1 << 24] == 3 && table[5] == 4)
+    #expect(table.map(\.key) == [5, 1 << 24, 1 << 28, UInt32.max - 1])
+    table[1 << 28] = nil
+    #expect(table.count == 3 && table[1 << 28] == nil)
+  }
+
+  @Test("ids that entries justify stay in the array, and ids met early in the dictionary move into it")
+  func denseIDs() {
+    var table = DenseTable<Int>()
+    table[20_000] = 7  // beyond what one entry justifies: kept aside
+    #expect(table.denseSlots < 20_000)
+    for id in UInt32(1)...30_000 where id != 20_000 { table[id] = Int(id) }
+    #expect(table.count == 30_000)
+    #expect(table.denseSlots > 30_000)
+    #expect(table[20_000] == 7)
+    #expect(Array(table.map(\.key)) == Array(UInt32(1)...30_000))
+  }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+
+/// The committed hostile corpus (`traces/hostile/`, written by scripts/make-hostile-traces): every file through
+/// the built `obstrace`, under an address-space limit and a time limit, with the outcome its manifest gives.
+@Suite("Hostile corpus")
+struct HostileCorpusTests {
+  struct Entry: CustomTestStringConvertible, Sendable {
+    var name: String
+    var outcome: String
+    var path: String { Paths.root + "/traces/hostile/" + name }
+    var testDescription: String { "\(name) (\(outcome))" }
+  }
+
+  static let entries: [Entry] = {
+    let manifest = (try? String(contentsOfFile: Paths.root + "/traces/hostile/MANIFEST", encoding: .utf8)) ?? ""
+    return manifest.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { line in
+      let fields = line.split(separator: " ", maxSplits: 2)
+      return Entry(name: String(fields[0]), outcome: String(fields[1]))
+    }
+  }()
+
+  /// Address space allowed to each command (`ulimit -v`), and the peak resident memory a command may reach.
+  static let addressSpaceKiB = 768 << 10
+  static let peakResidentKiB = 256 << 10
+
+  /// Runs `obstrace arguments` under the limits: its status, stdout, stderr and peak resident memory (KiB).
+  static func limited(_ arguments: [String], seconds: Int = 60) throws -> (ProcessResult, Int) {
+    let timing = Paths.temporary("time.txt")
+    let quoted = arguments.map { "'\($0)'" }.joined(separator: " ")
+    let script =
+      "ulimit -v \(addressSpaceKiB); exec /usr/bin/time -f %M -o '\(timing)' timeout \(seconds) '\(Paths.binary("obstrace"))' \(quoted)"
+    let result = try Run.program("/bin/sh", ["-c", script])
+    let peak = Int((try? String(contentsOfFile: timing, encoding: .utf8))?.split(separator: "\n").last ?? "") ?? -1
+    return (result, peak)
+  }
+
+  @Test("the manifest lists every file of the corpus, and the corpus has a file for each row of issue 14's table")
+  func manifestIsComplete() throws {
+    let files = try FileManager.default.contentsOfDirectory(atPath: Paths.root + "/traces/hostile")
+      .filter { $0.hasSuffix(".trc") }
+    #expect(Set(files) == Set(Self.entries.map(\.name)))
+    let rows = [
+      "time-delta-near-2-64.trc", "property-id-2-24.trc", "property-id-2-28.trc", "object-serial-2-26.trc",
+      "type-id-2-28.trc", "property-id-near-2-32.trc", "label-id-near-2-32.trc", "thread-serial-near-2-32.trc",
+      "inflates-to-64-mib.trc", "eight-chunks-inflate-to-64-mib.trc", "label-64-mib.trc", "stack-64-mib.trc",
+    ]
+    for row in rows { #expect(Self.entries.contains { $0.name == row }, "\(row) is missing") }
+    #expect(Self.entries.allSatisfy { ["damage", "error", "ok"].contains($0.outcome) })
+  }
+
+  @Test("report gives each file its outcome, within the memory and time limits", arguments: entries)
+  func report(_ entry: Entry) throws {
+    let (result, peak) = try Self.limited(["report", entry.path])
+    #expect(peak > 0 && peak <= Self.peakResidentKiB, "peak resident memory \(peak) KiB")
+    switch entry.outcome {
+    case "damage":
+      #expect(result.status == 0, "\(result.standardError)")
+      #expect(result.standardOutput.contains("damaged chunk at byte"))
+    case "error":
+      #expect(result.status == 2)
+      #expect(result.errorLines.count == 1)
+      #expect(result.standardError.contains(entry.path))
+    default:
+      #expect(result.status == 0, "\(result.standardError)")
+      #expect(!result.standardOutput.contains("damaged chunk"))
+    }
+  }
+
+  @Test(
+    "dump and timeline never crash on it, within the memory and time limits",
+    arguments: entries.filter { $0.name != "events-at-the-limit.trc" })
+  func otherCommands(_ entry: Entry) throws {
+    // graph and baseline read through the same analysis as report; dump and timeline add the raw reader and
+    // the timeline's entries.
+    for command in [["dump"], ["timeline"]] {
+      let (result, peak) = try Self.limited(command + [entry.path], seconds: 30)
+      #expect(peak > 0 && peak <= Self.peakResidentKiB, "\(command[0]): peak resident memory \(peak) KiB")
+      #expect(result.status == (entry.outcome == "error" ? 2 : 0), "\(command[0]): \(result.standardError)")
+      if entry.outcome == "error" { #expect(result.errorLines.count == 1, "\(command[0])") }
+    }
+  }
+}

@@ -1,0 +1,169 @@
+import Testing
+
+@testable import ObsTraceFormat
+
+/// An events chunk's payload, byte by byte, as an adversary would write it.
+struct ForgedChunk {
+  var bytes: [UInt8] = []
+
+  init(thread: UInt32 = 1, firstTime: UInt64 = 0) {
+    bytes.appendVarint(thread)
+    bytes.appendVarint(UInt32(100))
+    bytes.appendVarint(UInt64(0))
+    bytes.appendVarint(UInt64(0))
+    bytes.appendVarint(firstTime)
+    bytes.append(0)
+  }
+
+  mutating func type(_ id: UInt32, _ name: String) {
+    bytes.append(DefinitionTag.type.rawValue)
+    bytes.appendVarint(id)
+    bytes.appendString(name)
+  }
+
+  mutating func property(_ id: UInt32) {
+    bytes.append(DefinitionTag.property.rawValue)
+    bytes.appendVarint(id)
+    bytes.appendVarint(UInt32(1))
+    bytes.appendString("\\Model.<computed 0x0 (Int)>")
+    bytes.appendVarint(UInt64(0))
+  }
+
+  mutating func label(_ id: UInt32, _ text: String) {
+    bytes.append(DefinitionTag.label.rawValue)
+    bytes.appendVarint(id)
+    bytes.appendString(text)
+  }
+
+  mutating func object(_ serial: UInt32, type: UInt32) {
+    bytes.append(DefinitionTag.object.rawValue)
+    bytes.appendVarint(serial)
+    bytes.appendVarint(type)
+  }
+
+  mutating func access(delta: UInt64, object: UInt32, key: UInt32) {
+    bytes += [EventKind.access.rawValue, 0, 2 | 4]
+    bytes.appendVarint(delta)
+    bytes.appendVarint(object)
+    bytes.appendVarint(key)
+  }
+
+  /// The usual opening: type 1, property 1, object 1, one access.
+  static func wellFormed() -> ForgedChunk {
+    var chunk = ForgedChunk()
+    chunk.type(1, "Fixture.Model")
+    chunk.property(1)
+    chunk.object(1, type: 1)
+    chunk.access(delta: 3, object: 1, key: 1)
+    return chunk
+  }
+}
+
+/// Writes a trace of the given events chunks and a footer.
+func writeForgedTrace(_ path: String, _ chunks: [ForgedChunk]) throws {
+  let writer = try TraceFileWriter(
+    path: path,
+    header: TraceHeader(
+      startWallClockNanoseconds: 1, processID: 42, executable: "/bin/forged", dropWhenFull: false, ringCapacity: 64,
+      stackLevel: 0))
+  for chunk in chunks { try writer.writeChunk(.events, payload: chunk.bytes) }
+  try writer.writeChunk(
+    .footer,
+    payload: ChunkPayload.footer(
+      TraceFooter(
+        durationNanoseconds: 10, chunks: UInt64(chunks.count + 1),
+        threads: [ThreadTotals(thread: 1, osThreadID: 100, recorded: 1, dropped: 0)])))
+  writer.close()
+}
+
+@Suite("Hostile input")
+struct HostileInputTests {
+  @Test("a time delta near 2^64 costs its chunk, reported with its offset; it never traps")
+  func timeOverflow() throws {
+    var forged = ForgedChunk.wellFormed()
+    forged.access(delta: UInt64.max - 1, object: 1, key: 1)
+    let path = temporaryPath("overflow.trc")
+    try writeForgedTrace(path, [ForgedChunk.wellFormed(), forged])
+    let (reader, events) = try readAll(path)
+    #expect(events.count == 1)
+    #expect(reader.damage.count == 1)
+    #expect(reader.damage.first?.message.contains("overflows") == true)
+  }
+
+  @Test("an events chunk that says it inflates past the limit is skipped unread, with its offset")
+  func oversizedChunk() throws {
+    let path = temporaryPath("oversized.trc")
+    var forged = ForgedChunk.wellFormed()
+    for _ in 0..<((TraceFormat.maximumEventsChunkSize / 6) + 1) { forged.access(delta: 0, object: 1, key: 1) }
+    #expect(forged.bytes.count > TraceFormat.maximumEventsChunkSize)
+    try writeForgedTrace(path, [ForgedChunk.wellFormed(), forged])
+    let (reader, events) = try readAll(path)
+    #expect(events.count == 1)
+    #expect(reader.damage.map(\.message).first?.contains("past the limit") == true)
+  }
+
+  @Test("ids that no definition states are counted and reported, not trusted; a writer's trace has none")
+  func unknownIDs() throws {
+    let clean = temporaryPath("clean.trc")
+    try writeSyntheticTrace(to: clean, chunks: 4, perChunk: 50)
+    let (cleanReader, _) = try readAll(clean)
+    #expect(cleanReader.unknownIDEvents == 0)
+    #expect(cleanReader.damage.isEmpty)
+
+    var forged = ForgedChunk.wellFormed()
+    forged.access(delta: 1, object: 1, key: 1 << 28)  // property never defined
+    forged.access(delta: 1, object: 1 << 26, key: 1)  // object never defined
+    forged.object(2, type: 1 << 28)  // type never defined
+    let path = temporaryPath("unknown.trc")
+    try writeForgedTrace(path, [forged])
+    let (reader, events) = try readAll(path)
+    #expect(events.count == 3)
+    #expect(reader.unknownIDEvents == 3)
+    #expect(reader.damage.count == 1)
+    #expect(reader.damage.first?.message.contains("property #268435456") == true)
+  }
+
+  @Test("a string past the definition limit costs its chunk")
+  func longString() throws {
+    var forged = ForgedChunk.wellFormed()
+    forged.label(7, String(repeating: "L", count: TraceFormat.maximumDefinitionStringLength + 1))
+    let path = temporaryPath("long.trc")
+    try writeForgedTrace(path, [ForgedChunk.wellFormed(), forged])
+    let (reader, _) = try readAll(path)
+    #expect(reader.damage.count == 1)
+    #expect(reader.definitions.labels[7] == nil)
+  }
+
+  @Test("definitions beyond what the file's size justifies cost their chunks; the first ones are kept")
+  func definitionBudget() throws {
+    var chunks: [ForgedChunk] = []
+    var id: UInt32 = 1
+    for _ in 0..<10 {
+      var chunk = ForgedChunk()
+      for _ in 0..<60 {
+        chunk.label(id, String(repeating: "L", count: 60 << 10))
+        id += 1
+      }
+      chunks.append(chunk)
+    }
+    let path = temporaryPath("budget.trc")
+    try writeForgedTrace(path, chunks)
+    let (reader, _) = try readAll(path)
+    #expect(reader.damage.count >= 5)
+    #expect(reader.damage.allSatisfy { $0.message.contains("what the file's size justifies") })
+    let held = reader.definitions.labels.values.reduce(0) { $0 + $1.utf8.count }
+    #expect(held > 0 && UInt64(held) <= DefinitionBudget(fileSize: UInt64(fileBytes(path).count)).allowance)
+  }
+
+  @Test("totals read from a file saturate instead of trapping")
+  func saturatingTotals() {
+    let footer = TraceFooter(
+      durationNanoseconds: .max, chunks: .max,
+      threads: [
+        ThreadTotals(thread: 1, osThreadID: 1, recorded: .max, dropped: .max),
+        ThreadTotals(thread: 2, osThreadID: 2, recorded: 5, dropped: 5),
+      ])
+    #expect(footer.recorded == .max)
+    #expect(footer.dropped == .max)
+  }
+}
