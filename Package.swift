@@ -63,7 +63,7 @@ let package = Package(
       name: "obstrace-bench", dependencies: ["ObsTrace", "CObsTraceBench", "CObsTraceRing", "ObsTraceFormat"],
       path: "Benchmarks/obstrace-bench", swiftSettings: [.swiftLanguageMode(.v5)]),
 
-    .testTarget(name: "ObsTraceFormatTests", dependencies: ["ObsTraceFormat"]),
+    .testTarget(name: "ObsTraceFormatTests", dependencies: ["ObsTraceFormat"], exclude: ["Fixtures"]),
     .testTarget(
       name: "ObsTraceTests",
       dependencies: [

@@ -40,10 +40,11 @@ public struct TraceDefinitions: Sendable {
     symbols.labelNames[id] ?? labels[id] ?? "<label #\(id)>"
   }
 
-  /// The resolved frames of a stack, outermost last; empty when the stack is unknown.
+  /// The resolved frames of a stack, outermost last; empty when the stack is unknown. An address where functions
+  /// were inlined gives one frame per logical function (innermost first), as a debugger's backtrace does.
   public func frames(ofStack id: UInt32) -> [SymbolizedFrame] {
     guard let addresses = stacks[id] else { return [] }
-    return addresses.map { symbols.frames[$0] ?? SymbolizedFrame(address: $0, function: "") }
+    return addresses.flatMap { symbols.frames[$0]?.logicalFrames ?? [SymbolizedFrame(address: $0, function: "")] }
   }
 
   /// The first frame of a stack that is the user's code: outside ObsTrace, Observation, the runtime and the

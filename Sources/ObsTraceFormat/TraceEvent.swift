@@ -67,19 +67,38 @@ public struct ScopeDefinition: Sendable, Equatable {
 }
 
 /// One resolved code address: the function, and where it is when debug information says so.
+///
+/// An optimized build inlines functions into their callers, so one address can stand for several logical frames:
+/// `inlined` holds the functions inlined at the address, innermost first, each with its own file and line; the
+/// frame itself is the function the address is physically in, at the line where the outermost inlined call was
+/// made. `logicalFrames` lists them all.
 public struct SymbolizedFrame: Sendable, Equatable {
   public var address: UInt64
   public var function: String
   public var file: String
   public var line: UInt32
   public var module: String
+  /// The frames inlined at this address, innermost first (empty when nothing was inlined or DWARF is missing).
+  public var inlined: [SymbolizedFrame]
 
-  public init(address: UInt64, function: String, file: String = "", line: UInt32 = 0, module: String = "") {
+  public init(
+    address: UInt64, function: String, file: String = "", line: UInt32 = 0, module: String = "",
+    inlined: [SymbolizedFrame] = []
+  ) {
     self.address = address
     self.function = function
     self.file = file
     self.line = line
     self.module = module
+    self.inlined = inlined
+  }
+
+  /// The inlined frames, innermost first, then the physical one: what a debugger's backtrace shows for it.
+  public var logicalFrames: [SymbolizedFrame] {
+    guard !inlined.isEmpty else { return [self] }
+    var physical = self
+    physical.inlined = []
+    return inlined + [physical]
   }
 }
 

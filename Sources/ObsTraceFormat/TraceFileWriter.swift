@@ -157,6 +157,16 @@ public enum ChunkPayload {
       bytes.appendString(frame.file)
       bytes.appendVarint(frame.line)
       bytes.appendString(frame.module)
+      if !frame.inlined.isEmpty {
+        bytes.append(SymbolTag.inlinedFrames.rawValue)
+        bytes.appendVarint(frame.address)
+        bytes.appendVarint(UInt64(frame.inlined.count))
+        for inlined in frame.inlined {
+          bytes.appendString(inlined.function)
+          bytes.appendString(inlined.file)
+          bytes.appendVarint(inlined.line)
+        }
+      }
     }
     return bytes
   }
@@ -167,6 +177,8 @@ enum SymbolTag: UInt8 {
   case propertyName = 0x92
   case frame = 0x93
   case labelName = 0x94
+  /// Version 2: the functions inlined at a frame's address, innermost first (after that frame's 0x93).
+  case inlinedFrames = 0x95
 }
 
 /// A property's readable name: `Type.property`, with the module kept apart for disambiguation.

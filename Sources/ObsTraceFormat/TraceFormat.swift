@@ -1,6 +1,6 @@
 /// Constants of the trace file format, version 2. The format is described in docs/trace-format.md; change both
 /// together, and bump `version` for any change an older reader could misread. Version 2 (unreleased; later changes of
-/// this session extend it): header flags, the `untraced` scope kind.
+/// this session extend it): header flags, the `untraced` scope kind, inlined frames in the symbols chunk.
 public enum TraceFormat {
   /// The first eight bytes of every trace file.
   public static let magic: [UInt8] = Array("OBSTRACE".utf8)

@@ -363,6 +363,23 @@ public final class TraceReader {
         let name = try cursor.readString()
         try budget.charge(old: table.labelNames[id]?.utf8.count, new: name.utf8.count)
         table.labelNames[id] = name
+      case .inlinedFrames:
+        let address = try cursor.readVarint()
+        let count = try cursor.readVarint()
+        // Each inlined frame takes at least three bytes: no more frames than the bytes left justify.
+        guard count <= UInt64(cursor.bytes.count - cursor.offset) else { throw .malformed }
+        var inlined: [SymbolizedFrame] = []
+        for _ in 0..<count {
+          let function = try cursor.readString()
+          let file = try cursor.readString()
+          let line = try cursor.readVarint32()
+          let frame = SymbolizedFrame(
+            address: address, function: function, file: file, line: line,
+            module: table.frames[address]?.module ?? "")
+          try budget.charge(new: frame.size)
+          inlined.append(frame)
+        }
+        table.frames[address, default: SymbolizedFrame(address: address, function: "")].inlined = inlined
       case nil:
         throw .malformed
       }

@@ -46,7 +46,7 @@ public enum SymbolTableBuilder {
       for address in stack { if let frame = frames[address] { table.frames[address] = frame } }
     }
     for (label, stack) in snapshot.callerLabels {
-      if let site = stack.lazy.compactMap({ frames[$0] }).first(where: {
+      if let site = stack.lazy.compactMap({ frames[$0]?.logicalFrames }).joined().first(where: {
         !SiteFilter.isMachinery($0) && !$0.file.isEmpty
       }) {
         table.labelNames[label] = SiteFilter.callSiteLabel(site)

@@ -11,6 +11,8 @@ public final class Symbolizer {
   private let session: OpaquePointer
   private var callbacks: UnsafeMutablePointer<Dwfl_Callbacks>
   var unitIndexes: [UInt: UnitIndex?] = [:]
+  /// Each compile unit's functions that have code, keyed by the unit DIE's address in libdw's memory.
+  var functionIndexes: [UInt: [Dwarf_Die]] = [:]
 
   /// A symbolizer for binaries that are no longer running: each module's file and where it was loaded.
   public init?(modules: [LoadedModule]) {
@@ -74,26 +76,17 @@ public final class Symbolizer {
   }
 
   /// Resolves each address; addresses no module covers are left out. Return addresses of call stacks are
-  /// looked up one byte before, so that the line is the call's, not the next statement's.
+  /// looked up one byte before, so that the line is the call's, not the next statement's. Functions inlined at
+  /// an address (an optimized build) become the frame's `inlined` frames, from DWARF's inlined-subroutine scopes.
   public func resolve(_ addresses: [UInt64], returnAddresses: Set<UInt64> = []) -> [UInt64: SymbolizedFrame] {
     var frames: [UInt64: SymbolizedFrame] = [:]
     for address in addresses {
-      let lookup = Dwarf_Addr(returnAddresses.contains(address) ? address &- 1 : address)
+      let isReturnAddress = returnAddresses.contains(address)
+      let lookup = Dwarf_Addr(isReturnAddress ? address &- 1 : address)
       guard let module = dwfl_addrmodule(session, lookup) else { continue }
       var function = ""
       if let raw = dwfl_module_addrname(module, lookup) {
         function = Demangler.demangle(String(cString: raw))
-      }
-      var file = ""
-      var line: Int32 = 0
-      if let source = dwfl_module_getsrc(module, lookup) {
-        var column: Int32 = 0
-        if let path = dwfl_lineinfo(source, nil, &line, &column, nil, nil) {
-          file = String(cString: path)
-        }
-      }
-      if line == 0, let found = lineByScanningUnits(module, lookup) {
-        (file, line) = found
       }
       var moduleName = ""
       if let raw = dwfl_module_info(module, nil, nil, nil, nil, nil, nil, nil) {
@@ -102,8 +95,23 @@ public final class Symbolizer {
           moduleName = String(moduleName[moduleName.index(after: slash)...])
         }
       }
-      frames[address] = SymbolizedFrame(
-        address: address, function: function, file: file, line: UInt32(max(0, line)), module: moduleName)
+      var frame = SymbolizedFrame(address: address, function: function, module: moduleName)
+      if var unit = compileUnit(module, lookup) {
+        let target = lookup &- unit.bias
+        if let (file, line) = Self.line(in: &unit.die, at: target, isReturnAddress: isReturnAddress) {
+          frame.file = file
+          frame.line = UInt32(line)
+        }
+        expandInlined(&frame, in: &unit.die, at: target)
+      } else if let source = dwfl_module_getsrc(module, lookup) {
+        var line: Int32 = 0
+        var column: Int32 = 0
+        if let path = dwfl_lineinfo(source, nil, &line, &column, nil, nil) {
+          frame.file = String(cString: path)
+          frame.line = UInt32(max(0, line))
+        }
+      }
+      frames[address] = frame
     }
     return frames
   }
@@ -116,43 +124,187 @@ extension Symbolizer {
     var ranges: [(start: Dwarf_Addr, end: Dwarf_Addr, unit: Dwarf_Off)]
   }
 
-  /// Finds the line of `address` by walking the module's compile units' ranges. libdw looks addresses up through
-  /// `.debug_aranges`, which Swift's compiler does not emit; without it `dwfl_module_getsrc` finds nothing.
-  func lineByScanningUnits(_ module: OpaquePointer, _ address: Dwarf_Addr) -> (String, Int32)? {
+  /// The compile unit that covers `address`, and the module's load bias (DWARF address = address - bias).
+  /// libdw looks addresses up through `.debug_aranges`, which Swift's compiler does not emit; without it the
+  /// module's compile units are indexed here by their ranges.
+  func compileUnit(_ module: OpaquePointer, _ address: Dwarf_Addr) -> (die: Dwarf_Die, bias: Dwarf_Addr)? {
+    var bias: Dwarf_Addr = 0
+    if let found = dwfl_module_addrdie(module, address, &bias) { return (found.pointee, bias) }
     let key = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(module)))
     if unitIndexes[key] == nil { unitIndexes[key] = Self.indexUnits(module) }
-    var bias: Dwarf_Addr = 0
     guard let index = unitIndexes[key] ?? nil, let dwarf = dwfl_module_getdwarf(module, &bias) else { return nil }
     let target = address &- index.bias
     guard let range = index.ranges.first(where: { target >= $0.start && target < $0.end }) else { return nil }
     var unit = Dwarf_Die()
     guard dwarf_offdie(dwarf, range.unit, &unit) != nil else { return nil }
-    if let row = dwarf_getsrc_die(&unit, target) {
-      var number: Int32 = 0
-      if dwarf_lineno(row, &number) == 0, number > 0, let path = dwarf_linesrc(row, nil, nil) {
-        return (String(cString: path), number)
-      }
-    }
+    return (unit, index.bias)
+  }
+
+  /// The file and line of DWARF address `target` from the unit's line table.
+  ///
+  /// Swift marks compiler-generated code with line 0: the set-up of a call (loading `self` before calling a
+  /// `_modify` coroutine), a coroutine's resumption, cleanups. At a return address inside such a row, the call
+  /// is the set-up of the statement that follows (in a debug build `model.count += 1` calls its `_modify`
+  /// from line-0 code that precedes the statement's own row): the site is the next row that names a line. When
+  /// the return address is where the next row begins, the call ended the code before it (a coroutine's
+  /// resumption after the statement's body): the site is the last row before it that names a line.
+  static func line(in unit: inout Dwarf_Die, at target: Dwarf_Addr, isReturnAddress: Bool) -> (String, Int32)? {
     var lines: OpaquePointer?
     var count = 0
-    guard dwarf_getsrclines(&unit, &lines, &count) == 0, let lines else { return nil }
-    // The last row at or before the address that names a line: compiler-generated code (a coroutine's resume,
-    // cleanups) is marked line 0, and belongs to the statement before it.
-    var best: (address: Dwarf_Addr, line: OpaquePointer)?
-    for index in 0..<count {
-      guard let row = dwarf_onesrcline(lines, index) else { continue }
-      var rowAddress: Dwarf_Addr = 0
-      var number: Int32 = 0
+    guard dwarf_getsrclines(&unit, &lines, &count) == 0, let lines, count > 0 else { return nil }
+    struct Row {
+      var address: Dwarf_Addr = 0
+      var line: Int32 = 0
       var endsSequence = false
-      guard dwarf_lineaddr(row, &rowAddress) == 0, rowAddress <= target, dwarf_lineno(row, &number) == 0, number > 0,
-        dwarf_lineendsequence(row, &endsSequence) == 0, !endsSequence
-      else { continue }
-      if best == nil || rowAddress >= best!.address { best = (rowAddress, row) }
     }
-    guard let best, let path = dwarf_linesrc(best.line, nil, nil) else { return nil }
-    var number: Int32 = 0
-    dwarf_lineno(best.line, &number)
-    return (String(cString: path), number)
+    func row(_ index: Int) -> Row? {
+      guard let raw = dwarf_onesrcline(lines, index) else { return nil }
+      var row = Row()
+      guard dwarf_lineaddr(raw, &row.address) == 0, dwarf_lineno(raw, &row.line) == 0,
+        dwarf_lineendsequence(raw, &row.endsSequence) == 0
+      else { return nil }
+      return row
+    }
+    func location(_ index: Int) -> (String, Int32)? {
+      guard let raw = dwarf_onesrcline(lines, index), let path = dwarf_linesrc(raw, nil, nil),
+        let row = row(index)
+      else { return nil }
+      return (String(cString: path), row.line)
+    }
+    // The row that covers the address: the last one at or before it (libdw sorts rows by address), unless it
+    // ends a sequence.
+    var low = 0
+    var high = count
+    while low < high {
+      let middle = (low + high) / 2
+      if let row = row(middle), row.address <= target { low = middle + 1 } else { high = middle }
+    }
+    let covering = low - 1
+    guard covering >= 0, let coveringRow = row(covering), !coveringRow.endsSequence else { return nil }
+    if coveringRow.line > 0 { return location(covering) }
+    // Does the line-0 row go on past the return address (the call set up what follows)?
+    if isReturnAddress, let next = row(covering + 1), next.address > target + 1 {
+      var index = covering + 1
+      while index < count, let next = row(index), !next.endsSequence {
+        if next.line > 0 { return location(index) }
+        index += 1
+      }
+    }
+    var index = covering - 1
+    while index >= 0, let previous = row(index), !previous.endsSequence {
+      if previous.line > 0 { return location(index) }
+      index -= 1
+    }
+    return nil
+  }
+
+  /// Adds to `frame` the functions inlined at DWARF address `target`: each `DW_TAG_inlined_subroutine` scope that
+  /// contains it, innermost first, named by its abstract origin. The innermost keeps the line table's place;
+  /// each outer frame's place is the call site (`DW_AT_call_file`, `DW_AT_call_line`) of the one inside it.
+  func expandInlined(_ frame: inout SymbolizedFrame, in unit: inout Dwarf_Die, at target: Dwarf_Addr) {
+    var scopes = inlinedScopes(in: &unit, at: target)
+    guard !scopes.isEmpty else { return }
+    var files: OpaquePointer?
+    var fileCount = 0
+    if dwarf_getsrcfiles(&unit, &files, &fileCount) != 0 { files = nil }
+    var inlined: [SymbolizedFrame] = []
+    var place = (file: frame.file, line: frame.line)
+    for index in scopes.indices {
+      inlined.append(
+        SymbolizedFrame(
+          address: frame.address, function: Self.functionName(&scopes[index]), file: place.file, line: place.line,
+          module: frame.module))
+      // The next frame out is where this one was called from.
+      place = ("", 0)
+      var attribute = Dwarf_Attribute()
+      var value: Dwarf_Word = 0
+      if dwarf_attr(&scopes[index], UInt32(DW_AT_call_line), &attribute) != nil,
+        dwarf_formudata(&attribute, &value) == 0
+      {
+        place.line = UInt32(truncatingIfNeeded: value)
+      }
+      if let files, dwarf_attr(&scopes[index], UInt32(DW_AT_call_file), &attribute) != nil,
+        dwarf_formudata(&attribute, &value) == 0, value < UInt64(fileCount),
+        let path = dwarf_filesrc(files, Int(value), nil, nil)
+      {
+        place.file = String(cString: path)
+      }
+    }
+    frame.inlined = inlined
+    frame.file = place.file
+    frame.line = place.line
+  }
+
+  /// The `DW_TAG_inlined_subroutine` scopes that contain `target`, innermost first.
+  ///
+  /// Not `dwarf_getscopes`: it prunes the `DW_TAG_module` under which Swift places its functions (a module has no
+  /// addresses), and finds nothing. The unit's concrete functions are indexed once; the one that contains the
+  /// address is then descended through its lexical blocks and inlined subroutines.
+  func inlinedScopes(in unit: inout Dwarf_Die, at target: Dwarf_Addr) -> [Dwarf_Die] {
+    let key = UInt(bitPattern: unit.addr)
+    if functionIndexes[key] == nil {
+      var functions: [Dwarf_Die] = []
+      Self.collectFunctions(in: &unit, into: &functions)
+      functionIndexes[key] = functions
+    }
+    guard
+      var scope = functionIndexes[key]!.first(where: { function in
+        var function = function
+        return dwarf_haspc(&function, target) == 1
+      })
+    else { return [] }
+    var inlined: [Dwarf_Die] = []
+    descending: while true {
+      var child = Dwarf_Die()
+      guard dwarf_child(&scope, &child) == 0 else { break }
+      while true {
+        let tag = Int(dwarf_tag(&child))
+        if tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block, dwarf_haspc(&child, target) == 1 {
+          if tag == DW_TAG_inlined_subroutine { inlined.append(child) }
+          scope = child
+          continue descending
+        }
+        var sibling = Dwarf_Die()
+        guard dwarf_siblingof(&child, &sibling) == 0 else { break descending }
+        child = sibling
+      }
+    }
+    return inlined.reversed()
+  }
+
+  /// The functions with code under `parent`, looking inside the modules, namespaces and types that hold them.
+  static func collectFunctions(in parent: inout Dwarf_Die, into functions: inout [Dwarf_Die]) {
+    var child = Dwarf_Die()
+    guard dwarf_child(&parent, &child) == 0 else { return }
+    while true {
+      switch Int(dwarf_tag(&child)) {
+      case DW_TAG_subprogram:
+        var low: Dwarf_Addr = 0
+        if dwarf_lowpc(&child, &low) == 0 || dwarf_hasattr(&child, UInt32(DW_AT_ranges)) != 0 {
+          functions.append(child)
+        }
+      case DW_TAG_module, DW_TAG_namespace, DW_TAG_structure_type, DW_TAG_class_type, DW_TAG_union_type,
+        DW_TAG_enumeration_type:
+        collectFunctions(in: &child, into: &functions)
+      default:
+        break
+      }
+      var sibling = Dwarf_Die()
+      guard dwarf_siblingof(&child, &sibling) == 0 else { return }
+      child = sibling
+    }
+  }
+
+  /// An inlined function's demangled name, from its abstract origin's linkage name (or its plain name).
+  static func functionName(_ die: inout Dwarf_Die) -> String {
+    var attribute = Dwarf_Attribute()
+    for name in [DW_AT_linkage_name, DW_AT_MIPS_linkage_name] {
+      if dwarf_attr_integrate(&die, UInt32(name), &attribute) != nil, let raw = dwarf_formstring(&attribute) {
+        return Demangler.demangle(String(cString: raw))
+      }
+    }
+    if let raw = dwarf_diename(&die) { return String(cString: raw) }
+    return ""
   }
 
   static func indexUnits(_ module: OpaquePointer) -> UnitIndex? {

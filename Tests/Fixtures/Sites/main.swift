@@ -1,0 +1,23 @@
+// A program whose writes and reads must be reported at their own lines, built debug and optimized by
+// Tests/ObsTraceCommandsTests/SiteTests.swift (not a target of the package). Each `// site:` comment names the
+// event the line makes; the test finds the lines by these comments.
+import ObsTrace
+import Observation
+
+@Observable final class Counter {
+  var count = 0
+  var items: [Int] = []
+}
+
+@inline(never) func writeEveryWay(_ counter: Counter) {
+  counter.count = 1  // site: set count
+  counter.count += 2  // site: modify count
+  counter.items.append(3)  // site: modify items
+  counter.withMutation(keyPath: \.count) {}  // site: withMutation count
+  print(counter.count)  // site: read count
+}
+
+let counter = Counter()
+try Recorder.start(to: CommandLine.arguments[1], options: RecordingOptions(backtraces: .all))
+writeEveryWay(counter)
+Recorder.stop()

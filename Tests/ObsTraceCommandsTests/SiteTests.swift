@@ -1,0 +1,78 @@
+import Foundation
+import ObsTraceFormat
+import Testing
+
+/// Sites are the user's file and line in debug and optimized builds: through the frames an optimized build
+/// inlines (the `@Observable` accessors, the registrar), and through the line-0 code a debug build puts before a
+/// `_modify` call. The fixture `Tests/Fixtures/Sites/main.swift` is compiled here both ways against the
+/// package's built modules, as a user's release build would inline them.
+@Suite("Sites")
+struct SiteTests {
+  @Test(
+    "every kind of write, and a read, is reported at its own line", arguments: ["-Onone", "-O"])
+  func sitesOfEveryWrite(optimization: String) throws {
+    let source = Paths.root + "/Tests/Fixtures/Sites/main.swift"
+    let program = try FixtureBuild.compile(source, optimization: optimization)
+    let trace = Paths.temporary("sites.trc")
+    let run = try Run.program(program, [trace])
+    #expect(run.status == 0, "\(run.standardError)")
+    let reader = try TraceReader(path: trace)
+    var events: [TraceEvent] = []
+    reader.forEachEvent { events.append($0) }
+    let marks = try FixtureBuild.siteMarks(source)
+    func sites(_ kind: EventKind) -> [String] {
+      events.filter { $0.kind == kind }.map { event in
+        guard let site = reader.definitions.site(ofStack: event.stack) else { return "no site" }
+        return "\(site.file.split(separator: "/").last ?? ""):\(site.line) \(site.function.prefix { $0 != "(" })"
+      }
+    }
+    func expected(_ names: [String]) -> [String] {
+      names.map { "main.swift:\(marks[$0] ?? 0) SitesFixture.writeEveryWay" }
+    }
+    #expect(sites(.willSet) == expected(["set count", "modify count", "modify items", "withMutation count"]))
+    #expect(sites(.access) == expected(["modify count", "modify items", "read count"]))
+  }
+}
+
+/// Compiles a one-file program that imports ObsTrace against the modules and objects `swift build` made.
+enum FixtureBuild {
+  static func compile(_ source: String, optimization: String) throws -> String {
+    let output = Paths.temporary("sites\(optimization)")
+    let built = Paths.binaries
+    var arguments = [
+      "swiftc", optimization, "-g", "-module-name", "SitesFixture", "-swift-version", "6",
+      // As `swift build` does in debug and release: without frame pointers stacks lose frames.
+      "-Xcc", "-fno-omit-frame-pointer",
+      "-I", built + "/Modules",
+      "-Xcc", "-fmodule-map-file=\(Paths.root)/Sources/CObsTraceZlib/module.modulemap",
+      "-Xcc", "-fmodule-map-file=\(Paths.root)/Sources/CDw/module.modulemap",
+      "-Xcc", "-fmodule-map-file=\(built)/CObsTraceRing.build/module.modulemap",
+      "-Xcc", "-I", "-Xcc", Paths.root + "/Sources/CObsTraceRing/include",
+      source, "-o", output, "-ldw", "-lelf", "-lz",
+    ]
+    for target in ["ObsTrace", "ObsTraceRecorder", "ObsTraceFormat", "ObsTraceSymbols", "ObsTraceAnalysis"] {
+      let folder = built + "/\(target).build"
+      guard let files = try? FileManager.default.contentsOfDirectory(atPath: folder) else { continue }
+      arguments += files.filter { $0.hasSuffix(".swift.o") }.sorted().map { folder + "/" + $0 }
+    }
+    arguments.append(built + "/CObsTraceRing.build/ring.c.o")
+    let result = try Run.program("/usr/bin/env", arguments)
+    guard result.status == 0 else { throw CompileFailure(output: result.standardError) }
+    return output
+  }
+
+  /// The `// site: name` comments of a fixture: name → line.
+  static func siteMarks(_ source: String) throws -> [String: Int] {
+    var marks: [String: Int] = [:]
+    let text = try String(contentsOfFile: source, encoding: .utf8)
+    for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+      if let range = line.range(of: "// site: ") { marks[String(line[range.upperBound...])] = index + 1 }
+    }
+    return marks
+  }
+
+  struct CompileFailure: Error, CustomStringConvertible {
+    var output: String
+    var description: String { "the fixture did not compile:\n\(output)" }
+  }
+}
