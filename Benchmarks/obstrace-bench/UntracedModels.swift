@@ -15,3 +15,15 @@ func plainScope(_ model: PlainCounter) -> Int {
   } onChange: {
   }
 }
+
+/// `reads` reads of `read()` inside one of Observation's own tracking scopes: this file does not import ObsTrace,
+/// so for a traced model this is tracking ObsTrace does not own (an untraced scope).
+@inline(never)
+func readsInsideObservationTracking(_ reads: Int, _ read: () -> Int) -> Int {
+  withObservationTracking {
+    var sum = 0
+    for _ in 0..<reads { sum &+= read() }
+    return sum
+  } onChange: {
+  }
+}

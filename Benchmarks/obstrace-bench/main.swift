@@ -205,6 +205,38 @@ let tracedRead = withRecording {
 }
 compare("read outside tracking: traced vs untraced", baseline: plainRead, measured: tracedRead, limit: 1.5)
 
+// What seeing untraced tracking costs a read: one call of Observation's `_swift_observation_tls_get` through a
+// function pointer (the recorder finds it at start; turned off here for the baseline).
+let tracedReadUnchecked = withRecording {
+  let getter = obstrace_observation_tracking
+  obstrace_set_tracking_getter(nil)
+  defer { obstrace_set_tracking_getter(unsafeBitCast(getter, to: UnsafeRawPointer?.self)) }
+  return measure(iterations) { n in
+    var sum = 0
+    for _ in 0..<n { sum &+= traced.value }
+    blackHole(sum)
+  }
+}
+compare(
+  "read outside tracking: traced, untraced-tracking check vs none", baseline: tracedReadUnchecked,
+  measured: tracedRead, limit: nil)
+
+// A read inside tracking ObsTrace does not own (`withObservationTracking` from a file without the import):
+// recorded into its untraced scope. Both sides pay Observation's access-list update.
+let readsPerScope = 1000
+let plainReadInside =
+  measure(iterations / readsPerScope) { n in
+    for _ in 0..<n { blackHole(readsInsideObservationTracking(readsPerScope) { plain.value }) }
+  } / Double(readsPerScope)
+let tracedReadInside = withRecording {
+  measure(iterations / readsPerScope) { n in
+    for _ in 0..<n { blackHole(readsInsideObservationTracking(readsPerScope) { traced.value }) }
+  } / Double(readsPerScope)
+}
+compare(
+  "read inside untraced tracking (no import there): traced vs untraced", baseline: plainReadInside,
+  measured: tracedReadInside, limit: 1.5)
+
 let plainWrite = measure(iterations) { n in
   for index in 0..<n { plain.value = index }
 }

@@ -22,8 +22,9 @@ public struct ObservationRuntime: Sendable {
   /// The name of the local symbol that returns the current thread's tracking (its access list), or nil.
   public static let trackingGetterSymbol = "_swift_observation_tls_get"
 
-  /// Finds Observation's runtime in this process, or says why it cannot.
-  public static func locate() -> Result<ObservationRuntime, LocateError> {
+  /// Finds Observation's runtime in this process, or says why it cannot (`symbol`: the getter's name; another
+  /// name is for tests of the failure).
+  public static func locate(symbol: String = trackingGetterSymbol) -> Result<ObservationRuntime, LocateError> {
     let mappings = Self.mappings(ofLibraryNamed: "libswiftObservation.so")
     guard let path = mappings.first?.path else {
       return .failure(LocateError(message: "libswiftObservation.so is not loaded in this process"))
@@ -31,8 +32,8 @@ public struct ObservationRuntime: Sendable {
     guard let mappedStart = mappings.filter({ $0.offset == 0 }).map(\.range.lowerBound).min() else {
       return .failure(LocateError(message: "\(path) has no mapping at offset 0"))
     }
-    guard let (value, firstSegment) = Self.localSymbol(trackingGetterSymbol, in: path) else {
-      return .failure(LocateError(message: "\(trackingGetterSymbol) is not in \(path)'s symbol table"))
+    guard let (value, firstSegment) = Self.localSymbol(symbol, in: path) else {
+      return .failure(LocateError(message: "\(symbol) is not in \(path)'s symbol table"))
     }
     let base = mappedStart &- firstSegment
     return .success(

@@ -214,9 +214,14 @@ static inline __attribute__((always_inline)) uint32_t obstrace_access_scope(obst
   const void *tracking = getter();
   if (__builtin_expect(tracking == NULL && ring->foreign_count == 0, 1)) return scope;
   uint32_t depth = ring->scope_depth;
-  if (ring->foreign_count == 0 && depth > 0 && depth <= OBSTRACE_SCOPE_STACK_DEPTH &&
-      ring->scope_tracking[depth - 1] == tracking) {
-    return scope;  // ObsTrace's own tracking
+  uint32_t count = ring->foreign_count;
+  if (count == 0) {
+    if (depth > 0 && depth <= OBSTRACE_SCOPE_STACK_DEPTH && ring->scope_tracking[depth - 1] == tracking) {
+      return scope;  // ObsTrace's own tracking
+    }
+  } else if (ring->foreign_tracking[count - 1] == tracking && ring->foreign_depth[count - 1] == depth &&
+             ring->foreign_read[count - 1] && *(const void *const *)tracking != NULL) {
+    return ring->foreign_scope[count - 1];  // the next read of the foreign scope in progress (see sync_foreign)
   }
   uint32_t foreign = obstrace_foreign_scope_at(ring, tracking, true);
   return foreign != 0 ? foreign : scope;

@@ -1,0 +1,54 @@
+// This file does not import ObsTrace: `withObservationTracking` here is Observation's own.
+import Foundation
+import ObsTraceSymbols
+import Observation
+import Testing
+
+/// What the recorder relies on to see tracking it does not own (docs/analysis.md, "Untraced tracking").
+@Suite("Observation's runtime")
+struct ObservationRuntimeTests {
+  typealias Getter = @convention(c) () -> UnsafeRawPointer?
+
+  @Test("its tracking getter is found: nil outside tracking, one value per tracking, another when nested")
+  func trackingGetter() throws {
+    let runtime = try ObservationRuntime.locate().get()
+    #expect(runtime.path.hasSuffix("libswiftObservation.so"))
+    #expect(runtime.code.contains { $0.contains(runtime.trackingGetter) })
+    let get = unsafeBitCast(UnsafeRawPointer(bitPattern: runtime.trackingGetter)!, to: Getter.self)
+    #expect(get() == nil)
+    var outer: [UnsafeRawPointer?] = []
+    var inner: UnsafeRawPointer?
+    withObservationTracking {
+      outer.append(get())
+      withObservationTracking {
+        inner = get()
+      } onChange: {
+      }
+      outer.append(get())
+    } onChange: {
+    }
+    #expect(outer[0] != nil)
+    #expect(outer[0] == outer[1])
+    #expect(inner != nil && inner != outer[0])
+    #expect(get() == nil)
+    // Another thread, while this one tracks: nothing.
+    nonisolated(unsafe) var elsewhere: UnsafeRawPointer? = UnsafeRawPointer(bitPattern: 1)
+    withObservationTracking {
+      let thread = Thread { elsewhere = get() }
+      thread.start()
+      while !thread.isFinished { usleep(1000) }
+    } onChange: {
+    }
+    #expect(elsewhere == nil)
+  }
+
+  @Test("a symbol that is not there is said, with the library it looked in")
+  func missingSymbol() {
+    guard case .failure(let error) = ObservationRuntime.locate(symbol: "_swift_observation_no_such_symbol") else {
+      Issue.record("found a symbol that does not exist")
+      return
+    }
+    #expect(error.message.contains("_swift_observation_no_such_symbol"))
+    #expect(error.message.contains("libswiftObservation.so"))
+  }
+}
