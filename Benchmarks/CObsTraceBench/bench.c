@@ -59,3 +59,11 @@ long obstrace_bench_children_max_rss(void) {
   getrusage(RUSAGE_CHILDREN, &usage);
   return usage.ru_maxrss;
 }
+
+uint64_t obstrace_bench_process_cpu(void) {
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  uint64_t user = (uint64_t)usage.ru_utime.tv_sec * 1000000000u + (uint64_t)usage.ru_utime.tv_usec * 1000u;
+  uint64_t system = (uint64_t)usage.ru_stime.tv_sec * 1000000000u + (uint64_t)usage.ru_stime.tv_usec * 1000u;
+  return user + system;
+}

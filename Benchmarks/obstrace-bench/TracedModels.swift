@@ -17,6 +17,45 @@ func tracedScope(_ model: TracedCounter) -> Int {
   }
 }
 
+/// `iterations` × (a write, a read) on a model created here: the user's loop of the whole-cost rows. Its twin is
+/// `plainLoop`, the same code without ObsTrace.
+@inline(never)
+func tracedLoop(_ iterations: Int) -> Int {
+  let model = TracedCounter()
+  var sum = 0
+  for index in 0..<iterations {
+    model.value = index
+    sum &+= model.value
+  }
+  return sum
+}
+
+/// `iterations` reads of a model created here.
+@inline(never)
+func tracedReads(_ iterations: Int) -> Int {
+  let model = TracedCounter()
+  var sum = 0
+  for _ in 0..<iterations { sum &+= model.value }
+  return sum
+}
+
+/// `iterations` writes to a model created here.
+@inline(never)
+func tracedWrites(_ iterations: Int) -> Int {
+  let model = TracedCounter()
+  for index in 0..<iterations { model.value = index }
+  return model.other
+}
+
+/// `iterations` tracking scopes of one read each, on a model created here.
+@inline(never)
+func tracedScopes(_ iterations: Int) -> Int {
+  let model = TracedCounter()
+  var sum = 0
+  for _ in 0..<iterations { sum &+= tracedScope(model) }
+  return sum
+}
+
 /// The demo's workload, repeated: two views each reading one property under tracking, the guide's writes.
 func demoWorkload(_ rounds: Int) {
   let model = TracedCounter()
@@ -33,5 +72,25 @@ func demoWorkload(_ rounds: Int) {
     model.other += 1
     model.value = round
     _ = model.other
+  }
+}
+
+/// Many objects and many scopes, for the reader's memory: `objects` models; each round, `scopes` tracking scopes
+/// (each with its own label) read `objects / scopes` models each, then every model is written once, which fires
+/// (and cancels) every scope.
+func manyObjectsWorkload(objects: Int, scopes: Int, rounds: Int) {
+  let models = (0..<objects).map { _ in TracedCounter() }
+  let labels = (0..<scopes).map { "Row\($0).body" }
+  let perScope = max(1, objects / scopes)
+  for round in 0..<rounds {
+    for scope in 0..<scopes {
+      _ = withObservationTracking(named: labels[scope]) {
+        var sum = 0
+        for index in (scope * perScope)..<min(objects, (scope + 1) * perScope) { sum &+= models[index].value }
+        return sum
+      } onChange: {
+      }
+    }
+    for (index, model) in models.enumerated() { model.value = round &+ index }
   }
 }

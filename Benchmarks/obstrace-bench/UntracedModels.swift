@@ -1,4 +1,5 @@
-// Models without ObsTrace: this file does not import it, so the macro uses Observation's own registrar.
+// Models without ObsTrace: this file does not import it, so the macro uses Observation's own registrar. Each
+// function is the twin of the traced one of the same shape (TracedModels.swift): same local model, same loop.
 import Observation
 
 @Observable
@@ -26,4 +27,38 @@ func readsInsideObservationTracking(_ reads: Int, _ read: () -> Int) -> Int {
     return sum
   } onChange: {
   }
+}
+
+@inline(never)
+func plainLoop(_ iterations: Int) -> Int {
+  let model = PlainCounter()
+  var sum = 0
+  for index in 0..<iterations {
+    model.value = index
+    sum &+= model.value
+  }
+  return sum
+}
+
+@inline(never)
+func plainReads(_ iterations: Int) -> Int {
+  let model = PlainCounter()
+  var sum = 0
+  for _ in 0..<iterations { sum &+= model.value }
+  return sum
+}
+
+@inline(never)
+func plainWrites(_ iterations: Int) -> Int {
+  let model = PlainCounter()
+  for index in 0..<iterations { model.value = index }
+  return model.other
+}
+
+@inline(never)
+func plainScopes(_ iterations: Int) -> Int {
+  let model = PlainCounter()
+  var sum = 0
+  for _ in 0..<iterations { sum &+= plainScope(model) }
+  return sum
 }

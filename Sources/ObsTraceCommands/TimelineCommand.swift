@@ -69,8 +69,9 @@ enum TimelineCommand: TraceCommand {
     var out = TextBuffer()
     out.line("time (ms)  thread  what")
     var lines = 0
+    let printer = TimelinePrinter(filter: filter)
     _ = try TraceInput.analyze(path, Replay.Configuration(), command: name) { entry, definitions in
-      guard let line = describe(entry, definitions, filter) else { return }
+      guard let line = printer.describe(entry, definitions) else { return }
       out.line(line)
       lines += 1
       if out.text.utf8.count > 1 << 16 {
@@ -84,20 +85,68 @@ enum TimelineCommand: TraceCommand {
   }
 
   static func describe(_ entry: TimelineEntry, _ definitions: TraceDefinitions, _ filter: Filter) -> String? {
-    func object(_ key: PropertyKey) -> String {
-      let property = definitions.propertyName(key.property)
-      let name = property.firstIndex(of: ".").map { String(property[property.index(after: $0)...]) } ?? property
-      return "\(definitions.typeName(ofObject: key.object))#\(key.object).\(name)"
+    TimelinePrinter(filter: filter).describe(entry, definitions)
+  }
+}
+
+/// Prints timeline entries, resolving each name once: an object's `Type#serial.property`, a label's text, a stack's
+/// site are looked up and formatted the first time a line needs them, then reused (a trace repeats a few of them
+/// millions of times). An id is only cached once the trace has defined it, so a name never freezes as unknown.
+final class TimelinePrinter {
+  typealias Filter = TimelineCommand.Filter
+  let filter: Filter
+  private var objectProperties: [PropertyKey: String] = [:]
+  private var propertyNames: [UInt32: String] = [:]
+  private var labels: [UInt32: String] = [:]
+  private var sites: [UInt32: String] = [:]
+
+  init(filter: Filter) {
+    self.filter = filter
+  }
+
+  private func object(_ key: PropertyKey, _ definitions: TraceDefinitions) -> String {
+    if let text = objectProperties[key] { return text }
+    let property = definitions.propertyName(key.property)
+    let name = property.firstIndex(of: ".").map { String(property[property.index(after: $0)...]) } ?? property
+    let text = "\(definitions.typeName(ofObject: key.object))#\(key.object).\(name)"
+    if definitions.objects[key.object] != nil, definitions.properties[key.property] != nil {
+      objectProperties[key] = text
     }
-    func label(_ id: UInt32) -> String { definitions.labelName(id) }
+    return text
+  }
+
+  private func propertyName(_ id: UInt32, _ definitions: TraceDefinitions) -> String {
+    if let name = propertyNames[id] { return name }
+    let name = definitions.propertyName(id)
+    if definitions.properties[id] != nil { propertyNames[id] = name }
+    return name
+  }
+
+  private func label(_ id: UInt32, _ definitions: TraceDefinitions) -> String {
+    if let text = labels[id] { return text }
+    let text = definitions.labelName(id)
+    if definitions.labels[id] != nil { labels[id] = text }
+    return text
+  }
+
+  /// `  at File.swift:12 (function)`, or "" when the stack has no user frame.
+  private func site(_ stack: UInt32, _ definitions: TraceDefinitions) -> String {
+    if stack == 0 { return "" }
+    if let text = sites[stack] { return text }
+    let text = definitions.site(ofStack: stack).map { "  at \(SiteFormatting.describe($0))" } ?? ""
+    if definitions.stacks[stack] != nil { sites[stack] = text }
+    return text
+  }
+
+  func describe(_ entry: TimelineEntry, _ definitions: TraceDefinitions) -> String? {
     func matches(time: UInt64, thread: UInt32, keys: [PropertyKey], labels: [UInt32]) -> Bool {
       if time < filter.from || time > filter.to { return false }
       if let wanted = filter.thread, wanted != thread { return false }
       if let wanted = filter.object, !keys.contains(where: { $0.object == wanted }) { return false }
-      if let wanted = filter.property, !keys.contains(where: { definitions.propertyName($0.property) == wanted }) {
+      if let wanted = filter.property, !keys.contains(where: { propertyName($0.property, definitions) == wanted }) {
         return false
       }
-      if let wanted = filter.scope, !labels.contains(where: { label($0) == wanted }) { return false }
+      if let wanted = filter.scope, !labels.contains(where: { label($0, definitions) == wanted }) { return false }
       return true
     }
     func prefix(_ time: UInt64, _ thread: UInt32) -> String {
@@ -106,8 +155,11 @@ enum TimelineCommand: TraceCommand {
     switch entry {
     case .run(let run):
       guard matches(time: run.begin, thread: run.thread, keys: run.reads, labels: [run.label]) else { return nil }
-      let reads = run.reads.isEmpty ? "read nothing" : "read " + run.reads.map(object).joined(separator: ", ")
-      return prefix(run.begin, run.thread) + "run \(label(run.label)) (\(run.kind), #\(run.scope)) \(reads)"
+      let reads =
+        run.reads.isEmpty
+        ? "read nothing" : "read " + run.reads.map { object($0, definitions) }.joined(separator: ", ")
+      return prefix(run.begin, run.thread)
+        + "run \(label(run.label, definitions)) (\(run.kind), #\(run.scope)) \(reads)"
         + (run.redundant ? "  [redundant: nothing it read changed]" : "")
     case .write(let write):
       guard matches(time: write.time, thread: write.thread, keys: [write.key], labels: write.fired.map(\.label)) else {
@@ -122,21 +174,23 @@ enum TimelineCommand: TraceCommand {
       let fired =
         write.fired.isEmpty
         ? "invalidated nothing"
-        : "invalidated " + write.fired.map { "\(label($0.label)) (#\($0.scope))" }.joined(separator: ", ")
-      var line = prefix(write.time, write.thread) + "write \(object(write.key)) \(outcome) → \(fired)"
+        : "invalidated " + write.fired.map { "\(label($0.label, definitions)) (#\($0.scope))" }.joined(separator: ", ")
+      var line = prefix(write.time, write.thread) + "write \(object(write.key, definitions)) \(outcome) → \(fired)"
       if write.outcome == .unchanged && !write.fired.isEmpty { line += "  [wasted]" }
-      if let site = definitions.site(ofStack: write.stack) { line += "  at \(SiteFormatting.describe(site))" }
+      line += site(write.stack, definitions)
       return line
     case .staleRead(let time, let thread, let key, let stack):
       guard matches(time: time, thread: thread, keys: [key], labels: []) else { return nil }
-      var line = prefix(time, thread) + "STALE read \(object(key)) inside its own willSet: saw the old value"
-      if let site = definitions.site(ofStack: stack) { line += "  at \(SiteFormatting.describe(site))" }
+      var line =
+        prefix(time, thread) + "STALE read \(object(key, definitions)) inside its own willSet: saw the old value"
+      line += site(stack, definitions)
       return line
     case .unexplainedFire(let time, let thread, let scope, let labelID):
       guard matches(time: time, thread: thread, keys: [], labels: [labelID]), filter.object == nil,
         filter.property == nil
       else { return nil }
-      return prefix(time, thread) + "fired \(label(labelID)) (#\(scope)) with no write in progress (object freed?)"
+      return prefix(time, thread)
+        + "fired \(label(labelID, definitions)) (#\(scope)) with no write in progress (object freed?)"
     }
   }
 }

@@ -1,9 +1,15 @@
 /// Builds the payload of one thread's events chunk: a small header, then events with delta timestamps, each
 /// preceded by the definitions it uses that this chunk has not yet stated. Restating definitions per chunk is
 /// what lets a reader decode the chunks after a damaged one.
+///
+/// The flusher calls `append` once per recorded event, so it does no allocation, no class access and no dynamic
+/// exclusivity check in the common case: bytes go into a buffer sized once per chunk, and an event about the
+/// same object, property, scope and stack as an earlier one of this chunk skips the definitions table.
 public struct ChunkEncoder {
-  /// The encoded definitions and events so far (without the chunk's header).
-  public private(set) var bytes: [UInt8] = []
+  /// The encoded definitions and events so far (without the chunk's header), in `storage[0..<byteCount]`.
+  private var storage: [UInt8]
+  /// How many bytes `append` has written so far.
+  public private(set) var byteCount = 0
   public private(set) var eventCount = 0
   public let thread: UInt32
   public let osThreadID: Int32
@@ -11,32 +17,70 @@ public struct ChunkEncoder {
   public let firstTime: UInt64
   private var lastTime: UInt64
   private let generation: UInt32
+  /// The last object, property, scope and stack this chunk has stated (0: none): runs of events about one object
+  /// and property are the rule, and they need no look-up.
+  private var statedObject: UInt32 = 0
+  private var statedProperty: UInt32 = 0
+  private var statedScope: UInt32 = 0
+  private var statedStack: UInt32 = 0
+
+  /// The most bytes one event takes: kind, flags, mask, a 64-bit delta and six 32-bit fields as varints.
+  static let maximumEventSize = 3 + 10 + 6 * 5
 
   /// Starts a chunk for `thread`; `sequence` numbers the thread's chunks from 0, and `firstTime` is the absolute
-  /// time (nanoseconds since the recording started) that the first event's delta is taken from.
-  public init(thread: UInt32, osThreadID: Int32, sequence: UInt64, firstTime: UInt64, stamps: DefinitionStamps) {
+  /// time (nanoseconds since the recording started) that the first event's delta is taken from. `capacity`: the
+  /// bytes to allocate at once (the chunk's expected size; more are allocated if needed).
+  public init(
+    thread: UInt32, osThreadID: Int32, sequence: UInt64, firstTime: UInt64, stamps: DefinitionStamps,
+    capacity: Int = 64 << 10
+  ) {
     self.thread = thread
     self.osThreadID = osThreadID
     self.sequence = sequence
     self.firstTime = firstTime
     self.lastTime = firstTime
     self.generation = stamps.nextGeneration()
-    bytes.reserveCapacity(64 << 10)
+    // Uninitialized: every byte below `byteCount` is written before it is read.
+    let capacity = max(capacity, Self.maximumEventSize)
+    storage = [UInt8](unsafeUninitializedCapacity: capacity) { _, count in count = capacity }
   }
+
+  /// The encoded definitions and events so far (without the chunk's header).
+  public var bytes: [UInt8] { Array(storage[0..<byteCount]) }
 
   /// The chunk's payload: its header (thread, OS thread id, sequence, events the thread dropped since its
   /// previous chunk, first time, flags), then the encoded items.
   public func payload(droppedSinceLastChunk: UInt64, threadEnded: Bool = false) -> [UInt8] {
     var payload: [UInt8] = []
-    payload.reserveCapacity(bytes.count + 32)
+    payload.reserveCapacity(byteCount + 32)
     payload.appendVarint(thread)
     payload.appendVarint(UInt32(bitPattern: osThreadID))
     payload.appendVarint(sequence)
     payload.appendVarint(droppedSinceLastChunk)
     payload.appendVarint(firstTime)
     payload.append(threadEnded ? ChunkFlags.threadEnded : 0)
-    payload.append(contentsOf: bytes)
+    payload.append(contentsOf: storage[0..<byteCount])
     return payload
+  }
+
+  /// Room for `count` more bytes, growing the buffer by doubling (rare: it starts at 64 KiB).
+  @inline(__always)
+  private mutating func reserve(_ count: Int) {
+    if byteCount + count > storage.count { grow(byteCount + count) }
+  }
+
+  @inline(never)
+  private mutating func grow(_ needed: Int) {
+    storage.append(contentsOf: repeatElement(0, count: max(needed, storage.count * 2) - storage.count))
+  }
+
+  /// Appends bytes built elsewhere (definitions: once per chunk per id).
+  private mutating func write(_ bytes: [UInt8]) {
+    reserve(bytes.count)
+    storage.withUnsafeMutableBufferPointer { buffer in
+      for (offset, byte) in bytes.enumerated() { buffer[byteCount + offset] = byte }
+    }
+    byteCount += bytes.count
   }
 
   /// Appends one event, stating first any definition it needs.
@@ -48,9 +92,15 @@ public struct ChunkEncoder {
     kind: UInt8, flags: UInt8, time: UInt64, depth: UInt16, object: UInt32, key: UInt32, scope: UInt32, aux: UInt32,
     stack: UInt32, definitions: TraceDefinitionSource, stamps: DefinitionStamps
   ) {
-    define(kind: kind, object: object, key: key, scope: scope, aux: aux, stack: stack, definitions, stamps)
+    let carriesObjectType = Self.carriesObjectType(kind)
+    // The common case (an access, willSet or didSet of what the previous event was about) states nothing.
+    if !(carriesObjectType && object == statedObject && key == statedProperty && scope == statedScope
+      && stack == statedStack)
+    {
+      define(kind: kind, object: object, key: key, scope: scope, aux: aux, stack: stack, definitions, stamps)
+    }
     let time = max(time, lastTime)
-    let auxIsObjectType = object != 0 && Self.carriesObjectType(kind)
+    let auxIsObjectType = object != 0 && carriesObjectType
     var mask: UInt8 = 0
     if depth != 0 { mask |= 1 }
     if object != 0 { mask |= 2 }
@@ -58,8 +108,10 @@ public struct ChunkEncoder {
     if scope != 0 { mask |= 8 }
     if aux != 0 && !auxIsObjectType { mask |= 16 }
     if stack != 0 { mask |= 32 }
-    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { buffer in
-      var count = 0
+    reserve(Self.maximumEventSize)
+    let delta = time - lastTime
+    byteCount = storage.withUnsafeMutableBufferPointer { buffer in
+      var count = byteCount
       @inline(__always) func put(_ value: UInt64) {
         var value = value
         while value >= 0x80 {
@@ -70,18 +122,18 @@ public struct ChunkEncoder {
         buffer[count] = UInt8(value)
         count += 1
       }
-      buffer[0] = kind
-      buffer[1] = flags
-      buffer[2] = mask
-      count = 3
-      put(time - lastTime)
+      buffer[count] = kind
+      buffer[count + 1] = flags
+      buffer[count + 2] = mask
+      count += 3
+      put(delta)
       if mask & 1 != 0 { put(UInt64(depth)) }
       if mask & 2 != 0 { put(UInt64(object)) }
       if mask & 4 != 0 { put(UInt64(key)) }
       if mask & 8 != 0 { put(UInt64(scope)) }
       if mask & 16 != 0 { put(UInt64(aux)) }
       if mask & 32 != 0 { put(UInt64(stack)) }
-      bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[0..<count]))
+      return count
     }
     lastTime = time
     eventCount += 1
@@ -99,25 +151,26 @@ public struct ChunkEncoder {
     _ definitions: TraceDefinitionSource, _ stamps: DefinitionStamps
   ) {
     guard let kind = EventKind(rawValue: kind) else { return }
+    var bytes: [UInt8] = []
     switch kind {
     case .access, .willSet, .didSet, .objectCreated, .objectFreed:
       if object != 0, aux != 0, stamps.mark(.object, object, generation) {
-        defineType(aux, definitions, stamps)
+        defineType(aux, definitions, stamps, into: &bytes)
         bytes.append(DefinitionTag.object.rawValue)
         bytes.appendVarint(object)
         bytes.appendVarint(aux)
       }
-      if key != 0 { defineProperty(key, definitions, stamps) }
+      if key != 0 { defineProperty(key, definitions, stamps, into: &bytes) }
     case .trackingFired:
-      if key != 0 { defineProperty(key, definitions, stamps) }
+      if key != 0 { defineProperty(key, definitions, stamps, into: &bytes) }
     case .scopeBegin:
-      if key != 0 { defineLabel(key, definitions, stamps) }
+      if key != 0 { defineLabel(key, definitions, stamps, into: &bytes) }
     case .observationsRun:
-      if aux != 0 { defineType(aux, definitions, stamps) }
+      if aux != 0 { defineType(aux, definitions, stamps, into: &bytes) }
     case .scopeEnd, .trackingInstalled, .trackingCancelled, .observationsEnd:
       break
     }
-    if scope != 0 { defineScope(scope, definitions, stamps) }
+    if scope != 0 { defineScope(scope, definitions, stamps, into: &bytes) }
     if stack != 0, stamps.mark(.stack, stack, generation) {
       let frames = definitions.stack(stack)
       bytes.append(DefinitionTag.stack.rawValue)
@@ -125,18 +178,30 @@ public struct ChunkEncoder {
       bytes.appendVarint(frames.count)
       for frame in frames { bytes.appendVarint(frame) }
     }
+    if !bytes.isEmpty { write(bytes) }
+    // Remember what is now stated, for `append`'s fast path: an object counts once its type was given with it.
+    if Self.carriesObjectType(kind.rawValue) && object != 0 && aux != 0 {
+      statedObject = object
+      statedProperty = key
+      statedScope = scope
+      statedStack = stack
+    }
   }
 
-  private mutating func defineType(_ id: UInt32, _ definitions: TraceDefinitionSource, _ stamps: DefinitionStamps) {
+  private func defineType(
+    _ id: UInt32, _ definitions: TraceDefinitionSource, _ stamps: DefinitionStamps, into bytes: inout [UInt8]
+  ) {
     guard id != 0, stamps.mark(.type, id, generation) else { return }
     bytes.append(DefinitionTag.type.rawValue)
     bytes.appendVarint(id)
     bytes.appendString(definitions.typeName(id))
   }
 
-  private mutating func defineProperty(_ id: UInt32, _ definitions: TraceDefinitionSource, _ stamps: DefinitionStamps) {
+  private func defineProperty(
+    _ id: UInt32, _ definitions: TraceDefinitionSource, _ stamps: DefinitionStamps, into bytes: inout [UInt8]
+  ) {
     guard stamps.mark(.property, id, generation), let property = definitions.property(id) else { return }
-    defineType(property.rootType, definitions, stamps)
+    defineType(property.rootType, definitions, stamps, into: &bytes)
     bytes.append(DefinitionTag.property.rawValue)
     bytes.appendVarint(id)
     bytes.appendVarint(property.rootType)
@@ -144,16 +209,20 @@ public struct ChunkEncoder {
     bytes.appendVarint(property.getterAddress)
   }
 
-  private mutating func defineLabel(_ id: UInt32, _ definitions: TraceDefinitionSource, _ stamps: DefinitionStamps) {
+  private func defineLabel(
+    _ id: UInt32, _ definitions: TraceDefinitionSource, _ stamps: DefinitionStamps, into bytes: inout [UInt8]
+  ) {
     guard stamps.mark(.label, id, generation) else { return }
     bytes.append(DefinitionTag.label.rawValue)
     bytes.appendVarint(id)
     bytes.appendString(definitions.label(id))
   }
 
-  private mutating func defineScope(_ id: UInt32, _ definitions: TraceDefinitionSource, _ stamps: DefinitionStamps) {
+  private func defineScope(
+    _ id: UInt32, _ definitions: TraceDefinitionSource, _ stamps: DefinitionStamps, into bytes: inout [UInt8]
+  ) {
     guard stamps.mark(.scope, id, generation), let scope = definitions.scope(id) else { return }
-    defineLabel(scope.label, definitions, stamps)
+    defineLabel(scope.label, definitions, stamps, into: &bytes)
     bytes.append(DefinitionTag.scope.rawValue)
     bytes.appendVarint(id)
     bytes.append(scope.kind.rawValue)
@@ -165,10 +234,13 @@ public struct ChunkEncoder {
 /// Which chunk last stated each definition, shared by the flusher's open chunks. A definition is restated when
 /// the chunk that last stated it is not the one being written; interleaved chunks may state one twice, which is
 /// harmless.
+///
+/// Used by the flusher's thread only; its storage is exempt from dynamic exclusivity checks (each costs a
+/// thread-local look-up), which holds because no call here reenters it.
 public final class DefinitionStamps {
   enum Space: Int, CaseIterable { case type, property, label, object, stack, scope }
-  private var stamps: [[UInt32]] = Array(repeating: [], count: Space.allCases.count)
-  private var generation: UInt32 = 0
+  @exclusivity(unchecked) private var stamps: [[UInt32]] = Array(repeating: [], count: Space.allCases.count)
+  @exclusivity(unchecked) private var generation: UInt32 = 0
 
   public init() {}
 

@@ -144,7 +144,7 @@ final class Flusher: @unchecked Sendable {
       let hasNewDrops = obstrace_ring_dropped(ring) != obstrace_ring_flushed_dropped(ring)
       if (hasNewDrops || orphaned) && pending[ring] == nil { pending[ring] = newChunk(for: ring, firstTime: now) }
       if let chunk = pending[ring],
-        final || orphaned || hasNewDrops || chunk.encoder.bytes.count >= Self.chunkTarget
+        final || orphaned || hasNewDrops || chunk.encoder.byteCount >= Self.chunkTarget
           || now &- chunk.startedAt >= Self.maximumChunkAge
       {
         finish(ring, threadEnded: orphaned)
@@ -166,6 +166,8 @@ final class Flusher: @unchecked Sendable {
       let definitions = self.definitions
       let tapping = RecordingTaps.activeTaps.load(ordering: .acquiring) > 0
       let thread = obstrace_ring_thread_id(ring)
+      let clock = self.clock  // a local copy: no exclusivity check per event
+      let stamps = self.stamps
       var lastTime = lastTimes[thread] ?? 0
       defer { lastTimes[thread] = lastTime }
       for record in records {
@@ -180,7 +182,7 @@ final class Flusher: @unchecked Sendable {
           scope: record.scope, aux: tagged && record.kind == EventKind.objectCreated.rawValue ? 0 : record.aux,
           stack: record.stack, definitions: definitions, stamps: stamps)
         if tapping { RecordingTaps.route(record, time: time, thread: thread) }
-        if chunk.encoder.bytes.count >= Self.chunkTarget {
+        if chunk.encoder.byteCount >= Self.chunkTarget {
           // Closed at once, not after the batch (up to a ring of events): a reader refuses events chunks past
           // `TraceFormat.maximumEventsChunkSize`, and this keeps every chunk near the target.
           pending[ring] = chunk
@@ -189,7 +191,7 @@ final class Flusher: @unchecked Sendable {
         }
       }
       obstrace_ring_consume(ring, count)
-      if chunk.encoder.eventCount > 0 || chunk.encoder.bytes.count > 0 { pending[ring] = chunk }
+      if chunk.encoder.eventCount > 0 || chunk.encoder.byteCount > 0 { pending[ring] = chunk }
     }
   }
 
@@ -197,7 +199,8 @@ final class Flusher: @unchecked Sendable {
     PendingChunk(
       encoder: ChunkEncoder(
         thread: obstrace_ring_thread_id(ring), osThreadID: obstrace_ring_os_thread_id(ring),
-        sequence: obstrace_ring_chunk_sequence(ring), firstTime: firstTime, stamps: stamps),
+        sequence: obstrace_ring_chunk_sequence(ring), firstTime: firstTime, stamps: stamps,
+        capacity: Self.chunkTarget + (4 << 10)),
       startedAt: clock.nanoseconds(obstrace_clock()))
   }
 

@@ -1,3 +1,4 @@
+import CObsTraceRing
 import Foundation
 import ObsTrace
 import ObsTraceFixtureModels
@@ -93,6 +94,26 @@ struct RecorderTests {
       _ = counter.count
     }
     #expect(trace.propertyEvents == ["willSet Counter.count", "didSet Counter.count", "access Counter.count"])
+  }
+
+  @Test("a read takes its thread's previous time; the clock is read again after OBSTRACE_UNTIMED_READS events")
+  func readsSkipTheClock() throws {
+    let counter = Counter()
+    let limit = Int(OBSTRACE_UNTIMED_READS)
+    let trace = try RecordingSupport.record(options: RecordingOptions(backtraces: .off)) {
+      counter.count = 1
+      for _ in 0..<(limit * 4) { _ = counter.count }
+    }
+    let write = try #require(trace.events(.willSet).first)
+    let reads = trace.events(.access)
+    #expect(reads.count == limit * 4)
+    // The didSet and the next `limit - 1` reads follow the willSet's clock read without one of their own.
+    #expect(trace.events(.didSet).first?.time == write.time)
+    #expect(reads.prefix(limit - 1).allSatisfy { $0.time == write.time })
+    // Then the clock is read once `limit` events have gone without it: times never go back, and they move on.
+    #expect(zip(reads, reads.dropFirst()).allSatisfy { $0.time <= $1.time })
+    #expect(reads[limit - 1].time > write.time)
+    #expect(Set(reads.map(\.time)).count == 4)
   }
 
   @Test("a _modify that leaves an Equatable value unchanged is marked, without recording the comparison's reads")

@@ -14,6 +14,8 @@ uint64_t obstrace_bench_rdtsc(uint64_t n);
 uint64_t obstrace_bench_clock_gettime(uint64_t n);
 /// CLOCK_MONOTONIC in nanoseconds.
 uint64_t obstrace_bench_now(void);
+/// The CPU time (user + system) of the whole process, every thread, in nanoseconds (getrusage RUSAGE_SELF).
+uint64_t obstrace_bench_process_cpu(void);
 /// The peak resident set size of the children this process waited for, in KiB.
 long obstrace_bench_children_max_rss(void);
 #endif

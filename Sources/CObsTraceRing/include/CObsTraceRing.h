@@ -45,6 +45,9 @@ typedef struct obstrace_record {
 #define OBSTRACE_FOREIGN_STACK_DEPTH 16
 /// What `obstrace_foreign_scope_at` returns when a read is inside tracking ObsTrace has not seen yet.
 #define OBSTRACE_NEW_FOREIGN_SCOPE UINT32_MAX
+/// A read takes its thread's previous event time unless this many events were stored since the clock was last
+/// read (docs/trace-format.md, "Choices": what the timeline's order then promises).
+#define OBSTRACE_UNTIMED_READS 32
 
 /// A thread's ring and the little per-thread state the Swift layer keeps beside it. Allocated once per thread
 /// (cache-line aligned), handed to the flusher when the thread exits.
@@ -59,6 +62,8 @@ typedef struct obstrace_ring {
   uint32_t suppress_access;  ///< > 0 while ObsTrace itself reads a property (the unchanged-value check)
   uint32_t writing_object;   ///< the willSet in progress on this thread, for `fired` events
   uint32_t writing_key;
+  uint32_t untimed_run;      ///< events stored since the last clock read (reads skip the clock until the limit)
+  uint32_t reserved_producer;
   uint32_t scope_stack[OBSTRACE_SCOPE_STACK_DEPTH];
   /// Observation's tracking pointer (`_swift_observation_tls_get()`) inside each of ObsTrace's open scopes: a read
   /// that sees this value is the scope's own; any other non-null value is tracking ObsTrace does not own.
@@ -149,7 +154,9 @@ static inline obstrace_ring *obstrace_current_ring(void) {
 }
 
 /// Stores one record in the calling thread's ring: the clock read (or, untimed, the previous record's time)
-/// and the fields, then publishes it. Returns false only when the event was dropped.
+/// and the fields, then publishes it. Returns false only when the event was dropped. `timed` is false for events
+/// that may take their thread's previous time: a didSet, a scope's installation, a read (until
+/// OBSTRACE_UNTIMED_READS events have passed without a clock read).
 static inline __attribute__((always_inline)) bool obstrace_store(bool timed, uint8_t kind, uint8_t flags,
                                                                   uint32_t object, uint32_t key, uint32_t scope,
                                                                   uint32_t aux, uint32_t stack) {
@@ -161,7 +168,13 @@ static inline __attribute__((always_inline)) bool obstrace_store(bool timed, uin
   }
   obstrace_record *slot = &ring->slots[head & ring->mask];
   // Untimed: the previous slot is the flusher's to read, never to write, so reading its time is safe.
-  slot->time = timed || head == 0 ? obstrace_clock() : ring->slots[(head - 1) & ring->mask].time;
+  if (timed || head == 0) {
+    slot->time = obstrace_clock();
+    ring->untimed_run = 0;
+  } else {
+    slot->time = ring->slots[(head - 1) & ring->mask].time;
+    ring->untimed_run++;
+  }
   slot->kind = kind;
   slot->flags = flags;
   slot->depth = (uint16_t)ring->scope_depth;
@@ -243,7 +256,8 @@ static inline int obstrace_emit_access(uint32_t object, uint32_t key, uint32_t t
     if (__atomic_load_n(&obstrace_stack_level_flag, __ATOMIC_RELAXED) != 0) return 2;
     flags |= 2;
   }
-  obstrace_emit(1, flags, object, key, scope, type, 0);
+  // A read skips the clock: it takes the time of its thread's previous event, unless that is too far back.
+  obstrace_store(ring->untimed_run >= OBSTRACE_UNTIMED_READS, 1, flags, object, key, scope, type, 0);
   return 0;
 }
 
