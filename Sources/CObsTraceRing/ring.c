@@ -371,3 +371,11 @@ int obstrace_capture_stack(uintptr_t *frames, int capacity, int skip) {
   if (ring == NULL || ring->stack_high == 0) return 0;
   return obstrace_walk_frames(__builtin_frame_address(0), ring->stack_low, ring->stack_high, frames, capacity, skip);
 }
+
+uintptr_t obstrace_return_address(int level) {
+  obstrace_ring *ring = obstrace_current_ring();
+  if (ring == NULL || ring->stack_high == 0 || level < 0 || level > 6) return 0;
+  uintptr_t frames[8];
+  int count = obstrace_walk_frames(__builtin_frame_address(0), ring->stack_low, ring->stack_high, frames, level + 1, 0);
+  return count == level + 1 ? frames[level] : 0;
+}

@@ -13,10 +13,12 @@ public enum Observation {
   public typealias Observations<Element: Sendable, Failure: Error> = ObsTraceRecorder.Observations<Element, Failure>
 
   /// `Observation.withObservationTracking(_:onChange:)`, traced; see the unqualified form.
+  @inline(never)  // its frame is where its call site is found
   public static func withObservationTracking<T>(
     _ apply: () -> T, onChange: @autoclosure () -> @Sendable () -> Void
   ) -> T {
-    TracedTracking.withObservationTracking(apply, onChange: onChange(), label: .caller)
+    TracedTracking.withObservationTracking(
+      apply, onChange: onChange(), label: .callSite(CallSite.returnAddressOfCaller()))
   }
 }
 
@@ -25,10 +27,12 @@ public enum Observation {
 /// call site (`Module/File.swift:line`, resolved from the caller's return address when recording stops).
 ///
 /// The signature is Observation's own, so that this declaration shadows it in files that import ObsTrace.
+@inline(never)  // its frame is where its call site is found
 public func withObservationTracking<T>(
   _ apply: () -> T, onChange: @autoclosure () -> @Sendable () -> Void
 ) -> T {
-  TracedTracking.withObservationTracking(apply, onChange: onChange(), label: .caller)
+  TracedTracking.withObservationTracking(
+    apply, onChange: onChange(), label: .callSite(CallSite.returnAddressOfCaller()))
 }
 
 /// `withObservationTracking(_:onChange:)` recorded as a scope with a name of your choosing

@@ -41,6 +41,8 @@ final class Interner: Sendable {
     /// Labels that are call sites: label id → the stack to find the site in, and back.
     var callerLabels: [UInt32: UInt32] = [:]
     var callerLabelIDs: [UInt32: UInt32] = [:]
+    /// Labels of call sites, by the address the traced function returns to.
+    var callSiteLabelIDs: [UInt: UInt32] = [:]
   }
 
   let tables = LockedValue(Tables())
@@ -105,6 +107,33 @@ final class Interner: Sendable {
       let id = UInt32(tables.labels.count)
       tables.labels.append(label)
       tables.labelIDs[label] = id
+      return id
+    }
+  }
+
+  /// The label of the scopes begun from the call site that returns to `returnAddress`: one label per call site,
+  /// however the program got there. The stack captured the first time is kept to name it at stop (its first frame
+  /// of user code is the call site). Without a return address: the label of the stack.
+  func callSiteLabelID(returnAddress: UInt) -> UInt32 {
+    guard returnAddress != 0, let key = UnsafeRawPointer(bitPattern: returnAddress) else {
+      return callerLabelID(stack: StackCapture.current(minimumDepth: 12))
+    }
+    // The per-thread pointer cache: code addresses are never the key paths' or types' addresses it also holds.
+    let cached = obstrace_cached_id(key)
+    if cached != 0 { return cached }
+    let known = tables.withLock { $0.callSiteLabelIDs[returnAddress] }
+    let id = known ?? callSiteLabelIDLocked(returnAddress, stack: StackCapture.current(minimumDepth: 12))
+    obstrace_cache_id(key, id)
+    return id
+  }
+
+  private func callSiteLabelIDLocked(_ returnAddress: UInt, stack: UInt32) -> UInt32 {
+    tables.withLock { tables in
+      if let id = tables.callSiteLabelIDs[returnAddress] { return id }
+      let id = UInt32(tables.labels.count)
+      tables.labels.append(stack == 0 ? "<unknown call site>" : "<call site of stack #\(stack)>")
+      tables.callSiteLabelIDs[returnAddress] = id
+      tables.callerLabels[id] = stack
       return id
     }
   }

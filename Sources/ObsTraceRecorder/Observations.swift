@@ -101,16 +101,18 @@ public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Se
   /// The label of every run: the call site of the initializer, or a name.
   let label: UInt32
 
-  init(emit: Emit, name: String?) {
+  init(emit: Emit, name: String?, callSite: UInt = 0) {
     self.emit = emit
     self.shared = Shared()
     Recorder.startFromEnvironmentIfNeeded()
-    self.label = ScopeLabel.intern(name)
+    self.label = ScopeLabel.intern(name, callSite: callSite)
   }
 
   /// A sequence of the values of `emit`: the first at once, then one each time something it read changes.
+  @inline(never)  // its frame is where its call site is found
   public init(@_inheritActorContext _ emit: @escaping @isolated(any) @Sendable () throws(Failure) -> Element) {
-    self.init(emit: .element(emit), name: nil)
+    Recorder.startFromEnvironmentIfNeeded()
+    self.init(emit: .element(emit), name: nil, callSite: CallSite.returnAddressOfCaller())
   }
 
   /// The same, with runs labelled `name` in traces instead of the call site.
@@ -121,10 +123,12 @@ public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Se
   }
 
   /// A sequence that ends when `emit` returns `.finish` (or throws).
+  @inline(never)  // its frame is where its call site is found
   public static func untilFinished(
     @_inheritActorContext _ emit: @escaping @isolated(any) @Sendable () throws(Failure) -> Iteration
   ) -> Observations<Element, Failure> {
-    Observations(emit: .iteration(emit), name: nil)
+    Recorder.startFromEnvironmentIfNeeded()
+    return Observations(emit: .iteration(emit), name: nil, callSite: CallSite.returnAddressOfCaller())
   }
 
   /// `untilFinished` with runs labelled `name`.

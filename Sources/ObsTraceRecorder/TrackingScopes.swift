@@ -2,18 +2,33 @@ import CObsTraceRing
 import ObsTraceFormat
 import Observation
 
-/// Where a scope's label comes from: its call site (the first frame of user code on the stack, resolved to
-/// `Module/File.swift:line` at stop), or a name.
+/// Where a scope's label comes from: its call site (resolved to `Module/File.swift:line` at stop), or a name.
 public enum ScopeLabel: Sendable {
-  case caller
+  /// The call site of the traced function the user called, as the address it returns to
+  /// (`CallSite.returnAddressOfCaller()`). One call site is one label, whatever path led to it; 0 (unknown): the
+  /// first frame of user code on the stack.
+  case callSite(UInt)
   case name(String)
   /// A label interned earlier (an `Observations` sequence labels every value's run with its init's call site).
   case interned(UInt32)
 
-  /// Interns the label now: a name, or the caller's call site.
-  static func intern(_ name: String?) -> UInt32 {
+  /// Interns the label now: a name, or the call site.
+  static func intern(_ name: String?, callSite: UInt) -> UInt32 {
     if let name { return Interner.shared.labelID(name) }
-    return Interner.shared.callerLabelID(stack: StackCapture.current(minimumDepth: 12))
+    return Interner.shared.callSiteLabelID(returnAddress: callSite)
+  }
+}
+
+/// The call sites of ObsTrace's public entry points.
+public enum CallSite {
+  /// The address the function that calls this one returns to: its caller's call site. 0 when not recording or
+  /// when the frame-pointer chain cannot be followed. Call it directly from the body of a function that is never
+  /// inlined, so that the frames between are fixed: this function, then its caller.
+  @inline(never)
+  public static func returnAddressOfCaller() -> UInt {
+    guard obstrace_is_enabled() else { return 0 }
+    // Levels up from the C function: 0 returns into this function, 1 into its caller, 2 into the caller's caller.
+    return obstrace_return_address(2)
   }
 }
 
@@ -33,10 +48,10 @@ public enum TrackingScopes {
     case .name(let name):
       labelID = Interner.shared.labelID(name)
       if obstrace_stack_level() >= 1 { stack = StackCapture.current() }
-    case .caller:
-      // The call site is found in the stack whatever the backtrace level: a label is not optional.
-      stack = StackCapture.current(minimumDepth: 12)
-      labelID = Interner.shared.callerLabelID(stack: stack)
+    case .callSite(let returnAddress):
+      // Interned by the call site's address: a scope from a known site costs no stack walk when stacks are off.
+      labelID = Interner.shared.callSiteLabelID(returnAddress: returnAddress)
+      if obstrace_stack_level() >= 1 { stack = StackCapture.current() }
     case .interned(let id):
       labelID = id
     }

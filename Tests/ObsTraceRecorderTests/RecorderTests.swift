@@ -14,6 +14,22 @@ final class LocalModel {
   var other = 0
 }
 
+/// One call site of `withObservationTracking`, reached by two paths (two different stacks).
+enum CallSitePaths {
+  static let line = #line + 3
+  @inline(never)
+  static func track(_ model: LocalModel) -> Int {
+    withObservationTracking {
+      model.value
+    } onChange: {
+    }
+  }
+  @inline(never)
+  static func first(_ model: LocalModel) -> Int { track(model) }
+  @inline(never)
+  static func second(_ model: LocalModel) -> Int { track(model) + 1 }
+}
+
 /// Seed 004's observer: re-observes from `onChange`, which runs inside the willSet, so the re-read is stale.
 final class ImmediateObserver: @unchecked Sendable {
   let model: LocalModel
@@ -182,6 +198,23 @@ struct RecorderTests {
     #expect(fire.scope == begin.scope)
     #expect(trace.propertyName(fire) == "LocalModel.value")
     #expect(fire.object == trace.events(.objectCreated).first?.object ?? fire.object)
+  }
+
+  @Test(
+    "one call site reached by two paths is one label, named after the call site, whatever the backtrace level",
+    arguments: RecordingOptions.Backtraces.allCases)
+  func oneLabelPerCallSite(backtraces: RecordingOptions.Backtraces) throws {
+    let model = LocalModel()
+    let trace = try RecordingSupport.record(options: RecordingOptions(backtraces: backtraces)) {
+      _ = CallSitePaths.first(model)
+      _ = CallSitePaths.second(model)
+      _ = CallSitePaths.first(model)
+    }
+    let begins = trace.events(.scopeBegin)
+    #expect(begins.count == 3)
+    #expect(Set(begins.map(\.key)).count == 1)
+    #expect(
+      trace.definitions.labelName(begins[0].key) == "ObsTraceRecorderTests/RecorderTests.swift:\(CallSitePaths.line)")
   }
 
   @Test("a scope that reads nothing installs nothing, as for real; a named scope keeps its name")

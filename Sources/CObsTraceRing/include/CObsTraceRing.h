@@ -450,6 +450,11 @@ uint64_t obstrace_wall_clock_nanoseconds(void);
 /// pointer that is null, misaligned, not above the previous one or too far from it ends the walk.
 int obstrace_capture_stack(uintptr_t *frames, int capacity, int skip);
 
+/// A return address `level` frames up the frame-pointer chain (0: where this function returns to in its caller,
+/// 1: where that caller returns to, and so on), validated as `obstrace_capture_stack` validates a walk; 0 when the
+/// chain does not reach it or this thread has no ring.
+uintptr_t obstrace_return_address(int level);
+
 /// The walk itself, from frame record `start` within [low, high): what `obstrace_capture_stack` does from its own
 /// frame, exposed so that tests can hand it corrupt chains.
 int obstrace_walk_frames(const void *start, uintptr_t low, uintptr_t high, uintptr_t *frames, int capacity,

@@ -17,7 +17,20 @@ import Observation
   print(counter.count)  // site: read count
 }
 
+@inline(never) func track(_ counter: Counter) {
+  // Not in tail position: an optimized build turns a call in tail position into a jump, which leaves no frame.
+  let count = withObservationTracking {  // site: tracking
+    counter.items.count
+  } onChange: {
+  }
+  print(count)
+}
+@inline(never) func firstPath(_ counter: Counter) { track(counter) }
+@inline(never) func secondPath(_ counter: Counter) { track(counter) }
+
 let counter = Counter()
 try Recorder.start(to: CommandLine.arguments[1], options: RecordingOptions(backtraces: .all))
 writeEveryWay(counter)
+firstPath(counter)
+secondPath(counter)
 Recorder.stop()
