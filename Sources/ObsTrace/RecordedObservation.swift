@@ -22,6 +22,8 @@ public struct RecordedObservation: Sendable {
 
   /// Runs of the scope labelled `scope` (`"FirstView.body"`, or a call site `"Module/File.swift:12"`).
   public func runs(of scope: String) -> Int { scopeStatistics(scope)?.runs ?? 0 }
+  /// Instances of `scope`: a harness, an iterator, an observer re-tracked after each fire is one.
+  public func instances(of scope: String) -> Int { scopeStatistics(scope)?.instances ?? 0 }
   /// Times runs of `scope` were invalidated.
   public func invalidations(ofScope scope: String) -> Int { scopeStatistics(scope)?.invalidations ?? 0 }
   /// Runs of `scope` that read nothing that really changed since its previous run.

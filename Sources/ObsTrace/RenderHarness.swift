@@ -16,6 +16,8 @@ public final class RenderHarness<Output>: @unchecked Sendable {
   public let name: String
   private let body: () -> Output
   private let state = LockedValue(State())
+  /// Every render continues this one instance in the trace, whatever it reads.
+  private let instance = TracedTracking.newInstance()
 
   struct State {
     var runs = 0
@@ -44,9 +46,11 @@ public final class RenderHarness<Output>: @unchecked Sendable {
       $0.dirty = false
     }
     // Weak: the model's registrar holds this handler; a strong harness would keep the model alive through its body.
-    return withObservationTracking(named: name, body) { [weak self] in
-      self?.invalidated()
-    }
+    return TracedTracking.withObservationTracking(
+      body,
+      onChange: { [weak self] in
+        self?.invalidated()
+      }, label: .name(name), instance: .continuing(instance))
   }
 
   private func invalidated() {

@@ -42,8 +42,8 @@ public struct PropertyStatistics: Sendable, Equatable {
 /// Counts for one scope label (all the runs that carry it).
 public struct ScopeStatistics: Sendable, Equatable {
   public var kind: ScopeKind
-  /// Distinct instances: a label and the set of objects a run read (two views of one kind on two models are
-  /// two instances).
+  /// Distinct instances, as recorded at the source (a harness, an iterator, an observer re-tracked after its
+  /// fire; see docs/analysis.md).
   public var instances = 0
   public var runs = 0
   /// Times a run of this scope was fired by a write.
@@ -62,6 +62,8 @@ public struct ScopeStatistics: Sendable, Equatable {
   public var isolations: [UInt32: Int] = [:]
   /// For `Observations` sequences: how they ended (cancelled, finished, threw) → count.
   public var endings: [String: Int] = [:]
+  /// Runs whose observers were removed without a fire, by reason (sequence ended, objects freed).
+  public var endedWithoutFire: [String: Int] = [:]
   /// Threads its runs ran on.
   public var threads: Set<UInt32> = []
 
@@ -82,6 +84,7 @@ public struct ScopeStatistics: Sendable, Equatable {
     sum.reads.merge(other.reads, uniquingKeysWith: +)
     sum.isolations.merge(other.isolations, uniquingKeysWith: +)
     sum.endings.merge(other.endings, uniquingKeysWith: +)
+    sum.endedWithoutFire.merge(other.endedWithoutFire, uniquingKeysWith: +)
     sum.threads.formUnion(other.threads)
     return sum
   }
@@ -105,6 +108,8 @@ public struct Finding: Sendable, Equatable {
     case fanOut = "fan-out"
     case untrackedRead = "untracked-read"
     case leakedObject = "leaked-object"
+    case aliveAtEnd = "alive-at-end"
+    case inconsistentTrace = "inconsistent-trace"
     case redundantRun = "redundant-run"
     case crossThreadWrite = "cross-thread-write"
     case offMainThread = "off-main-thread"
@@ -120,45 +125,12 @@ public struct Finding: Sendable, Equatable {
   public var count: Int
   public var message: String
   public var hint: String
+  /// What the finding rests on: the recorded facts that make it so.
+  public var evidence: String = ""
   /// The frame `site` names (file path and line), for outputs that point into the source: GitHub annotations,
   /// the HTML report.
   public var location: SymbolizedFrame? = nil
 
-  /// Warnings cost something; `untracked-read` is information.
-  public var isInformational: Bool { kind == .untrackedRead }
-}
-
-/// One line of the "who read what" timeline, produced as the replay meets it, in time order.
-public enum TimelineEntry: Sendable {
-  /// A scope run ended: what it read.
-  case run(TimelineRun)
-  /// A write finished: what it invalidated.
-  case write(TimelineWrite)
-  /// A read inside the property's own willSet window.
-  case staleRead(time: UInt64, thread: UInt32, key: PropertyKey, stack: UInt32)
-  /// A scope fired with no write in progress on the firing thread.
-  case unexplainedFire(time: UInt64, thread: UInt32, scope: UInt32, label: UInt32)
-}
-
-public struct TimelineRun: Sendable {
-  public var scope: UInt32
-  public var label: UInt32
-  public var kind: ScopeKind
-  public var thread: UInt32
-  public var begin: UInt64
-  public var end: UInt64
-  /// What the run read, in the order of first read.
-  public var reads: [PropertyKey]
-  public var redundant: Bool
-}
-
-public struct TimelineWrite: Sendable {
-  public enum Outcome: Sendable { case changed, unchanged, unknown }
-  public var time: UInt64
-  public var thread: UInt32
-  public var key: PropertyKey
-  public var outcome: Outcome
-  /// Scope runs this write fired (scope id, label id).
-  public var fired: [(scope: UInt32, label: UInt32)]
-  public var stack: UInt32
+  /// Warnings cost something; `untracked-read` and `alive-at-end` are information.
+  public var isInformational: Bool { kind == .untrackedRead || kind == .aliveAtEnd }
 }

@@ -70,6 +70,13 @@ public struct DenseTable<Value>: Sequence {
     }
   }
 
+  /// Mutates the value of `id` in place (created from `value` when absent).
+  public mutating func withValue<Result>(
+    _ id: UInt32, default value: @autoclosure () -> Value, _ body: (inout Value) -> Result
+  ) -> Result {
+    body(&self[id, default: value()])
+  }
+
   /// Whether `id` lives in the array, growing it when the entries justify it.
   private mutating func placeDensely(_ id: UInt32) -> Bool {
     let index = Int(id)

@@ -12,7 +12,8 @@ enum Findings {
     }
     func site(_ stack: UInt32) -> String? { location(stack).map(SiteFormatting.describe) }
 
-    for (key, count) in replay.noopWrites {
+    let evidence = replay.evidence
+    for (key, count) in evidence.noopWrites {
       let property = definitions.propertyName(key.property)
       let wasted = replay.properties[key.property]?.wastedInvalidations ?? 0
       findings.append(
@@ -22,25 +23,29 @@ enum Findings {
             + (wasted > 0 ? " and still invalidated \(wasted) scope run\(wasted == 1 ? "" : "s")" : ""),
           hint: "writes through _modify (x.items[i].y = v, x.n += 0) notify even when nothing changes; "
             + "compare before writing, or assign the whole value so the setter's equality check applies",
+          evidence: "didSet events marked unchanged: the recorder compared the value before and after the write",
           location: location(key.stack)))
     }
-    for (key, count) in replay.staleReads {
+    for (key, count) in evidence.staleReads {
       let property = definitions.propertyName(key.property)
       findings.append(
         Finding(
           kind: .staleRead, property: property, scope: nil, site: site(key.stack), count: count,
           message: "\(count) read\(count == 1 ? "" : "s") of \(property) inside its own willSet saw the old value",
           hint: "onChange runs before the value is stored; re-read after the write (DispatchQueue.main.async, "
-            + "a Task, or Observations, which reads after the change)", location: location(key.stack)))
+            + "a Task, or Observations, which reads after the change)",
+          evidence: "reads recorded on the writing thread between the property's willSet and its didSet",
+          location: location(key.stack)))
     }
-    for (property, fanOut) in replay.fanOuts {
+    for (property, fanOut) in evidence.fanOuts {
       let name = definitions.propertyName(property)
       findings.append(
         Finding(
           kind: .fanOut, property: name, scope: nil, site: nil, count: fanOut.count,
           message: "\(fanOut.count) write\(fanOut.count == 1 ? "" : "s") to \(name) each invalidated more than "
             + "\(replay.configuration.fanOutThreshold) scopes (largest: \(fanOut.largest))",
-          hint: "many views read this one property; split it, or pass each view only the part it shows"))
+          hint: "many views read this one property; split it, or pass each view only the part it shows",
+          evidence: "fires recorded inside one write's willSet, each naming the write's property"))
     }
     var redundantByName: [String: Int] = [:]
     for (label, statistics) in replay.scopes where statistics.redundantRuns > 0 {
@@ -54,36 +59,12 @@ enum Findings {
           message: "\(statistics.redundantRuns) run\(statistics.redundantRuns == 1 ? "" : "s") of \(name) read only "
             + "values that no real change had touched since its previous run",
           hint: "the scope re-ran for a write that changed nothing it shows; see the noop-write findings, or "
-            + "what invalidated it in `obstrace timeline --scope`"))
+            + "what invalidated it in `obstrace timeline --scope`",
+          evidence: "each of these runs continued a recorded instance, and no write that changed a value it read "
+            + "happened since that instance's previous run began"))
     }
-    // Leaks: by type, and apart those that an Observations loop still running reads (its task holds the model).
-    var leaked: [String: (count: Int, loops: Set<String>)] = [:]
-    for (serial, type) in replay.leakedObjectSerials {
-      let name = definitions.typeName(type)
-      var entry = leaked[name] ?? (0, [])
-      entry.count += 1
-      entry.loops.formUnion(replay.liveLoops(reading: serial).map { definitions.labelName($0) })
-      leaked[name] = entry
-    }
-    for (name, entry) in leaked {
-      let count = entry.count
-      var message =
-        "\(count) \(name) object\(count == 1 ? " was" : "s were") created and never freed by the end of the trace"
-      var hint =
-        "a strong reference cycle keeps them alive (a Task or closure capturing self); "
-        + "capture [weak self], or cancel the task when the owner goes away"
-      if let loop = entry.loops.sorted().first {
-        message += "; the Observations loop at \(loop) still reads \(count == 1 ? "it" : "them") and never ended"
-        hint =
-          "the loop's task holds the model (a strong self in the Task or in the Observations closure); "
-          + "capture [weak self] in both, and cancel the task in deinit"
-      }
-      findings.append(
-        Finding(
-          kind: .leakedObject, property: nil, scope: entry.loops.sorted().first, site: nil, count: count,
-          message: message, hint: hint))
-    }
-    for (property, writes) in replay.crossThreadWrites {
+    findings += objectFindings(replay, definitions, trace)
+    for (property, writes) in evidence.crossThreadWrites {
       let name = definitions.propertyName(property)
       findings.append(
         Finding(
@@ -91,13 +72,14 @@ enum Findings {
           message:
             "\(writes.objects) object\(writes.objects == 1 ? "'s" : "s'") \(name) written from \(writes.threads) threads",
           hint: "a data-race smell for a model that is not isolated: confine it to an actor (@MainActor), "
-            + "or make sure the writes are ordered"))
+            + "or make sure the writes are ordered",
+          evidence: "willSet events of one object's property recorded on \(writes.threads) distinct threads"))
     }
     // Types used on the main thread and off it: for a @MainActor model each such access is an isolation
     // violation; for a model that is not isolated, a smell worth a look. (Isolation is not visible at run time,
     // so this says what happened and leaves the verdict to the reader.)
     if let mainThread {
-      for (type, threads) in replay.threadsByType where threads.contains(mainThread) && threads.count > 1 {
+      for (type, threads) in evidence.threadsByType where threads.contains(mainThread) && threads.count > 1 {
         let name = definitions.typeName(type)
         let others = threads.count - 1
         findings.append(
@@ -107,20 +89,106 @@ enum Findings {
               "\(name) objects were used on the main thread and on \(others) other thread\(others == 1 ? "" : "s")",
             hint: "if \(name) is @MainActor, every use off the main thread is an isolation violation (an "
               + "@unchecked Sendable or a nonisolated path let it through); if it is not isolated, make sure those "
-              + "uses are ordered"))
+              + "uses are ordered",
+            evidence: "reads and writes of \(name) objects recorded on the main thread and on others"))
       }
     }
     if let trace { findings += traceFindings(trace) }
-    for (key, count) in replay.untrackedReads {
+    findings += anomalyFindings(replay.anomalies)
+    for (key, count) in evidence.untrackedReads {
       let property = definitions.propertyName(key.property)
       findings.append(
         Finding(
           kind: .untrackedRead, property: property, scope: nil, site: site(key.stack), count: count,
           message: "\(count) read\(count == 1 ? "" : "s") of \(property) outside any tracking scope",
           hint: "information: such reads subscribe nothing (an action, a test assertion, a re-read)",
-          location: location(key.stack)))
+          evidence: "accesses recorded with no scope of ObsTrace's open on their thread", location: location(key.stack))
+      )
     }
     return sorted(findings)
+  }
+
+  /// A type created this many times in the trace, none of them freed, is piling up.
+  static let pileUpThreshold = 10
+
+  /// Objects alive at the end: a leak only with evidence (a loop still running that reads it; a type piling up),
+  /// never from a trace that may have lost its frees (truncated, or with dropped events); the rest is information.
+  static func objectFindings(_ replay: Replay, _ definitions: TraceDefinitions, _ trace: AnalysisReport.Trace?)
+    -> [Finding]
+  {
+    var findings: [Finding] = []
+    let incomplete = trace.map { $0.truncated || $0.droppedEvents > 0 } ?? false
+    var alive: [String: Int] = [:]
+    var heldByLoops: [String: (count: Int, loops: Set<String>)] = [:]
+    for (serial, type) in replay.machine.liveObjectSerials {
+      let name = definitions.typeName(type)
+      let loops = replay.machine.liveLoops(reading: serial)
+      if !incomplete, !loops.isEmpty {
+        var entry = heldByLoops[name] ?? (0, [])
+        entry.count += 1
+        entry.loops.formUnion(loops.map { definitions.labelName($0) })
+        heldByLoops[name] = entry
+      } else {
+        alive[name, default: 0] += 1
+      }
+    }
+    for (name, entry) in heldByLoops {
+      let count = entry.count
+      let loop = entry.loops.sorted().first ?? "?"
+      findings.append(
+        Finding(
+          kind: .leakedObject, property: nil, scope: loop, site: loop, count: count,
+          message: "\(count) \(name) object\(count == 1 ? " is" : "s are") kept alive by the Observations loop at "
+            + "\(loop), which still reads \(count == 1 ? "it" : "them") and never ended",
+          hint: "the loop's task holds the model (a strong self in the Task or in the Observations closure); "
+            + "capture [weak self] in both, and cancel the task in deinit",
+          evidence: "the sequence had no end recorded when the trace stopped cleanly, and its last value read "
+            + "\(count == 1 ? "this object" : "these objects"), which \(count == 1 ? "was" : "were") never freed"))
+    }
+    var piledUp: Set<String> = []
+    if !incomplete {
+      for (type, statistics) in replay.typeStatistics
+      where type != 0 && statistics.freed == 0 && statistics.created >= pileUpThreshold {
+        let name = definitions.typeName(type)
+        guard let count = alive[name], count >= pileUpThreshold else { continue }
+        piledUp.insert(name)
+        findings.append(
+          Finding(
+            kind: .leakedObject, property: nil, scope: nil, site: nil, count: count,
+            message: "\(count) \(name) objects piled up: created \(statistics.created) times in the trace, "
+              + "none ever freed",
+            hint: "something keeps every new one alive (a cache, an array, a cycle through a closure capturing self); "
+              + "find who holds them",
+            evidence: "the live count of \(name) grew with each of \(statistics.created) creations and never fell"))
+      }
+    }
+    for (name, count) in alive where !piledUp.contains(name) {
+      findings.append(
+        Finding(
+          kind: .aliveAtEnd, property: nil, scope: nil, site: nil, count: count,
+          message: "\(count) \(name) object\(count == 1 ? " was" : "s were") alive when the trace ended",
+          hint: "information: globals and objects the program still held when recording stopped are alive at the "
+            + "end; that alone is not a leak",
+          evidence: incomplete
+            ? "the trace is incomplete (truncated or with dropped events): frees may be missing, so nothing is "
+              + "concluded" : "created in the trace, no free recorded"))
+    }
+    return findings
+  }
+
+  /// What the machine could not place, in one finding.
+  static func anomalyFindings(_ anomalies: [AnomalyFact.Kind: Int]) -> [Finding] {
+    let total = anomalies.values.reduce(0, +)
+    guard total > 0 else { return [] }
+    let parts = AnomalyFact.Kind.allCases.compactMap { kind in anomalies[kind].map { "\($0) \(kind.rawValue)" } }
+    return [
+      Finding(
+        kind: .inconsistentTrace, property: nil, scope: nil, site: nil, count: total,
+        message: "the trace is inconsistent: \(total) event\(total == 1 ? "" : "s") could not be placed ("
+          + parts.joined(separator: ", ") + "); counts that involve them are off by that much",
+        hint: "events were lost (dropped, a damaged chunk, a cut end) or the recorder has a bug: report it",
+        evidence: "events that name a scope that never began, or a didSet with no willSet before it on its thread")
+    ]
   }
 
   static func traceFindings(_ trace: AnalysisReport.Trace) -> [Finding] {
@@ -129,21 +197,26 @@ enum Findings {
       findings.append(
         Finding(
           kind: .droppedEvents, property: nil, scope: nil, site: nil, count: Int(clamping: trace.droppedEvents),
-          message: "\(trace.droppedEvents) events were dropped because a ring was full; counts are lower bounds",
-          hint: "record without OBSTRACE_DROP (lossless), or with a larger OBSTRACE_RING_CAPACITY"))
+          message: "\(trace.droppedEvents) events were dropped because a ring was full: any count may be off "
+            + "(a lost free keeps an object alive, a lost fire or cancel leaves a scope waiting); no leak is concluded",
+          hint: "record without OBSTRACE_DROP (lossless), or with a larger OBSTRACE_RING_CAPACITY",
+          evidence: "the drop counters the recorder wrote in the chunks' headers"))
     }
     if trace.truncated {
       findings.append(
         Finding(
           kind: .truncated, property: nil, scope: nil, site: nil, count: 1,
-          message: "the trace is truncated: the recording did not stop cleanly; read up to its last whole chunk",
-          hint: "the process was killed or crashed; events of its last ~0.3 s may be missing"))
+          message: "the trace is truncated: the recording did not stop cleanly; read up to its last whole chunk; "
+            + "what happened after is unknown, so no leak is concluded",
+          hint: "the process was killed or crashed; events of its last ~0.3 s may be missing",
+          evidence: "the file has no footer (or ends inside a chunk)"))
     }
     for damage in trace.damage {
       findings.append(
         Finding(
           kind: .damagedChunk, property: nil, scope: nil, site: nil, count: 1, message: "damaged chunk \(damage)",
-          hint: "the events of that chunk are lost; the rest of the trace was read"))
+          hint: "the contents of that chunk are lost; the rest of the trace was read",
+          evidence: "the chunk's checksum, length or contents did not hold up"))
     }
     return findings
   }

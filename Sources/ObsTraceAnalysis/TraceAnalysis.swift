@@ -63,16 +63,16 @@ public struct AnalysisReport: Sendable {
 
 /// Reads a trace, replays it and names what it found.
 public enum TraceAnalysis {
-  /// Analyses the trace at `path`. `onTimelineEntry` sees each timeline entry in time order, with the
-  /// definitions known so far.
+  /// Analyses the trace at `path`. `onFact` sees each fact as the machine establishes it, with the definitions
+  /// known so far.
   public static func analyze(
     path: String, configuration: Replay.Configuration = Replay.Configuration(),
-    onTimelineEntry: ((TimelineEntry, TraceDefinitions) -> Void)? = nil
+    onFact: ((ReplayFact, TraceDefinitions) -> Void)? = nil
   ) throws(TraceFileError) -> AnalysisReport {
     let reader = try TraceReader(path: path)
     var replay = Replay(configuration: configuration)
-    if let onTimelineEntry {
-      replay.onTimelineEntry = { entry in onTimelineEntry(entry, reader.definitions) }
+    if let onFact {
+      replay.onFact = { fact in onFact(fact, reader.definitions) }
     }
     var ordered = TimeOrderedEvents(threads: reader.footer.map { Set($0.threads.map(\.thread)) })
     reader.forEachChunk { chunk in

@@ -122,7 +122,7 @@ enum CheckCommand: TraceCommand {
       throw CommandError("obstrace check: give --baseline <file> or at least one --max; see 'obstrace check --help'")
     }
     let sites = WriteSites()
-    let report = try TraceInput.analyze(path, Replay.Configuration(), command: name, onTimelineEntry: sites.note)
+    let report = try TraceInput.analyze(path, Replay.Configuration(), command: name, onFact: sites.note)
     let current = Baseline(report)
     let comparison = BaselineComparison(
       current: current, baseline: baseline, tolerance: tolerance, limits: limits, failOnNew: parsed.has("fail-on-new"))

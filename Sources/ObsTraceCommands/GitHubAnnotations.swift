@@ -120,7 +120,7 @@ final class WriteSites {
   private var byLabel: [UInt32: [UInt32: Int]] = [:]
   private var definitions = TraceDefinitions()
 
-  func note(_ entry: TimelineEntry, _ definitions: TraceDefinitions) {
+  func note(_ entry: ReplayFact, _ definitions: TraceDefinitions) {
     guard case .write(let write) = entry, write.stack != 0 else { return }
     byProperty[write.key.property, default: [:]][write.stack, default: 0] += 1
     for fire in write.fired { byLabel[fire.label, default: [:]][write.stack, default: 0] += 1 }

@@ -64,7 +64,7 @@ enum GraphCommand: TraceCommand {
     let reader = try TraceInput.open(path, command: command)
     var replay = Replay()
     let writes = WriteTally()
-    replay.onTimelineEntry = writes.note
+    replay.onFact = writes.note
     var ordered = TimeOrderedEvents(threads: reader.footer.map { Set($0.threads.map(\.thread)) })
     reader.forEachChunk { chunk in ordered.add(chunk) { replay.consume($0) } }
     ordered.finish { replay.consume($0) }
@@ -80,7 +80,7 @@ enum GraphCommand: TraceCommand {
     }
     var counts: [Key: (all: Int, unchanged: Int)] = [:]
 
-    func note(_ entry: TimelineEntry) {
+    func note(_ entry: ReplayFact) {
       guard case .write(let write) = entry else { return }
       let key = Key(object: write.key.object, property: write.key.property, stack: write.stack)
       let previous = counts[key] ?? (0, 0)

@@ -46,7 +46,7 @@ enum ReportCommand: TraceCommand {
     let root = TraceInput.sourceRoot(parsed, command: name)
     let scopes = WhoReadWhat()
     let report = try TraceInput.analyze(
-      path, configuration, command: name, onTimelineEntry: format == "html" ? scopes.note : nil)
+      path, configuration, command: name, onFact: format == "html" ? scopes.note : nil)
     let printed: String
     switch format {
     case "json": printed = ReportPrinter.json(report)
@@ -64,10 +64,10 @@ enum ReportCommand: TraceCommand {
 extension TraceInput {
   static func analyze(
     _ path: String, _ configuration: Replay.Configuration, command: String,
-    onTimelineEntry: ((TimelineEntry, TraceDefinitions) -> Void)? = nil
+    onFact: ((ReplayFact, TraceDefinitions) -> Void)? = nil
   ) throws(CommandError) -> AnalysisReport {
     do {
-      return try TraceAnalysis.analyze(path: path, configuration: configuration, onTimelineEntry: onTimelineEntry)
+      return try TraceAnalysis.analyze(path: path, configuration: configuration, onFact: onFact)
     } catch {
       throw CommandError("obstrace \(command): \(error.description)")
     }
@@ -174,6 +174,7 @@ enum ReportPrinter {
       out.line("  \(finding.isInformational ? "info" : "warning") [\(finding.kind.rawValue)] \(finding.message)")
       if let site = finding.site { out.line("      at \(site)") }
       out.line("      hint: \(finding.hint)")
+      if !finding.evidence.isEmpty { out.line("      evidence: \(finding.evidence)") }
     }
     if information.count > top { out.line("  … \(information.count - top) more informational (see --format json)") }
     return out.text
@@ -218,7 +219,8 @@ enum ReportPrinter {
       func optional(_ value: String?) -> String { value.map(Formatting.json) ?? "null" }
       return "{\"kind\":\(Formatting.json(finding.kind.rawValue)),\"property\":\(optional(finding.property)),"
         + "\"scope\":\(optional(finding.scope)),\"site\":\(optional(finding.site)),\"count\":\(finding.count),"
-        + "\"message\":\(Formatting.json(finding.message)),\"hint\":\(Formatting.json(finding.hint))}"
+        + "\"message\":\(Formatting.json(finding.message)),\"hint\":\(Formatting.json(finding.hint)),"
+        + "\"evidence\":\(Formatting.json(finding.evidence))}"
     }
     parts.append("\"findings\":[\(findings.joined(separator: ","))]")
     return "{" + parts.joined(separator: ",") + "}\n"

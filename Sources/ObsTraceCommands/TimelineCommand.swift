@@ -70,8 +70,11 @@ enum TimelineCommand: TraceCommand {
     out.line("time (ms)  thread  what")
     var lines = 0
     let printer = TimelinePrinter(filter: filter)
-    _ = try TraceInput.analyze(path, Replay.Configuration(), command: name) { entry, definitions in
-      guard let line = printer.describe(entry, definitions) else { return }
+    // Facts come as the machine establishes them (a run when it ends); lines are shown in order of beginning.
+    var ordered = TimeOrderedFacts()
+    var lastDefinitions = TraceDefinitions()
+    func show(_ fact: ReplayFact, _ definitions: TraceDefinitions) {
+      guard let line = printer.describe(fact, definitions) else { return }
       out.line(line)
       lines += 1
       if out.text.utf8.count > 1 << 16 {
@@ -79,13 +82,18 @@ enum TimelineCommand: TraceCommand {
         out.text = ""
       }
     }
+    _ = try TraceInput.analyze(path, Replay.Configuration(), command: name) { fact, definitions in
+      lastDefinitions = definitions
+      ordered.consume(fact) { show($0, definitions) }
+    }
+    ordered.finish { show($0, lastDefinitions) }
     if lines == 0 { out.line("(nothing matches)") }
     output.write(out.text)
     return 0
   }
 
-  static func describe(_ entry: TimelineEntry, _ definitions: TraceDefinitions, _ filter: Filter) -> String? {
-    TimelinePrinter(filter: filter).describe(entry, definitions)
+  static func describe(_ fact: ReplayFact, _ definitions: TraceDefinitions, _ filter: Filter) -> String? {
+    TimelinePrinter(filter: filter).describe(fact, definitions)
   }
 }
 
@@ -138,7 +146,7 @@ final class TimelinePrinter {
     return text
   }
 
-  func describe(_ entry: TimelineEntry, _ definitions: TraceDefinitions) -> String? {
+  func describe(_ fact: ReplayFact, _ definitions: TraceDefinitions) -> String? {
     func matches(time: UInt64, thread: UInt32, keys: [PropertyKey], labels: [UInt32]) -> Bool {
       if time < filter.from || time > filter.to { return false }
       if let wanted = filter.thread, wanted != thread { return false }
@@ -152,15 +160,16 @@ final class TimelinePrinter {
     func prefix(_ time: UInt64, _ thread: UInt32) -> String {
       Formatting.milliseconds(time).leftPadded(9) + "  " + "T\(thread)".padding(toLength: 6) + " "
     }
-    switch entry {
-    case .run(let run):
-      guard matches(time: run.begin, thread: run.thread, keys: run.reads, labels: [run.label]) else { return nil }
+    switch fact {
+    case .runEnded(let ended):
+      let run = ended.run
+      guard matches(time: run.time, thread: run.thread, keys: ended.reads, labels: [run.label]) else { return nil }
       let reads =
-        run.reads.isEmpty
-        ? "read nothing" : "read " + run.reads.map { object($0, definitions) }.joined(separator: ", ")
-      return prefix(run.begin, run.thread)
+        ended.reads.isEmpty
+        ? "read nothing" : "read " + ended.reads.map { object($0, definitions) }.joined(separator: ", ")
+      return prefix(run.time, run.thread)
         + "run \(label(run.label, definitions)) (\(run.kind), #\(run.scope)) \(reads)"
-        + (run.redundant ? "  [redundant: nothing it read changed]" : "")
+        + (ended.redundant ? "  [redundant: nothing it read changed]" : "")
     case .write(let write):
       guard matches(time: write.time, thread: write.thread, keys: [write.key], labels: write.fired.map(\.label)) else {
         return nil
@@ -169,28 +178,54 @@ final class TimelinePrinter {
       switch write.outcome {
       case .changed: outcome = "changed"
       case .unchanged: outcome = "UNCHANGED"
-      case .unknown: outcome = "set"
+      case .unknown: outcome = "written (not compared)"
       }
       let fired =
         write.fired.isEmpty
         ? "invalidated nothing"
         : "invalidated " + write.fired.map { "\(label($0.label, definitions)) (#\($0.scope))" }.joined(separator: ", ")
-      var line = prefix(write.time, write.thread) + "write \(object(write.key, definitions)) \(outcome) → \(fired)"
+      let how = WriteDescription.kind(write.writeKind).map { " by \($0)" } ?? ""
+      var line =
+        prefix(write.time, write.thread) + "write \(object(write.key, definitions))\(how) \(outcome) → \(fired)"
       if write.outcome == .unchanged && !write.fired.isEmpty { line += "  [wasted]" }
       line += site(write.stack, definitions)
       return line
-    case .staleRead(let time, let thread, let key, let stack):
-      guard matches(time: time, thread: thread, keys: [key], labels: []) else { return nil }
+    case .read(let read):
+      guard read.stale, matches(time: read.time, thread: read.thread, keys: [read.key], labels: []) else { return nil }
       var line =
-        prefix(time, thread) + "STALE read \(object(key, definitions)) inside its own willSet: saw the old value"
-      line += site(stack, definitions)
+        prefix(read.time, read.thread)
+        + "STALE read \(object(read.key, definitions)) inside its own willSet: saw the old value"
+      line += site(read.stack, definitions)
       return line
-    case .unexplainedFire(let time, let thread, let scope, let labelID):
-      guard matches(time: time, thread: thread, keys: [], labels: [labelID]), filter.object == nil,
-        filter.property == nil
+    case .fire(let fire):
+      guard fire.cause == nil, matches(time: fire.time, thread: fire.thread, keys: [], labels: [fire.label]),
+        filter.object == nil, filter.property == nil
       else { return nil }
-      return prefix(time, thread)
-        + "fired \(label(labelID, definitions)) (#\(scope)) with no write in progress (object freed?)"
+      return prefix(fire.time, fire.thread)
+        + "fired \(label(fire.label, definitions)) (#\(fire.scope)) with no write in progress (object freed?)"
+    case .cancel(let cancel):
+      guard cancel.reason != .fired,
+        matches(time: cancel.time, thread: cancel.thread, keys: [], labels: [cancel.label]),
+        filter.object == nil, filter.property == nil
+      else { return nil }
+      return prefix(cancel.time, cancel.thread)
+        + "ended \(label(cancel.label, definitions)) (#\(cancel.scope)) without a fire: \(cancel.reason)"
+    case .anomaly(let anomaly):
+      guard matches(time: anomaly.time, thread: anomaly.thread, keys: anomaly.key.map { [$0] } ?? [], labels: []),
+        filter.scope == nil
+      else { return nil }
+      return prefix(anomaly.time, anomaly.thread) + "INCONSISTENT: \(anomaly.kind.rawValue)"
+        + (anomaly.scope != 0 ? " (#\(anomaly.scope))" : "")
+        + (anomaly.key.map { " " + object($0, definitions) } ?? "")
+    case .objectCreated, .objectFreed, .writeBegan, .runBegan, .sequenceEnded:
+      return nil
     }
+  }
+}
+
+/// How a write was made, from the kind the recorder stored with it (none yet: nil).
+enum WriteDescription {
+  static func kind(_ raw: UInt8) -> String? {
+    nil
   }
 }

@@ -34,25 +34,26 @@ final class WhoReadWhat {
     self.runsKept = runsKept
   }
 
-  func note(_ entry: TimelineEntry, _ definitions: TraceDefinitions) {
+  func note(_ entry: ReplayFact, _ definitions: TraceDefinitions) {
     func object(_ key: PropertyKey) -> String {
       let property = definitions.propertyName(key.property)
       let member = property.firstIndex(of: ".").map { String(property[property.index(after: $0)...]) } ?? property
       return "\(definitions.typeName(ofObject: key.object))#\(key.object).\(member)"
     }
     switch entry {
-    case .run(let run):
+    case .runEnded(let ended):
+      let run = ended.run
       let name = definitions.labelName(run.label)
       var scope = scopes[name] ?? Scope()
       scope.runs += 1
-      for property in Set(run.reads.map(\.property)) {
+      for property in Set(ended.reads.map(\.property)) {
         scope.reads[definitions.propertyName(property), default: 0] += 1
       }
       if scope.firstRuns.count < runsKept {
         scope.firstRuns.append(
           Run(
-            time: run.begin, thread: run.thread, scope: run.scope, reads: run.reads.map(object),
-            redundant: run.redundant))
+            time: run.time, thread: run.thread, scope: run.scope, reads: ended.reads.map(object),
+            redundant: ended.redundant))
       }
       scopes[name] = scope
     case .write(let write):
@@ -67,7 +68,7 @@ final class WhoReadWhat {
           previous.all + 1, previous.wasted + (write.outcome == .unchanged ? 1 : 0)
         )
       }
-    case .staleRead, .unexplainedFire:
+    default:
       break
     }
   }

@@ -1,6 +1,7 @@
 /// Constants of the trace file format, version 2. The format is described in docs/trace-format.md; change both
 /// together, and bump `version` for any change an older reader could misread. Version 2 (unreleased; later changes of
-/// this session extend it): header flags, the `untraced` scope kind, inlined frames in the symbols chunk.
+/// this session extend it): header flags, the `untraced` scope kind, inlined frames in the symbols chunk, a
+/// scope's instance in `scopeBegin`, the reason of `trackingCancelled`.
 public enum TraceFormat {
   /// The first eight bytes of every trace file.
   public static let magic: [UInt8] = Array("OBSTRACE".utf8)
@@ -57,7 +58,8 @@ public enum EventKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
   case objectCreated = 4
   /// An object's registrar was freed (its object deinitialized).
   case objectFreed = 5
-  /// A tracking scope began (`key` is its label, `flags` its kind, `aux` the enclosing scope).
+  /// A tracking scope began (`key` is its label, `flags` its kind, `aux` the enclosing scope; since version 2,
+  /// `object` is the instance the run continues).
   case scopeBegin = 6
   /// A tracking scope's closure returned.
   case scopeEnd = 7
@@ -103,8 +105,13 @@ public enum EventFlags {
   public static let unchanged: UInt8 = 1
   /// On `didSet`: the value was compared and found different.
   public static let changed: UInt8 = 2
-  /// On `trackingCancelled`: cancelled because the scope fired (one-shot tracking).
+  /// On `trackingCancelled` (a reason, not a bit): cancelled because the scope fired (one-shot tracking).
   public static let cancelledByFire: UInt8 = 1
+  /// On `trackingCancelled` (version 2): the `Observations` iteration the run belongs to ended (cancelled,
+  /// finished or threw) while its tracking waited for a change.
+  public static let cancelledBySequenceEnd: UInt8 = 2
+  /// On `trackingCancelled` (version 2): every object the run read was freed.
+  public static let cancelledByObjectsFreed: UInt8 = 3
   /// On `observationsRun`: the closure ran on the main actor.
   public static let onMainActor: UInt8 = 1
 }

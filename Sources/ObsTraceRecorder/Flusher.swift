@@ -174,12 +174,11 @@ final class Flusher: @unchecked Sendable {
         definitions.note(record)
         let time = max(clock.nanoseconds(record.time), lastTime)
         lastTime = time
-        // The in-test recording tags (objectCreated's aux, scopeBegin's object) stay in the process.
-        let tagged = record.kind == EventKind.objectCreated.rawValue || record.kind == EventKind.scopeBegin.rawValue
+        // The in-test recording tag (objectCreated's aux) stays in the process.
+        let tagged = record.kind == EventKind.objectCreated.rawValue
         chunk.encoder.append(
-          kind: record.kind, flags: record.flags, time: time, depth: record.depth,
-          object: tagged && record.kind == EventKind.scopeBegin.rawValue ? 0 : record.object, key: record.key,
-          scope: record.scope, aux: tagged && record.kind == EventKind.objectCreated.rawValue ? 0 : record.aux,
+          kind: record.kind, flags: record.flags, time: time, depth: record.depth, object: record.object,
+          key: record.key, scope: record.scope, aux: tagged ? 0 : record.aux,
           stack: record.stack, definitions: definitions, stamps: stamps)
         if tapping { RecordingTaps.route(record, time: time, thread: thread) }
         if chunk.encoder.byteCount >= Self.chunkTarget {

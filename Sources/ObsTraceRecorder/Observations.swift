@@ -153,7 +153,8 @@ public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Se
       isolation trackingIsolation: isolated (any Actor)?, shared: Shared, emit: Emit, label: UInt32, sequence: UInt32
     ) throws(Failure) -> (Iteration, UInt32) {
       let (result, scope) = TracedTracking.track(
-        .observations, .interned(label), sequence: sequence, isolation: trackingIsolation
+        .observations, .interned(label), instance: .continuing(sequence), sequence: sequence,
+        isolation: trackingIsolation
       ) { () -> Result<Iteration, Failure> in
         do throws(Failure) {
           switch emit {
@@ -178,7 +179,12 @@ public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Se
       throws(Failure) -> Element?
     {
       shared?.state.withLock { $0.continuations.removeValue(forKey: id) }?.resume()
-      if shared != nil { TrackingScopes.sequenceEnded(sequence, lastRun: lastRun, ending) }
+      if shared != nil {
+        // The last value's tracking stays installed in Observation until something it read changes; for the
+        // trace, that run ends here (a cancel of a run that already fired is ignored by the replay).
+        TrackingScopes.cancelled(lastRun, reason: EventFlags.cancelledBySequenceEnd)
+        TrackingScopes.sequenceEnded(sequence, lastRun: lastRun, ending)
+      }
       shared = nil
       if let failure { throw failure }
       return nil

@@ -45,6 +45,12 @@ public enum RecordingTaps {
     }
   }
 
+  /// Tells the taps that `scope` belongs to the in-test recording `tag` (called where the scope begins, before
+  /// the flusher can meet it).
+  static func tagScope(_ scope: UInt32, _ tag: UInt32) {
+    routing.withLock { $0.scopeTags[scope] = tag }
+  }
+
   /// Called by the flusher for each drained record, while any tap is open.
   static func route(_ record: obstrace_record, time: UInt64, thread: UInt32) {
     routing.withLock { routing in
@@ -55,8 +61,8 @@ public enum RecordingTaps {
         tag = record.aux
         if tag != 0 { routing.objectTags[record.object] = tag }
       case .scopeBegin:
-        tag = record.object
-        if tag != 0 { routing.scopeTags[record.scope] = tag }
+        // Its object is the instance, not an object: the scope was tagged where it began.
+        tag = routing.scopeTags[record.scope] ?? 0
       default:
         tag = routing.objectTags[record.object] ?? routing.scopeTags[record.scope] ?? 0
       }
@@ -65,7 +71,6 @@ public enum RecordingTaps {
         kind: kind, flags: record.flags, thread: thread, time: time, depth: record.depth, object: record.object,
         key: record.key, scope: record.scope, aux: record.aux, stack: record.stack)
       if kind == .objectCreated { event.aux = 0 }
-      if kind == .scopeBegin { event.object = 0 }
       routing.taps[tag]!.events.append(event)
     }
   }

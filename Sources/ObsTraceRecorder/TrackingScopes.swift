@@ -38,10 +38,11 @@ public enum TrackingScopes {
   /// Begins a scope on this thread; 0 (and nothing recorded) when not recording. A run of an `Observations`
   /// sequence also records which sequence it belongs to and the actor it ran on.
   static func begin(
-    _ kind: ScopeKind, _ label: ScopeLabel, sequence: UInt32 = 0, isolation: (any Actor)? = nil
-  ) -> UInt32 {
+    _ kind: ScopeKind, _ label: ScopeLabel, instance rule: InstanceRule, sequence: UInt32 = 0,
+    isolation: (any Actor)? = nil
+  ) -> (scope: UInt32, label: UInt32, instance: UInt32) {
     Recorder.startFromEnvironmentIfNeeded()
-    guard obstrace_is_enabled() else { return 0 }
+    guard obstrace_is_enabled() else { return (0, 0, 0) }
     let labelID: UInt32
     var stack: UInt32 = 0
     switch label {
@@ -57,9 +58,13 @@ public enum TrackingScopes {
     }
     let scope = obstrace_next_scope_serial()
     let parent = UntracedTracking.enclosingScope()
+    let instance = ScopeInstances.resolve(rule, label: labelID)
     if obstrace_stack_level() == 0 { stack = 0 }
-    // object: the in-test recording this scope belongs to, if any.
-    obstrace_emit(EventKind.scopeBegin.rawValue, kind.rawValue, RecordingTaps.currentTag, labelID, scope, parent, stack)
+    // The in-test recording this scope belongs to, if any, is told before the flusher can meet the scope.
+    let tag = RecordingTaps.currentTag
+    if tag != 0 { RecordingTaps.tagScope(scope, tag) }
+    // object: the instance this run continues.
+    obstrace_emit(EventKind.scopeBegin.rawValue, kind.rawValue, instance, labelID, scope, parent, stack)
     if kind == .observations {
       var isolationType: UInt32 = 0
       var flags: UInt8 = 0
@@ -70,7 +75,7 @@ public enum TrackingScopes {
       obstrace_emit(EventKind.observationsRun.rawValue, flags, 0, sequence, scope, isolationType, 0)
     }
     obstrace_push_scope(scope)
-    return scope
+    return (scope, labelID, instance)
   }
 
   /// Records that an `Observations` sequence ended, after `lastRun`.
@@ -101,29 +106,35 @@ public enum TrackingScopes {
       EventKind.trackingFired.rawValue, 0, obstrace_writing_object(), obstrace_writing_key(), scope, 0, 0)
   }
 
-  static func cancelled(_ scope: UInt32, byFire: Bool) {
+  /// Records that `scope`'s observers are gone, and why (`EventFlags.cancelledByFire`, `cancelledBySequenceEnd`).
+  static func cancelled(_ scope: UInt32, reason: UInt8) {
     guard scope != 0, obstrace_is_enabled() else { return }
-    obstrace_emit(EventKind.trackingCancelled.rawValue, byFire ? EventFlags.cancelledByFire : 0, 0, 0, scope, 0, 0)
+    obstrace_emit(EventKind.trackingCancelled.rawValue, reason, 0, 0, scope, 0, 0)
   }
 }
 
 /// The traced forms of Observation's tracking functions, behind the drop-in module's shadows.
 public enum TracedTracking {
+  /// A new instance id, for a caller whose runs are one instance (a render harness).
+  public static func newInstance() -> UInt32 { ScopeInstances.newInstance() }
+
   /// `withObservationTracking(_:onChange:)`, recorded as a scope of kind `tracking`: the real function runs
   /// unchanged; ObsTrace only wraps `apply` (to mark the scope) and the change handler (to see it fire).
   public static func withObservationTracking<T>(
-    _ apply: () -> T, onChange: @autoclosure () -> @Sendable () -> Void, label: ScopeLabel
+    _ apply: () -> T, onChange: @autoclosure () -> @Sendable () -> Void, label: ScopeLabel,
+    instance: InstanceRule = .afterFire
   ) -> T {
-    track(.tracking, label, apply, onChange: onChange()).value
+    track(.tracking, label, instance: instance, apply, onChange: onChange()).value
   }
 
   /// The traced `withObservationTracking` with the scope's kind, and for an `Observations` value its sequence
   /// and the actor it runs on. Returns the value and the scope (0 when not recording).
   static func track<T>(
-    _ kind: ScopeKind, _ label: ScopeLabel, sequence: UInt32 = 0, isolation: (any Actor)? = nil, _ apply: () -> T,
-    onChange: @autoclosure () -> @Sendable () -> Void
+    _ kind: ScopeKind, _ label: ScopeLabel, instance rule: InstanceRule, sequence: UInt32 = 0,
+    isolation: (any Actor)? = nil, _ apply: () -> T, onChange: @autoclosure () -> @Sendable () -> Void
   ) -> (value: T, scope: UInt32) {
-    let scope = TrackingScopes.begin(kind, label, sequence: sequence, isolation: isolation)
+    let (scope, labelID, instance) = TrackingScopes.begin(
+      kind, label, instance: rule, sequence: sequence, isolation: isolation)
     guard scope != 0 else {
       return (Observation.withObservationTracking(apply, onChange: onChange()), 0)
     }
@@ -135,24 +146,42 @@ public enum TracedTracking {
         return apply()
       },
       // Evaluated by the real function only when the scope read something, as the real `onChange` is.
-      onChange: tracedChangeHandler(scope, onChange()))
+      onChange: tracedChangeHandler(
+        scope, onChange(),
+        firing: rule.continuesAfterFire ? ScopeInstances.Firing(label: labelID, instance: instance) : nil))
     return (value, scope)
   }
 
   /// A named scope around code that runs under someone else's tracking (a view body that SwiftUI tracks, a
   /// render harness): its reads are attributed to `name`.
   public static func withScope<T>(named name: String, kind: ScopeKind = .named, _ body: () throws -> T) rethrows -> T {
-    let scope = TrackingScopes.begin(kind, .name(name))
+    let scope = TrackingScopes.begin(kind, .name(name), instance: .perLabel).scope
     defer { TrackingScopes.end(scope) }
     return try body()
   }
 
-  static func tracedChangeHandler(_ scope: UInt32, _ handler: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
+  /// The change handler, recording the fire and the cancel that follows it. `firing`: for a scope whose instance
+  /// a later re-track continues, the instance is offered to it, and marked as firing while the handler runs.
+  static func tracedChangeHandler(
+    _ scope: UInt32, _ handler: @escaping @Sendable () -> Void, firing: ScopeInstances.Firing? = nil
+  ) -> @Sendable () -> Void {
     TrackingScopes.installed(scope)
     return {
       TrackingScopes.fired(scope)
-      handler()
-      TrackingScopes.cancelled(scope, byFire: true)
+      if let firing {
+        ScopeInstances.fired(label: firing.label, instance: firing.instance)
+        ScopeInstances.$firing.withValue(firing) { handler() }
+      } else {
+        handler()
+      }
+      TrackingScopes.cancelled(scope, reason: EventFlags.cancelledByFire)
     }
+  }
+}
+
+extension InstanceRule {
+  var continuesAfterFire: Bool {
+    if case .afterFire = self { return true }
+    return false
   }
 }

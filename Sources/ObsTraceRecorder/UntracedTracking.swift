@@ -43,8 +43,12 @@ enum UntracedTracking {
     let scope = obstrace_next_scope_serial()
     let parent = obstrace_innermost_enclosing_scope()
     let label = Interner.shared.callerLabelID(stack: stack)
+    // ObsTrace cannot see what re-tracks an untraced scope: one instance per call site.
+    let instance = ScopeInstances.resolve(.perLabel, label: label)
+    let tag = RecordingTaps.currentTag
+    if tag != 0 { RecordingTaps.tagScope(scope, tag) }
     obstrace_emit(
-      EventKind.scopeBegin.rawValue, ScopeKind.untraced.rawValue, RecordingTaps.currentTag, label, scope, parent,
+      EventKind.scopeBegin.rawValue, ScopeKind.untraced.rawValue, instance, label, scope, parent,
       obstrace_stack_level() >= 1 ? stack : 0)
     obstrace_push_foreign(tracking, scope)
   }

@@ -21,12 +21,15 @@ struct EventScript {
     add(TraceEvent(kind: .objectFreed, thread: thread, time: 0, object: object, aux: type))
   }
 
+  /// Begins a run of `scope`; `instance` is the instance it continues (0: as a version-1 trace, none recorded).
   mutating func begin(
-    _ scope: UInt32, label: UInt32, kind: ScopeKind = .tracking, parent: UInt32 = 0, thread: UInt32 = 1
+    _ scope: UInt32, label: UInt32, kind: ScopeKind = .tracking, parent: UInt32 = 0, thread: UInt32 = 1,
+    instance: UInt32 = 0
   ) {
     add(
       TraceEvent(
-        kind: .scopeBegin, flags: kind.rawValue, thread: thread, time: 0, key: label, scope: scope, aux: parent))
+        kind: .scopeBegin, flags: kind.rawValue, thread: thread, time: 0, object: instance, key: label, scope: scope,
+        aux: parent))
   }
 
   mutating func read(
@@ -49,9 +52,10 @@ struct EventScript {
 
   /// A tracking run: begin, reads, end, install.
   mutating func run(
-    _ scope: UInt32, label: UInt32, reads: [(UInt32, UInt32)], kind: ScopeKind = .tracking, thread: UInt32 = 1
+    _ scope: UInt32, label: UInt32, reads: [(UInt32, UInt32)], kind: ScopeKind = .tracking, thread: UInt32 = 1,
+    instance: UInt32 = 0
   ) {
-    begin(scope, label: label, kind: kind, thread: thread)
+    begin(scope, label: label, kind: kind, thread: thread, instance: instance)
     for (object, property) in reads { read(object, property, in: scope, thread: thread) }
     end(scope, thread: thread)
     install(scope, thread: thread)
@@ -76,10 +80,10 @@ struct EventScript {
   }
 
   /// Replays the script and returns the replay, with the timeline it produced.
-  func replay(fanOutThreshold: Int = 10) -> (Replay, [TimelineEntry]) {
+  func replay(fanOutThreshold: Int = 10) -> (Replay, [ReplayFact]) {
     var replay = Replay(configuration: Replay.Configuration(fanOutThreshold: fanOutThreshold))
-    var timeline: [TimelineEntry] = []
-    replay.onTimelineEntry = { timeline.append($0) }
+    var timeline: [ReplayFact] = []
+    replay.onFact = { timeline.append($0) }
     for event in events { replay.consume(event) }
     return (replay, timeline)
   }

@@ -126,6 +126,34 @@ struct TraceFileTests {
     #expect(reader.definitions.stacks[1] == [1, 2])
   }
 
+  @Test(
+    "each version is read: a scope's begin carries its instance since version 2, and nothing in version 1",
+    arguments: [(version: UInt16(1), instance: UInt32(0)), (version: UInt16(2), instance: UInt32(77))])
+  func versions(version: UInt16, instance: UInt32) throws {
+    let path = temporaryPath("v\(version).trc")
+    let header = TraceHeader(
+      version: version, startWallClockNanoseconds: 1, processID: 42, executable: "/bin/fixture", dropWhenFull: false,
+      ringCapacity: 64, stackLevel: 1)
+    let writer = try TraceFileWriter(path: path, header: header)
+    let definitions = SyntheticDefinitions()
+    let stamps = DefinitionStamps()
+    var encoder = ChunkEncoder(thread: 1, osThreadID: 101, sequence: 0, firstTime: 10, stamps: stamps)
+    encoder.append(
+      kind: EventKind.scopeBegin.rawValue, flags: ScopeKind.tracking.rawValue, time: 10, depth: 0, object: instance,
+      key: 3, scope: 5, aux: 0, stack: 0, definitions: definitions, stamps: stamps)
+    encoder.append(
+      kind: EventKind.trackingCancelled.rawValue, flags: version >= 2 ? EventFlags.cancelledBySequenceEnd : 0,
+      time: 20, depth: 0, object: 0, key: 0, scope: 5, aux: 0, stack: 0, definitions: definitions, stamps: stamps)
+    try writer.writeChunk(.events, payload: encoder.payload(droppedSinceLastChunk: 0))
+    writer.close()
+    let (reader, events) = try readAll(path)
+    #expect(reader.header.version == version)
+    #expect(events.map(\.kind) == [.scopeBegin, .trackingCancelled])
+    #expect(events.first?.object == instance)
+    #expect(events.first?.key == 3)
+    #expect(events.last?.flags == (version >= 2 ? 2 : 0))
+  }
+
   @Test("a file cut at any offset reads its whole chunks and says it was cut")
   func cutAnywhere() throws {
     let path = temporaryPath("whole.trc")

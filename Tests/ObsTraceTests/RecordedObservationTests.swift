@@ -11,8 +11,69 @@ final class Row: @unchecked Sendable {
   var tags: [String] = []
 }
 
+@Observable
+final class RowList: @unchecked Sendable {
+  var rows: [Row] = []
+}
+
 @Suite("In-test recordings")
 struct RecordedObservationTests {
+  @Test("a list view whose rows change every run is one instance: one run per render, invalidations equal writes")
+  func listView() async throws {
+    let writes = 6
+    let recorded = try await RecordingTestLock.shared {
+      try recordObservation {
+        let list = RowList()
+        let view = RenderHarness("ListView.body") { list.rows.map(\.title).joined() }
+        view.render()
+        for index in 0..<writes {
+          let row = Row()
+          row.title = "row \(index)"
+          list.rows.append(row)  // invalidates the view, which then reads one row more
+          view.flush()
+        }
+      }
+    }
+    #expect(recorded.instances(of: "ListView.body") == 1)
+    #expect(recorded.runs(of: "ListView.body") == writes + 1)
+    #expect(recorded.invalidations(ofScope: "ListView.body") == writes)
+    #expect(recorded.invalidations(of: "RowList.rows") == writes)
+    #expect(recorded.report.properties.first { $0.name == "RowList.rows" }?.statistics.coalescedWrites == 0)
+    #expect(recorded.redundantRuns(of: "ListView.body") == 0)
+  }
+
+  @Test("withObservationTracking re-tracked from its own onChange continues the instance that fired")
+  func retrackInOnChange() async throws {
+    final class Observer: @unchecked Sendable {
+      let row: Row
+      var values: [String] = []
+      init(_ row: Row) { self.row = row }
+      func observe() {
+        values.append(
+          withObservationTracking(named: "Observer.observe") {
+            row.title
+          } onChange: { [self] in
+            observe()
+          })
+      }
+    }
+    let recorded = try await RecordingTestLock.shared {
+      try recordObservation {
+        let first = Observer(Row())
+        let second = Observer(Row())
+        first.observe()
+        second.observe()
+        for index in 0..<3 {
+          first.row.title = "a\(index)"
+          second.row.title = "b\(index)"
+        }
+      }
+    }
+    #expect(recorded.instances(of: "Observer.observe") == 2)
+    #expect(recorded.runs(of: "Observer.observe") == 8)
+    #expect(recorded.invalidations(ofScope: "Observer.observe") == 6)
+  }
+
   @Test("a block's invalidations, runs and writes are counted exactly")
   func exactCounts() async throws {
     let recorded = try await RecordingTestLock.shared {

@@ -1,0 +1,82 @@
+import ObsTraceFormat
+
+/// What findings rest on, gathered from facts by where it happens: writes that changed nothing and stale reads
+/// by site, untracked reads, fan-outs, the threads that wrote each object property and used each type. `Findings` turns it into findings.
+public struct FindingEvidence: ReplayConsumer {
+  struct SiteKey: Hashable {
+    var property: UInt32
+    var stack: UInt32
+  }
+
+  /// A set of threads that costs nothing until a second thread joins: the common case is one.
+  struct ThreadSet {
+    var first: UInt32 = .max
+    var others: Set<UInt32> = []
+
+    mutating func insert(_ thread: UInt32) {
+      if first == .max {
+        first = thread
+      } else if thread != first {
+        others.insert(thread)
+      }
+    }
+
+    var count: Int { first == .max ? 0 : 1 + others.count }
+    var all: [UInt32] { first == .max ? [] : ([first] + others).sorted() }
+  }
+
+  public let fanOutThreshold: Int
+  private(set) var noopWrites: [SiteKey: Int] = [:]
+  private(set) var staleReads: [SiteKey: Int] = [:]
+  private(set) var untrackedReads: [SiteKey: Int] = [:]
+  private(set) var fanOuts: [UInt32: (count: Int, largest: Int)] = [:]
+  private var writers = KeyTable<ThreadSet>()
+  private var typeThreads = DenseTable<ThreadSet>()
+
+  public init(fanOutThreshold: Int = 10) {
+    self.fanOutThreshold = fanOutThreshold
+  }
+
+  public mutating func consume(_ fact: ReplayFact) {
+    switch fact {
+    case .read(let read):
+      if read.type != 0 { typeThreads[read.type, default: ThreadSet()].insert(read.thread) }
+      if read.stale { staleReads[SiteKey(property: read.key.property, stack: read.stack), default: 0] += 1 }
+      if read.scope == 0 { untrackedReads[SiteKey(property: read.key.property, stack: read.stack), default: 0] += 1 }
+    case .writeBegan(let write):
+      if write.type != 0 { typeThreads[write.type, default: ThreadSet()].insert(write.thread) }
+      writers.byObject[write.key.object, default: DenseTable()][write.key.property, default: ThreadSet()].insert(
+        write.thread)
+    case .write(let write):
+      if write.outcome == .unchanged {
+        noopWrites[SiteKey(property: write.key.property, stack: write.stack), default: 0] += 1
+      }
+      if write.fired.count > fanOutThreshold {
+        let previous = fanOuts[write.key.property] ?? (0, 0)
+        fanOuts[write.key.property] = (previous.count + 1, max(previous.largest, write.fired.count))
+      }
+    case .objectCreated, .objectFreed, .runBegan, .runEnded, .fire, .cancel, .sequenceEnded, .anomaly:
+      break
+    }
+  }
+
+  /// Properties of objects that more than one thread wrote: how many such objects, and the most threads that
+  /// wrote one object's property, by property.
+  public var crossThreadWrites: [UInt32: (objects: Int, threads: Int)] {
+    var result: [UInt32: (objects: Int, threads: Int)] = [:]
+    for (_, properties) in writers.byObject {
+      for (property, threads) in properties where threads.count > 1 {
+        let previous = result[property] ?? (0, 0)
+        result[property] = (previous.objects + 1, max(previous.threads, threads.count))
+      }
+    }
+    return result
+  }
+
+  /// Per type, the threads its objects were read or written on.
+  public var threadsByType: [UInt32: [UInt32]] {
+    var result: [UInt32: [UInt32]] = [:]
+    for (type, threads) in typeThreads { result[type] = threads.all }
+    return result
+  }
+}

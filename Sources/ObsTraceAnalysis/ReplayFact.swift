@@ -1,0 +1,219 @@
+import ObsTraceFormat
+
+/// One thing the replay established, in the order it established it. The machine (`ReplayMachine`) turns the
+/// trace's events into facts; statistics, the graph, the timeline, findings and exports are consumers of facts
+/// (`ReplayConsumer`). A new view is a new consumer. See docs/analysis.md for what each fact means and rests on.
+public enum ReplayFact: Sendable {
+  /// An object's registrar was created in the trace.
+  case objectCreated(ObjectFact)
+  /// An object's registrar was freed.
+  case objectFreed(ObjectFact)
+  /// A property was read (in a run, or outside any scope).
+  case read(ReadFact)
+  /// A write began (its willSet): what it will fire is not known yet.
+  case writeBegan(WriteBeganFact)
+  /// A write finished (its didSet): whether it changed the value and what it fired.
+  case write(WriteFact)
+  /// A scope run began.
+  case runBegan(RunFact)
+  /// A scope run ended: what it read.
+  case runEnded(RunEndedFact)
+  /// A scope fired (its change handler ran).
+  case fire(FireFact)
+  /// A scope's observers were removed, with the reason.
+  case cancel(CancelFact)
+  /// An `Observations` sequence ended.
+  case sequenceEnded(SequenceEndedFact)
+  /// Something the machine could not place: counted, never dropped in silence.
+  case anomaly(AnomalyFact)
+}
+
+/// Receives facts as the machine establishes them.
+public protocol ReplayConsumer {
+  mutating func consume(_ fact: ReplayFact)
+}
+
+/// A consumer that drops every fact (for callers that only want the machine's own state).
+public struct IgnoringConsumer: ReplayConsumer {
+  public init() {}
+  @inline(__always) public mutating func consume(_ fact: ReplayFact) {}
+}
+
+/// Two consumers fed the same facts, in order.
+public struct PairedConsumer<First: ReplayConsumer, Second: ReplayConsumer>: ReplayConsumer {
+  public var first: First
+  public var second: Second
+
+  public init(_ first: First, _ second: Second) {
+    self.first = first
+    self.second = second
+  }
+
+  @inline(__always) public mutating func consume(_ fact: ReplayFact) {
+    first.consume(fact)
+    second.consume(fact)
+  }
+}
+
+/// A consumer that calls a closure (for printers that stream, and for tests).
+public struct ClosureConsumer: ReplayConsumer {
+  public var body: (ReplayFact) -> Void
+
+  public init(_ body: @escaping (ReplayFact) -> Void) {
+    self.body = body
+  }
+
+  public mutating func consume(_ fact: ReplayFact) { body(fact) }
+}
+
+public struct ObjectFact: Sendable, Equatable {
+  public var time: UInt64
+  public var thread: UInt32
+  public var object: UInt32
+  /// The object's type id, or 0 when the trace never said.
+  public var type: UInt32
+  /// Where it was created (an interned stack), or 0 when not recorded.
+  public var stack: UInt32
+}
+
+public struct ReadFact: Sendable, Equatable {
+  public var time: UInt64
+  public var thread: UInt32
+  public var key: PropertyKey
+  /// The object's type id, or 0.
+  public var type: UInt32
+  /// The run the read went to, or 0 when no scope of ObsTrace's was open.
+  public var scope: UInt32
+  /// The label of that run, or 0.
+  public var label: UInt32
+  /// The read happened inside the property's own willSet window: it saw the old value.
+  public var stale: Bool
+  public var stack: UInt32
+}
+
+public struct WriteBeganFact: Sendable, Equatable {
+  public var time: UInt64
+  public var thread: UInt32
+  public var key: PropertyKey
+  public var type: UInt32
+  public var stack: UInt32
+  /// Labels of instances that read this property, fired, and have not run again: this write fires nothing for
+  /// them (it is coalesced into their next run).
+  public var coalescedInto: [UInt32]
+}
+
+public struct WriteFact: Sendable {
+  public enum Outcome: Sendable, Equatable { case changed, unchanged, unknown }
+  /// When the write began (its willSet).
+  public var time: UInt64
+  /// When it finished (its didSet).
+  public var endTime: UInt64
+  public var thread: UInt32
+  public var key: PropertyKey
+  public var outcome: Outcome
+  /// How the write was made, as the recorder saw it (0: not recorded; see `WriteKind`).
+  public var writeKind: UInt8
+  /// Scope runs this write fired: (scope id, label id).
+  public var fired: [(scope: UInt32, label: UInt32)]
+  public var stack: UInt32
+}
+
+public struct RunFact: Sendable, Equatable {
+  public var scope: UInt32
+  public var label: UInt32
+  public var kind: ScopeKind
+  /// The instance this run continues (recorded at the source; see docs/analysis.md).
+  public var instance: UInt32
+  /// The run that was innermost on the thread when this one began, or 0.
+  public var parent: UInt32
+  public var thread: UInt32
+  public var time: UInt64
+}
+
+public struct RunEndedFact: Sendable {
+  public var run: RunFact
+  public var end: UInt64
+  /// What the run read, in the order of first read (with what nested runs read, merged as Observation does).
+  public var reads: [PropertyKey]
+  /// The first run of its instance.
+  public var firstOfInstance: Bool
+  /// Nothing it read really changed since its instance's previous run began.
+  public var redundant: Bool
+  /// It read a property inside that property's willSet window.
+  public var readStale: Bool
+  /// For `Observations` values: the sequence (iterator), else 0.
+  public var sequence: UInt32
+  /// For `Observations` values: the type of the actor it ran on (0: nonisolated).
+  public var isolation: UInt32
+}
+
+public struct FireFact: Sendable, Equatable {
+  public var time: UInt64
+  public var thread: UInt32
+  public var scope: UInt32
+  public var label: UInt32
+  public var instance: UInt32
+  /// The write in progress on the firing thread that caused it, or nil (an object freed, or untraced code).
+  public var cause: PropertyKey?
+}
+
+/// Why a scope's observers were removed (the flags of `trackingCancelled`).
+public enum CancelReason: UInt8, Sendable, CustomStringConvertible {
+  /// Not recorded (a version-1 trace).
+  case unknown = 0
+  /// One-shot tracking fired.
+  case fired = 1
+  /// The `Observations` iteration it belonged to was cancelled or finished while waiting.
+  case sequenceEnded = 2
+  /// Every object it read was freed: nothing can fire it any more.
+  case objectsFreed = 3
+
+  public var description: String {
+    switch self {
+    case .unknown: "cancelled"
+    case .fired: "fired"
+    case .sequenceEnded: "sequence ended"
+    case .objectsFreed: "objects freed"
+    }
+  }
+}
+
+public struct CancelFact: Sendable, Equatable {
+  public var time: UInt64
+  public var thread: UInt32
+  public var scope: UInt32
+  public var label: UInt32
+  public var instance: UInt32
+  public var reason: CancelReason
+  /// The machine concluded it (every object the run read was freed); the recorder did not write it.
+  public var derived: Bool
+}
+
+public struct SequenceEndedFact: Sendable, Equatable {
+  public var time: UInt64
+  public var thread: UInt32
+  public var sequence: UInt32
+  public var label: UInt32
+  public var ending: SequenceEnding?
+}
+
+/// What the machine could not place.
+public struct AnomalyFact: Sendable, Equatable {
+  public enum Kind: String, Sendable, CaseIterable {
+    /// A read attributed to a scope that never began (or ended long before).
+    case accessInUnknownScope = "read in an unknown scope"
+    /// A didSet with no willSet of the same property in progress on its thread.
+    case didSetWithoutWillSet = "didSet without its willSet"
+    /// A fire of a scope that never began or was already cancelled.
+    case fireOfUnknownScope = "fire of an unknown scope"
+    /// A scope end, install, cancel or `Observations` run of a scope that never began.
+    case eventOfUnknownScope = "event of an unknown scope"
+    /// An event of a kind this reader does not know.
+    case unknownEvent = "event of an unknown kind"
+  }
+  public var kind: Kind
+  public var time: UInt64
+  public var thread: UInt32
+  public var scope: UInt32
+  public var key: PropertyKey?
+}

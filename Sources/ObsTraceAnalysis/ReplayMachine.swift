@@ -1,0 +1,396 @@
+import ObsTraceFormat
+
+/// A small model of Observation run over a trace's events, in time order, that turns them into facts
+/// (`ReplayFact`) for consumers. It keeps only the state needed to place each event: open and installed runs,
+/// the instances they continue, writes in progress, live objects. Memory grows with objects, properties and live
+/// scopes, never with the number of events.
+///
+/// What it models (stdlib/public/Observation): an access adds (object, property) to the innermost open scope's
+/// list; a nested scope's list merges into its parent's when it ends (as `generateAccessList` does); when a
+/// scope's observers are installed it subscribes to its list; one-shot tracking is cancelled when it fires.
+/// Fires are taken from the trace (the recorder saw them), not predicted, and attributed to the write in progress
+/// on the firing thread. Which instance a run continues is recorded at the source (the `object` of `scopeBegin`,
+/// version 2); a version-1 trace has none, and each label then counts as one instance.
+public struct ReplayMachine {
+  struct Run {
+    var fact: RunFact
+    var beginSequence: UInt64
+    var reads: [PropertyKey] = []
+    var readSet: Set<PropertyKey> = []
+    var ended = false
+    var subscribed = false
+    var readStale = false
+    /// The `Observations` sequence (iterator) this run is a value of, or 0.
+    var sequence: UInt32 = 0
+    var isolation: UInt32 = 0
+    /// Objects it subscribed to that are still alive.
+    var liveObjects = 0
+  }
+
+  /// One instance of a scope (a view's node, an observer, an iterator): its runs follow each other.
+  struct Instance {
+    var label: UInt32
+    var lastRunBeginSequence: UInt64
+    var lastReads: Set<PropertyKey>
+    /// It fired and has not run again since.
+    var awaitingRerun = false
+  }
+
+  struct Write {
+    var key: PropertyKey
+    var sequence: UInt64
+    var time: UInt64
+    var stack: UInt32
+    var kind: UInt8
+    var fired: [(scope: UInt32, label: UInt32)] = []
+  }
+
+  struct Sequence {
+    var label: UInt32
+    var lastObjects: Set<UInt32> = []
+    var ending: SequenceEnding?
+  }
+
+  /// Per object property: the sequence number of its last real change and the instances whose last run read it.
+  struct KeyState {
+    var lastRealChange: UInt64 = 0
+    var readers: Set<UInt32> = []
+  }
+
+  public private(set) var events = 0
+  public private(set) var firstTime: UInt64?
+  public private(set) var lastTime: UInt64 = 0
+  private var threadSeen = DenseTable<Bool>()
+  /// Threads that recorded events.
+  public var threadsSeen: Set<UInt32> { Set(threadSeen.map(\.key)) }
+  /// What the machine could not place, by kind.
+  public private(set) var anomalies: [AnomalyFact.Kind: Int] = [:]
+  /// The thread that ran an `Observations` value on the main actor, if any: where main-actor work runs (with an
+  /// async main, not the process's first thread, which `dispatchMain` ends).
+  public private(set) var mainActorThread: UInt32?
+
+  private var sequence: UInt64 = 0
+  private var runs: [UInt32: Run] = [:]
+  private var instances: [UInt32: Instance] = [:]
+  private var keys = KeyTable<KeyState>()
+  private var writes = DenseTable<[Write]>()
+  private var sequences: [UInt32: Sequence] = [:]
+  /// Installed runs subscribed to each object (object serial → scope ids).
+  private var subscribers = DenseTable<[UInt32]>()
+  // By object serial (dense in a process): arrays, since every access and write looks its object up.
+  private var liveObjects = DenseTable<UInt32>()  // serial → type, created in the trace and not freed
+  private var seenObjects = DenseTable<Bool>()
+  private var objectTypes = DenseTable<UInt32>()
+  private var types: [UInt32: TypeStatistics] = [:]
+
+  public init() {}
+
+  /// Replays one event, passing the facts it establishes to `consumer`; events must come in time order (see
+  /// `TimeOrderedEvents`).
+  public mutating func consume<Consumer: ReplayConsumer>(_ event: TraceEvent, into consumer: inout Consumer) {
+    events += 1
+    sequence += 1
+    if firstTime == nil { firstTime = event.time }
+    lastTime = max(lastTime, event.time)
+    threadSeen[event.thread] = true
+    switch event.kind {
+    case .objectCreated:
+      liveObjects[event.object] = event.aux
+      if event.aux != 0 { objectTypes[event.object] = event.aux }
+      consumer.consume(
+        .objectCreated(
+          ObjectFact(
+            time: event.time, thread: event.thread, object: event.object, type: event.aux, stack: event.stack)))
+    case .objectFreed:
+      freed(event, &consumer)
+    case .access:
+      access(event, &consumer)
+    case .willSet:
+      willSet(event, &consumer)
+    case .didSet:
+      didSet(event, &consumer)
+    case .scopeBegin:
+      let kind = ScopeKind(rawValue: event.flags) ?? .tracking
+      // Version 1 recorded no instance: the label stands for it.
+      let instance = event.object != 0 ? event.object : event.key | 0x8000_0000
+      let fact = RunFact(
+        scope: event.scope, label: event.key, kind: kind, instance: instance, parent: event.aux,
+        thread: event.thread, time: event.time)
+      runs[event.scope] = Run(fact: fact, beginSequence: sequence)
+      consumer.consume(.runBegan(fact))
+    case .scopeEnd:
+      endRun(event, &consumer)
+    case .trackingInstalled:
+      guard var run = runs[event.scope] else { return anomaly(.eventOfUnknownScope, event, &consumer) }
+      guard !run.subscribed else { return }
+      run.subscribed = true
+      var objects: Set<UInt32> = []
+      for key in run.readSet where objects.insert(key.object).inserted {
+        subscribers[key.object, default: []].append(event.scope)
+      }
+      run.liveObjects = objects.count
+      runs[event.scope] = run
+    case .trackingFired:
+      fired(event, &consumer)
+    case .trackingCancelled:
+      guard runs[event.scope] != nil else {
+        // One-shot tracking was already cancelled by its fire, just before.
+        if event.flags == CancelReason.fired.rawValue { return }
+        return anomaly(.eventOfUnknownScope, event, &consumer)
+      }
+      cancel(
+        event.scope, time: event.time, thread: event.thread, reason: CancelReason(rawValue: event.flags) ?? .unknown,
+        derived: false, &consumer)
+    case .observationsRun:
+      guard var run = runs[event.scope] else { return anomaly(.eventOfUnknownScope, event, &consumer) }
+      run.sequence = event.key
+      run.isolation = event.aux
+      // Version 1: the sequence (iterator) is the instance.
+      if run.fact.instance & 0x8000_0000 != 0 { run.fact.instance = event.key }
+      runs[event.scope] = run
+      if sequences[event.key] == nil { sequences[event.key] = Sequence(label: run.fact.label) }
+      if event.flags & EventFlags.onMainActor != 0 { mainActorThread = event.thread }
+    case .observationsEnd:
+      let ending = SequenceEnding(rawValue: event.flags)
+      sequences[event.key]?.ending = ending
+      consumer.consume(
+        .sequenceEnded(
+          SequenceEndedFact(
+            time: event.time, thread: event.thread, sequence: event.key, label: sequences[event.key]?.label ?? 0,
+            ending: ending)))
+    }
+  }
+
+  private mutating func anomaly<Consumer: ReplayConsumer>(
+    _ kind: AnomalyFact.Kind, _ event: TraceEvent, _ consumer: inout Consumer, key: PropertyKey? = nil
+  ) {
+    anomalies[kind, default: 0] += 1
+    consumer.consume(
+      .anomaly(AnomalyFact(kind: kind, time: event.time, thread: event.thread, scope: event.scope, key: key)))
+  }
+
+  private mutating func noteObject(_ event: TraceEvent) -> UInt32 {
+    if let type = objectTypes[event.object] { return type }
+    guard event.aux != 0 else { return 0 }
+    objectTypes[event.object] = event.aux
+    if liveObjects[event.object] != nil {
+      liveObjects[event.object] = event.aux
+    } else {
+      seenObjects[event.object] = true
+    }
+    return event.aux
+  }
+
+  private mutating func freed<Consumer: ReplayConsumer>(_ event: TraceEvent, _ consumer: inout Consumer) {
+    let type = event.aux != 0 ? event.aux : (objectTypes[event.object] ?? 0)
+    if liveObjects[event.object] != nil {
+      liveObjects[event.object] = nil
+      types[type, default: TypeStatistics()].created += 1
+      types[type, default: TypeStatistics()].freed += 1
+    }
+    seenObjects[event.object] = nil
+    objectTypes[event.object] = nil
+    consumer.consume(
+      .objectFreed(ObjectFact(time: event.time, thread: event.thread, object: event.object, type: type, stack: 0)))
+    // Runs subscribed only to freed objects can never fire again: they end here.
+    if let scopes = subscribers[event.object] {
+      subscribers[event.object] = nil
+      for scope in scopes {
+        guard var run = runs[scope], run.subscribed else { continue }
+        run.liveObjects -= 1
+        runs[scope] = run
+        if run.liveObjects <= 0 {
+          cancel(scope, time: event.time, thread: event.thread, reason: .objectsFreed, derived: true, &consumer)
+        }
+      }
+    }
+  }
+
+  private mutating func access<Consumer: ReplayConsumer>(_ event: TraceEvent, _ consumer: inout Consumer) {
+    let type = noteObject(event)
+    let key = PropertyKey(object: event.object, property: event.key)
+    let stale = event.flags & EventFlags.staleRead != 0
+    var label: UInt32 = 0
+    var scope = event.scope
+    if event.scope != 0 {
+      if var run = runs[event.scope], !run.ended {
+        if run.readSet.insert(key).inserted { run.reads.append(key) }
+        if stale { run.readStale = true }
+        label = run.fact.label
+        runs[event.scope] = run
+      } else {
+        anomaly(.accessInUnknownScope, event, &consumer, key: key)
+        scope = 0
+      }
+    }
+    consumer.consume(
+      .read(
+        ReadFact(
+          time: event.time, thread: event.thread, key: key, type: type, scope: scope, label: label, stale: stale,
+          stack: event.stack)))
+  }
+
+  private mutating func willSet<Consumer: ReplayConsumer>(_ event: TraceEvent, _ consumer: inout Consumer) {
+    let type = noteObject(event)
+    let key = PropertyKey(object: event.object, property: event.key)
+    writes[event.thread, default: []].append(
+      Write(key: key, sequence: sequence, time: event.time, stack: event.stack, kind: event.flags))
+    // Coalesced: instances that read this and already fired, waiting to run again, hear nothing of this write.
+    var coalesced: [UInt32] = []
+    if let readers = keys[key]?.readers, !readers.isEmpty {
+      for reader in readers {
+        if let instance = instances[reader], instance.awaitingRerun { coalesced.append(instance.label) }
+      }
+    }
+    consumer.consume(
+      .writeBegan(
+        WriteBeganFact(
+          time: event.time, thread: event.thread, key: key, type: type, stack: event.stack, coalescedInto: coalesced)
+      ))
+  }
+
+  private mutating func didSet<Consumer: ReplayConsumer>(_ event: TraceEvent, _ consumer: inout Consumer) {
+    let key = PropertyKey(object: event.object, property: event.key)
+    guard let index = writes[event.thread]?.lastIndex(where: { $0.key == key }) else {
+      return anomaly(.didSetWithoutWillSet, event, &consumer, key: key)
+    }
+    let write = writes[event.thread, default: []].remove(at: index)
+    let unchanged = event.flags & EventFlags.unchanged != 0
+    if !unchanged { keys.withState(key) { $0.lastRealChange = write.sequence } }
+    consumer.consume(
+      .write(
+        WriteFact(
+          time: write.time, endTime: event.time, thread: event.thread, key: key,
+          outcome: unchanged ? .unchanged : (event.flags & EventFlags.changed != 0 ? .changed : .unknown),
+          writeKind: write.kind, fired: write.fired, stack: write.stack)))
+  }
+
+  private mutating func fired<Consumer: ReplayConsumer>(_ event: TraceEvent, _ consumer: inout Consumer) {
+    guard let run = runs[event.scope], run.subscribed || run.fact.kind == .named || !run.ended else {
+      return anomaly(.fireOfUnknownScope, event, &consumer)
+    }
+    instances[run.fact.instance]?.awaitingRerun = true
+    let cause = PropertyKey(object: event.object, property: event.key)
+    var explained = false
+    if event.object != 0, let index = writes[event.thread]?.lastIndex(where: { $0.key == cause }) {
+      writes[event.thread]![index].fired.append((event.scope, run.fact.label))
+      explained = true
+    }
+    consumer.consume(
+      .fire(
+        FireFact(
+          time: event.time, thread: event.thread, scope: event.scope, label: run.fact.label,
+          instance: run.fact.instance, cause: explained ? cause : nil)))
+    if run.fact.kind == .tracking {
+      cancel(event.scope, time: event.time, thread: event.thread, reason: .fired, derived: true, &consumer)
+    }
+  }
+
+  private mutating func cancel<Consumer: ReplayConsumer>(
+    _ scope: UInt32, time: UInt64, thread: UInt32, reason: CancelReason, derived: Bool, _ consumer: inout Consumer
+  ) {
+    guard var run = runs[scope] else { return }
+    let wasSubscribed = run.subscribed
+    run.subscribed = false
+    if run.ended {
+      runs[scope] = nil
+    } else {
+      runs[scope] = run
+    }
+    // One cancel per run: a one-shot fire is cancelled here, and the recorder's own cancel that follows it
+    // finds the run gone.
+    guard wasSubscribed else { return }
+    consumer.consume(
+      .cancel(
+        CancelFact(
+          time: time, thread: thread, scope: scope, label: run.fact.label, instance: run.fact.instance,
+          reason: reason, derived: derived)))
+  }
+
+  private mutating func endRun<Consumer: ReplayConsumer>(_ event: TraceEvent, _ consumer: inout Consumer) {
+    guard var run = runs[event.scope], !run.ended else { return anomaly(.eventOfUnknownScope, event, &consumer) }
+    run.ended = true
+    // A nested list merges into the enclosing one, as the real generateAccessList does on exit.
+    if run.fact.parent != 0, var parent = runs[run.fact.parent], !parent.ended {
+      for key in run.reads where parent.readSet.insert(key).inserted { parent.reads.append(key) }
+      runs[run.fact.parent] = parent
+    }
+    if run.sequence != 0 {
+      sequences[run.sequence]?.lastObjects = Set(run.reads.map(\.object))
+    }
+    let id = run.fact.instance
+    var redundant = false
+    let first: Bool
+    if let previous = instances[id] {
+      first = false
+      // Redundant: it read only what its previous run read, and none of it really changed since that run
+      // began (a run that reads something new, a row added or another model, saw something change).
+      redundant =
+        !run.reads.isEmpty && !run.readStale
+        && run.reads.allSatisfy {
+          previous.lastReads.contains($0) && (keys[$0]?.lastRealChange ?? 0) < previous.lastRunBeginSequence
+        }
+      for key in previous.lastReads where !run.readSet.contains(key) {
+        keys.withState(key) { _ = $0.readers.remove(id) }
+      }
+    } else {
+      first = true
+    }
+    instances[id] = Instance(label: run.fact.label, lastRunBeginSequence: run.beginSequence, lastReads: run.readSet)
+    for key in run.readSet { keys.withState(key) { _ = $0.readers.insert(id) } }
+    consumer.consume(
+      .runEnded(
+        RunEndedFact(
+          run: run.fact, end: event.time, reads: run.reads, firstOfInstance: first, redundant: redundant,
+          readStale: run.readStale, sequence: run.sequence, isolation: run.isolation)))
+    // Keep the run while its observers are or will be installed: a tracking run that read nothing is never
+    // installed (the real access list stays nil), and a named scope never is.
+    if run.subscribed || (run.fact.kind != .named && !run.reads.isEmpty) {
+      runs[event.scope] = run
+    } else {
+      runs[event.scope] = nil
+    }
+  }
+
+  /// `Observations` sequences still running at the end of the trace that read `object` in their last value:
+  /// the labels of their call sites.
+  public func liveLoops(reading object: UInt32) -> [UInt32] {
+    sequences.values.filter { $0.ending == nil && $0.lastObjects.contains(object) }.map(\.label)
+  }
+
+  /// Objects created in the trace and never freed, with their types.
+  public var liveObjectSerials: [(serial: UInt32, type: UInt32)] {
+    liveObjects.map { ($0.key, objectTypes[$0.key] ?? $0.value) }
+  }
+
+  /// Runs still held: those whose observers are installed, or about to be.
+  public var liveRunCount: Int { runs.count }
+
+  /// Per-type created/freed counts, including objects still alive at the end.
+  public var typeStatistics: [UInt32: TypeStatistics] {
+    var result = types
+    for (serial, type) in liveObjects { result[objectTypes[serial] ?? type, default: TypeStatistics()].created += 1 }
+    for (serial, _) in seenObjects { result[objectTypes[serial] ?? 0, default: TypeStatistics()].seenOnly += 1 }
+    return result
+  }
+
+  /// The type of a live object, or 0.
+  public func type(ofObject object: UInt32) -> UInt32 { objectTypes[object] ?? 0 }
+}
+
+/// Per object property state, by object serial then property id: two array lookups, no hashing, since the
+/// replay touches it on every write.
+struct KeyTable<State> {
+  var byObject = DenseTable<DenseTable<State>>()
+
+  subscript(key: PropertyKey) -> State? {
+    byObject[key.object]?[key.property]
+  }
+}
+
+extension KeyTable where State == ReplayMachine.KeyState {
+  /// Mutates the state of `key` in place (created empty).
+  mutating func withState<Result>(_ key: PropertyKey, _ body: (inout State) -> Result) -> Result {
+    body(&byObject[key.object, default: DenseTable()][key.property, default: State()])
+  }
+}

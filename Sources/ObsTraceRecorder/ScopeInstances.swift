@@ -1,0 +1,82 @@
+import CObsTraceRing
+import Synchronization
+
+/// Which instance a scope run continues, decided where the run begins and recorded in its `scopeBegin` (the
+/// rules are in docs/analysis.md, "Instances"):
+///
+/// - an `Observations` value continues its iterator; a `RenderHarness` render continues its harness;
+/// - a named scope (`withTrackingScope(named:)`) is one instance per name;
+/// - `withObservationTracking` called directly continues an instance of the same label that fired and has not
+///   been re-tracked yet: first the one whose change handler is running on this thread (a re-track from inside
+///   `onChange`), else the one that fired earliest (ties are broken by firing order); with none waiting, it is a
+///   new instance.
+public enum InstanceRule: Sendable {
+  /// This instance, whatever the label (an iterator's serial, a harness's serial).
+  case continuing(UInt32)
+  /// One instance per label.
+  case perLabel
+  /// The instance of this label that fired and waits to be re-tracked, else a new one.
+  case afterFire
+}
+
+enum ScopeInstances {
+  /// The instance whose change handler runs on this thread, set while it runs.
+  struct Firing: Sendable {
+    var label: UInt32
+    var instance: UInt32
+  }
+
+  @TaskLocal static var firing: Firing?
+
+  struct State {
+    /// Per label: instances that fired and were not re-tracked yet, in firing order.
+    var waiting: [UInt32: [UInt32]] = [:]
+    /// Per label: the instance of a named scope.
+    var named: [UInt32: UInt32] = [:]
+  }
+
+  /// A label's queue of fired instances is capped: an observer that is never re-tracked is not kept forever.
+  static let maximumWaiting = 1024
+  private static let state = Mutex(State())
+
+  /// A new instance id (from the scope serials, so it never equals a scope or an iterator).
+  static func newInstance() -> UInt32 { obstrace_next_scope_serial() }
+
+  /// The instance a run of `label` continues under `rule`.
+  static func resolve(_ rule: InstanceRule, label: UInt32) -> UInt32 {
+    switch rule {
+    case .continuing(let instance):
+      return instance
+    case .perLabel:
+      return state.withLock { state in
+        if let instance = state.named[label] { return instance }
+        let instance = newInstance()
+        state.named[label] = instance
+        return instance
+      }
+    case .afterFire:
+      let firing = firing
+      let found: UInt32? = state.withLock { state in
+        guard var queue = state.waiting[label], !queue.isEmpty else { return nil }
+        let index =
+          firing.flatMap { firing in
+            firing.label == label ? queue.firstIndex(of: firing.instance) : nil
+          } ?? 0
+        let instance = queue.remove(at: index)
+        state.waiting[label] = queue.isEmpty ? nil : queue
+        return instance
+      }
+      return found ?? newInstance()
+    }
+  }
+
+  /// Records that `instance` of `label` fired: a later re-track of the label may continue it.
+  static func fired(label: UInt32, instance: UInt32) {
+    state.withLock { state in
+      var queue = state.waiting[label] ?? []
+      if queue.count >= maximumWaiting { queue.removeFirst() }
+      queue.append(instance)
+      state.waiting[label] = queue
+    }
+  }
+}
