@@ -1,5 +1,6 @@
 @_exported import ObsTraceAnalysis
 import ObsTraceFormat
+import Testing
 
 /// What Observation did inside one `recordObservation` block, analysed: for assertions in tests.
 ///
@@ -10,24 +11,81 @@ public struct RecordedObservation: Sendable {
   public let report: AnalysisReport
 
   /// (write, fired scope) pairs caused by writes of `property` (`"Model.items"`).
-  public func invalidations(of property: String) -> Int { statistics(property)?.invalidations ?? 0 }
+  public func invalidations(
+    of property: String,
+    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+  ) -> Int {
+    statistics(property, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))?.invalidations
+      ?? 0
+  }
   /// Invalidations caused by writes of `property` that changed nothing.
-  public func wastedInvalidations(of property: String) -> Int { statistics(property)?.wastedInvalidations ?? 0 }
-  public func writes(of property: String) -> Int { statistics(property)?.writes ?? 0 }
-  public func reads(of property: String) -> Int { statistics(property)?.reads ?? 0 }
+  public func wastedInvalidations(
+    of property: String,
+    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+  ) -> Int {
+    statistics(property, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))?
+      .wastedInvalidations ?? 0
+  }
+  public func writes(
+    of property: String,
+    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+  ) -> Int {
+    statistics(property, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))?.writes ?? 0
+  }
+  public func reads(
+    of property: String,
+    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+  ) -> Int {
+    statistics(property, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))?.reads ?? 0
+  }
   /// Writes of `property` through `_modify` that left its value unchanged.
-  public func noopWrites(of property: String) -> Int { statistics(property)?.noopWrites ?? 0 }
+  public func noopWrites(
+    of property: String,
+    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+  ) -> Int {
+    statistics(property, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))?.noopWrites
+      ?? 0
+  }
   /// Reads of `property` inside its own willSet window (they saw the old value).
-  public func staleReads(of property: String) -> Int { statistics(property)?.staleReads ?? 0 }
+  public func staleReads(
+    of property: String,
+    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+  ) -> Int {
+    statistics(property, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))?.staleReads
+      ?? 0
+  }
 
   /// Runs of the scope labelled `scope` (`"FirstView.body"`, or a call site `"Module/File.swift:12"`).
-  public func runs(of scope: String) -> Int { scopeStatistics(scope)?.runs ?? 0 }
+  public func runs(
+    of scope: String,
+    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+  ) -> Int {
+    scopeStatistics(scope, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))?.runs ?? 0
+  }
   /// Instances of `scope`: a harness, an iterator, an observer re-tracked after each fire is one.
-  public func instances(of scope: String) -> Int { scopeStatistics(scope)?.instances ?? 0 }
+  public func instances(
+    of scope: String,
+    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+  ) -> Int {
+    scopeStatistics(scope, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))?.instances
+      ?? 0
+  }
   /// Times runs of `scope` were invalidated.
-  public func invalidations(ofScope scope: String) -> Int { scopeStatistics(scope)?.invalidations ?? 0 }
+  public func invalidations(
+    ofScope scope: String,
+    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+  ) -> Int {
+    scopeStatistics(scope, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))?
+      .invalidations ?? 0
+  }
   /// Runs of `scope` that read nothing that really changed since its previous run.
-  public func redundantRuns(of scope: String) -> Int { scopeStatistics(scope)?.redundantRuns ?? 0 }
+  public func redundantRuns(
+    of scope: String,
+    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+  ) -> Int {
+    scopeStatistics(scope, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))?
+      .redundantRuns ?? 0
+  }
 
   /// Findings of one kind (`.noopWrite`, `.staleRead`, `.fanOut`, …).
   public func findings(_ kind: Finding.Kind) -> [Finding] { report.findings.filter { $0.kind == kind } }
@@ -36,12 +94,28 @@ public struct RecordedObservation: Sendable {
   public var propertyNames: [String] { report.properties.map(\.name) }
   public var scopeLabels: [String] { report.scopes.map(\.label) }
 
-  private func statistics(_ property: String) -> PropertyStatistics? {
-    report.properties.first { $0.name == property }?.statistics
+  /// Names defined anywhere in the process (a property of a model the block did not touch is known, and counts 0).
+  private let knownProperties: Set<String>
+  private let knownScopes: Set<String>
+
+  /// A name nothing defines is a mistake in the test (a typo would pass `== 0`): it fails the test, naming the
+  /// closest known names.
+  private func unknown(_ kind: String, _ name: String, _ known: Set<String>, _ location: SourceLocation) {
+    let message =
+      "recordObservation: no \(kind) is named '\(name)'; " + NameSuggestions.describe(name, in: known.sorted())
+    Issue.record(Comment(rawValue: message), sourceLocation: location)
   }
 
-  private func scopeStatistics(_ scope: String) -> ScopeStatistics? {
-    report.scopes.first { $0.label == scope }?.statistics
+  private func statistics(_ property: String, _ location: SourceLocation) -> PropertyStatistics? {
+    if let found = report.properties.first(where: { $0.name == property }) { return found.statistics }
+    if !knownProperties.contains(property) { unknown("property", property, knownProperties, location) }
+    return nil
+  }
+
+  private func scopeStatistics(_ scope: String, _ location: SourceLocation) -> ScopeStatistics? {
+    if let found = report.scopes.first(where: { $0.label == scope }) { return found.statistics }
+    if !knownScopes.contains(scope) { unknown("scope", scope, knownScopes, location) }
+    return nil
   }
 
   init(_ tapped: Recorder.TappedEvents) {
@@ -53,6 +127,9 @@ public struct RecordedObservation: Sendable {
       durationNanoseconds: replay.lastTime &- (replay.firstTime ?? replay.lastTime), backtraces: "writes",
       symbolized: true)
     report = TraceAnalysis.report(replay, definitions: tapped.definitions, trace: trace)
+    let definitions = tapped.definitions
+    knownProperties = Set(definitions.properties.keys.map { definitions.propertyName($0) })
+    knownScopes = Set(definitions.labels.keys.map { definitions.labelName($0) })
   }
 }
 

@@ -64,6 +64,8 @@ enum CheckCommand: TraceCommand {
       --tolerance <n>%      Growth allowed before failing (default 0%).
       --max <limit>         A limit such as 'Model.items:invalidations<=3' (also < and ==); repeatable.
       --fail-on-new         Fail when a property or scope not in the baseline has counts.
+      --allow-incomplete    Check a trace that dropped events, was cut short (a killed process) or has damaged
+                            chunks; without it such a trace fails, since any of its counts may be off.
       --format <format>     text (default); github: a GitHub Actions ::error annotation for each count that grew
                             and each limit exceeded, at the sites of the writes behind it; junit: JUnit XML, one
                             test case per checked count, a failure for each that grew.
@@ -84,7 +86,7 @@ enum CheckCommand: TraceCommand {
         "--baseline": "baseline", "--tolerance": "tolerance", "--max": "max", "--format": "format", "-o": "output",
         "--output": "output", "--source-root": "source-root",
       ],
-      flags: ["--fail-on-new": "fail-on-new"], command: name
+      flags: ["--fail-on-new": "fail-on-new", "--allow-incomplete": "allow-incomplete"], command: name
     ).parse(arguments)
     let path = try TraceInput.singlePath(parsed, command: name)
     let format = parsed.value("format") ?? "text"
@@ -124,8 +126,31 @@ enum CheckCommand: TraceCommand {
     let sites = WriteSites()
     let report = try TraceInput.analyze(path, Replay.Configuration(), command: name, onFact: sites.note)
     let current = Baseline(report)
+    // A name the trace does not know is a mistake (a typo passes every limit as 0), not a count of 0.
+    let properties = report.properties.map(\.name)
+    let scopes = report.scopes.map(\.label)
+    for limit in limits where current.properties[limit.name] == nil && current.scopes[limit.name] == nil {
+      let isProperty = Baseline.propertyMetrics.contains(limit.metric) && !Baseline.scopeMetrics.contains(limit.metric)
+      throw CommandError(
+        "obstrace check: --max '\(limit)' names no property or scope of \(path); "
+          + NameSuggestions.describe(limit.name, in: isProperty ? properties : properties + scopes))
+    }
+    if let baseline, let baselinePath = parsed.value("baseline") {
+      for (kind, names, known) in [
+        ("property", baseline.properties.keys.sorted(), properties), ("scope", baseline.scopes.keys.sorted(), scopes),
+      ] {
+        for name in names where !known.contains(name) {
+          throw CommandError(
+            "obstrace check: \(baselinePath) names the \(kind) '\(name)', which \(path) does not have ("
+              + NameSuggestions.describe(name, in: known)
+              + "); if it was renamed or removed, make a new baseline with 'obstrace baseline'")
+        }
+      }
+    }
     let comparison = BaselineComparison(
       current: current, baseline: baseline, tolerance: tolerance, limits: limits, failOnNew: parsed.has("fail-on-new"))
+    // A trace that lost events cannot pass: its counts may be off either way.
+    let incomplete = parsed.has("allow-incomplete") ? nil : incompleteness(report)
     let printed: String
     switch format {
     case "github":
@@ -134,21 +159,33 @@ enum CheckCommand: TraceCommand {
       printed = JUnitReport.xml(
         comparison, current: current, baseline: baseline, path: path, tolerance: tolerance, sites: sites)
     default:
-      printed = text(comparison, path: path, baseline: parsed.value("baseline"), tolerance: tolerance, report: report)
+      printed = text(
+        comparison, path: path, baseline: parsed.value("baseline"), tolerance: tolerance, report: report,
+        incomplete: incomplete)
     }
     try TraceInput.write(printed, to: parsed.value("output"), output: output, command: name)
-    return comparison.failed ? 1 : 0
+    return comparison.failed || incomplete != nil ? 1 : 0
+  }
+
+  /// Why a trace cannot be trusted for a verdict, or nil.
+  static func incompleteness(_ report: AnalysisReport) -> String? {
+    var reasons: [String] = []
+    if report.trace.truncated { reasons.append("the trace was cut short (the process was killed or crashed)") }
+    if report.trace.droppedEvents > 0 { reasons.append("\(report.trace.droppedEvents) events were dropped") }
+    if !report.trace.damage.isEmpty { reasons.append("\(report.trace.damage.count) damaged chunk(s) were skipped") }
+    return reasons.isEmpty ? nil : reasons.joined(separator: ", ")
   }
 
   static func text(
-    _ comparison: BaselineComparison, path: String, baseline: String?, tolerance: Double, report: AnalysisReport
+    _ comparison: BaselineComparison, path: String, baseline: String?, tolerance: Double, report: AnalysisReport,
+    incomplete: String? = nil
   ) -> String {
     var out = TextBuffer()
     let against = baseline.map { " against \($0) (tolerance \(Formatting.fixed(tolerance * 100, 0))%)" } ?? ""
     out.line("obstrace check: \(path)\(against)")
     if report.trace.truncated || report.trace.droppedEvents > 0 {
       out.line(
-        "  note: the trace is \(report.trace.truncated ? "truncated" : "missing \(report.trace.droppedEvents) dropped events"); counts are lower bounds"
+        "  note: the trace is \(report.trace.truncated ? "truncated" : "missing \(report.trace.droppedEvents) dropped events"); any count may be off"
       )
     }
     if baseline != nil {
@@ -178,14 +215,17 @@ enum CheckCommand: TraceCommand {
     }
     let failures = comparison.rows.filter(\.failed)
     let exceeded = comparison.limits.filter { !$0.passed }
-    if failures.isEmpty && exceeded.isEmpty {
+    let refusal = incomplete.map {
+      "\($0): any count may be off, so the check cannot pass (--allow-incomplete checks it anyway)"
+    }
+    if failures.isEmpty && exceeded.isEmpty && refusal == nil {
       out.line("PASSED")
     } else {
       let grew = failures.map {
         "\($0.kind) \($0.name) \($0.metric) \($0.baseline.map(String.init) ?? "new") → \($0.current ?? 0)"
       }
       let limits = exceeded.map { "\($0.limit) (is \($0.actual ?? 0))" }
-      out.line("FAILED: " + (grew + limits).joined(separator: "; "))
+      out.line("FAILED: " + ((refusal.map { [$0] } ?? []) + grew + limits).joined(separator: "; "))
     }
     return out.text
   }

@@ -54,6 +54,32 @@ struct CheckTests {
     #expect(result.status == status, "\(result.standardOutput)")
   }
 
+  @Test(
+    "a name the trace does not know is an error naming the closest ones, not a count of 0",
+    arguments: [
+      (["--max", "TodoStore.itemz:invalidations<=3"], "closest: TodoStore.items"),
+      (["--max", "TodoList.bdy:runs<=3"], "closest: TodoList.body"),
+    ])
+  func unknownNames(arguments: [String], closest: String) {
+    let result = Run.command(["check", trace] + arguments)
+    #expect(result.status == 2)
+    #expect(result.standardError.contains("names no property or scope of"))
+    #expect(result.standardError.contains(closest))
+    #expect(result.standardError.split(separator: "\n").count == 1)
+  }
+
+  @Test("a baseline that names a property the trace does not have is an error, naming the closest")
+  func unknownInBaseline() throws {
+    let edited = try String(contentsOfFile: committedBaseline, encoding: .utf8)
+      .replacingOccurrences(of: "\"TodoStore.items\"", with: "\"TodoStore.itemz\"")
+    let path = Paths.temporary("typo-baseline.json")
+    try edited.write(toFile: path, atomically: true, encoding: .utf8)
+    let result = Run.command(["check", trace, "--baseline", path])
+    #expect(result.status == 2)
+    #expect(result.standardError.contains("names the property 'TodoStore.itemz'"))
+    #expect(result.standardError.contains("closest: TodoStore.items"))
+  }
+
   @Test("a limit fails the check even when the baseline passes")
   func limitWithBaseline() {
     let result = Run.command(["check", trace, "--baseline", committedBaseline, "--max", "TodoList.body:runs<=2"])

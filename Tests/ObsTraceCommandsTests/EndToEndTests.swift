@@ -89,6 +89,14 @@ struct EndToEndTests {
     let symbolized = Paths.temporary("symbolized.trc")
     let result2 = Run.command(["symbolize", trace, "-o", symbolized])
     #expect(result2.status == 0)
+    // Under check, a killed run fails whatever its counts say, unless told to check it anyway.
+    let check = Run.command(["check", symbolized, "--max", "Counter.count:writes<=10000"])
+    #expect(check.status == 1)
+    #expect(check.standardOutput.contains("limit Counter.count:writes<=10000: ok (10000)"))
+    #expect(check.standardOutput.contains("FAILED: the trace was cut short (the process was killed or crashed)"))
+    let allowed = Run.command(["check", symbolized, "--max", "Counter.count:writes<=10000", "--allow-incomplete"])
+    #expect(allowed.status == 0)
+    #expect(allowed.standardOutput.hasSuffix("PASSED\n"))
     let named = try TraceReader(path: symbolized)
     var sites = Set<String>()
     var count = 0

@@ -42,6 +42,31 @@ struct RecordedObservationTests {
     #expect(recorded.redundantRuns(of: "ListView.body") == 0)
   }
 
+  @Test("a lookup of a name nothing defines fails the test, naming the closest; an untouched property counts 0")
+  func typoInLookup() async throws {
+    let recorded = try await RecordingTestLock.shared {
+      try recordObservation {
+        let row = Row()
+        let view = RenderHarness("RowView.body") { row.title }
+        view.render()
+        row.title = "milk"
+      }
+    }
+    withKnownIssue {
+      #expect(recorded.invalidations(of: "Row.titel") == 0)
+    } matching: { issue in
+      issue.comments.contains { $0.rawValue.contains("no property is named 'Row.titel'; closest: Row.title") }
+    }
+    withKnownIssue {
+      #expect(recorded.runs(of: "RowView.bdy") == 0)
+    } matching: { issue in
+      issue.comments.contains { $0.rawValue.contains("closest: RowView.body") }
+    }
+    // Defined (Row.tags is a property of a model the process knows), only untouched here: no issue, 0.
+    #expect(recorded.writes(of: "Row.tags") == 0)
+    #expect(recorded.invalidations(of: "Row.title") == 1)
+  }
+
   @Test("withObservationTracking re-tracked from its own onChange continues the instance that fired")
   func retrackInOnChange() async throws {
     final class Observer: @unchecked Sendable {
