@@ -70,6 +70,9 @@ enum DumpCommand: TraceCommand {
       line += " \(object()) \(definitions.propertyName(event.key))"
       if event.scope != 0 { line += " in scope #\(event.scope)" }
       if event.kind == .access && event.flags & EventFlags.staleRead != 0 { line += " STALE" }
+      if event.kind == .willSet, case let kind = definitions.writeKind(of: event), kind != .unknown {
+        line += " (\(kind))"
+      }
       if event.kind == .didSet && event.flags & EventFlags.unchanged != 0 { line += " unchanged" }
       if event.kind == .didSet && event.flags & EventFlags.changed != 0 { line += " changed" }
     case .objectCreated, .objectFreed:

@@ -55,6 +55,29 @@ public struct TraceDefinitions: Sendable {
     }
   }
 
+  /// How the write that `willSet` opens was made. Certain from the event's flags: `_modify` (the registrar's
+  /// `willSet` called directly) against the registrar's `withMutation`. Between the macro's setter and an explicit
+  /// `withMutation(keyPath:)`, which both call the registrar's `withMutation`, the stack decides: the frame that
+  /// called the model's `withMutation` helper is the property's setter, or it is not. Without a stack (backtraces
+  /// off) or symbols, `setOrWithMutation`; a version-1 trace did not record it (`unknown`).
+  public func writeKind(of willSet: TraceEvent) -> WriteKind {
+    if willSet.flags & EventFlags.willSetDirect != 0 { return .modify }
+    guard willSet.flags & EventFlags.willSetInWithMutation != 0 else { return .unknown }
+    let frames = frames(ofStack: willSet.stack)
+    // The innermost run of `withMutation` frames (the registrar's, then the model's helper), then the next frame
+    // that is not compiler glue: the caller of the helper.
+    guard let first = frames.firstIndex(where: { Self.isWithMutation($0.function) }) else { return .setOrWithMutation }
+    var index = first
+    while index < frames.count && Self.isWithMutation(frames[index].function) { index += 1 }
+    while index < frames.count && SiteFilter.isThunk(frames[index].function) { index += 1 }
+    guard index < frames.count, !frames[index].function.isEmpty else { return .setOrWithMutation }
+    return SiteFilter.isSetter(frames[index].function) ? .set : .withMutation
+  }
+
+  static func isWithMutation(_ function: String) -> Bool {
+    SiteFilter.withoutQualifiers(Substring(function)).contains(".withMutation<")
+  }
+
   /// `Module.Outer.Inner<Module.X>` → `Outer.Inner<X>`: drops the leading module of each qualified name.
   static func removingModules(_ reflected: String) -> String {
     var result = ""
@@ -174,6 +197,18 @@ public enum SiteFilter {
     }
   }
 
+  /// Compiler-generated glue between two frames (thunks, partial applications, merged functions).
+  public static func isThunk(_ function: String) -> Bool {
+    let function = withoutQualifiers(Substring(function))
+    return thunkPrefixes.contains { function.hasPrefix($0) }
+  }
+
+  /// A property's setter: `Demo.Model.count.setter : Swift.Int`.
+  public static func isSetter(_ function: String) -> Bool {
+    let function = withoutQualifiers(Substring(function))
+    return function.contains(".setter :") || function.hasSuffix(".setter")
+  }
+
   public static func isMachinery(_ frame: SymbolizedFrame) -> Bool {
     if runtimeModules.contains(where: { frame.module.hasPrefix($0) }) { return true }
     let function = String(withoutQualifiers(Substring(frame.function)))
@@ -187,4 +222,21 @@ public enum SiteFilter {
     }
     return accessorMarkers.contains { function.contains($0) }
   }
+}
+
+/// How a write was made (the `willSet` that opened it): `=` through the macro's setter, `_modify` (`+=`, `append`,
+/// a subscript), or an explicit `withMutation(keyPath:)`.
+public enum WriteKind: String, Sendable, CaseIterable, CustomStringConvertible {
+  /// The property's setter: `model.count = 1`.
+  case set = "set"
+  /// The `_modify` accessor: `model.count += 1`, `model.items.append(x)`, `model.items[0].done = true`.
+  case modify = "_modify"
+  /// An explicit `withMutation(keyPath:)` call.
+  case withMutation = "withMutation"
+  /// The setter or an explicit `withMutation`: the event has no stack (backtraces off) or no symbols.
+  case setOrWithMutation = "set or withMutation"
+  /// Not recorded (a version-1 trace).
+  case unknown = "unknown"
+
+  public var description: String { rawValue }
 }

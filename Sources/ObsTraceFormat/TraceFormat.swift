@@ -101,6 +101,12 @@ public enum EventFlags {
   /// On `access`: the read happened inside the willSet window of the same property of the same object, on the
   /// same thread, so it saw the value from before the write.
   public static let staleRead: UInt8 = 2
+  /// On `willSet` (version 2): the registrar's `withMutation` made it: the macro's setter (`=`) or an explicit
+  /// `withMutation(keyPath:)`, told apart by the stack (`TraceDefinitions.writeKind`).
+  public static let willSetInWithMutation: UInt8 = 1
+  /// On `willSet` (version 2): the registrar's `willSet` was called directly, as the macro's `_modify` does (`+=`,
+  /// `append`, a subscript or a property of the value).
+  public static let willSetDirect: UInt8 = 2
   /// On `didSet`: the value was compared with the one before the write and found equal.
   public static let unchanged: UInt8 = 1
   /// On `didSet`: the value was compared and found different.

@@ -80,14 +80,18 @@ final class RegistrarExtent: Sendable {
   /// Records a willSet and opens its window: until `endWillSet`, tracking that fires on this thread was fired
   /// by this write. Returns the window to close, or nil when not recording.
   @usableFromInline
-  func beginWillSet(_ keyPath: AnyKeyPath, _ subject: Any.Type, _ member: Any.Type) -> WillSetWindow? {
+  func beginWillSet(_ keyPath: AnyKeyPath, _ subject: Any.Type, _ member: Any.Type, inWithMutation: Bool)
+    -> WillSetWindow?
+  {
     guard obstrace_is_enabled() else { return nil }
     // Untraced scopes that ended before this write end before it in the trace (a write inside one does not fire it).
     if obstrace_has_foreign_scopes() { obstrace_sync_foreign() }
     let id = Interner.shared.keyPathID(keyPath, root: subject, member: member)
     let key = id & ~Interner.equatableBit
     let stack = obstrace_stack_level() >= 1 ? StackCapture.current() : 0
-    obstrace_emit(EventKind.willSet.rawValue, 0, serial, key, obstrace_innermost_scope(), objectType(subject), stack)
+    let flags = inWithMutation ? EventFlags.willSetInWithMutation : EventFlags.willSetDirect
+    obstrace_emit(
+      EventKind.willSet.rawValue, flags, serial, key, obstrace_innermost_scope(), objectType(subject), stack)
     return WillSetWindow(
       key: key, memberIsEquatable: id & Interner.equatableBit != 0 && obstrace_detects_unchanged(),
       saved: obstrace_set_writing(serial, key))

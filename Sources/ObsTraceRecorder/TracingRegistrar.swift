@@ -34,7 +34,7 @@ public struct TracingRegistrar: Sendable {
   /// so that `didSet` can mark a write that left it unchanged.
   @inlinable
   public func willSet<Subject: Observable, Member>(_ subject: Subject, keyPath: KeyPath<Subject, Member>) {
-    guard let window = extent.beginWillSet(keyPath, Subject.self, Member.self) else {
+    guard let window = extent.beginWillSet(keyPath, Subject.self, Member.self, inWithMutation: false) else {
       registrar.willSet(subject, keyPath: keyPath)
       return
     }
@@ -64,7 +64,7 @@ public struct TracingRegistrar: Sendable {
   public func withMutation<Subject: Observable, Member, T>(
     of subject: Subject, keyPath: KeyPath<Subject, Member>, _ mutation: () throws -> T
   ) rethrows -> T {
-    let window = extent.beginWillSet(keyPath, Subject.self, Member.self)
+    let window = extent.beginWillSet(keyPath, Subject.self, Member.self, inWithMutation: true)
     registrar.willSet(subject, keyPath: keyPath)
     if let window { extent.endWillSet(window) }
     defer {

@@ -9,7 +9,7 @@ import Testing
 @Suite("Sites")
 struct SiteTests {
   @Test(
-    "every kind of write, and a read, is reported at its own line", arguments: ["-Onone", "-O"])
+    "every kind of write, and a read, is reported at its own line, with how it was made", arguments: ["-Onone", "-O"])
   func sitesOfEveryWrite(optimization: String) throws {
     let source = Paths.root + "/Tests/Fixtures/Sites/main.swift"
     let program = try FixtureBuild.compile(source, optimization: optimization)
@@ -30,6 +30,9 @@ struct SiteTests {
       names.map { "main.swift:\(marks[$0] ?? 0) SitesFixture.writeEveryWay" }
     }
     #expect(sites(.willSet) == expected(["set count", "modify count", "modify items", "withMutation count"]))
+    // How each write was made: the flags tell _modify from withMutation, the stack the setter from an explicit one.
+    let kinds = events.filter { $0.kind == .willSet }.map { reader.definitions.writeKind(of: $0) }
+    #expect(kinds == [.set, .modify, .modify, .withMutation])
     #expect(sites(.access).prefix(3) == expected(["modify count", "modify items", "read count"])[...])
     // One call site of withObservationTracking reached from two functions: one label, the call site's.
     let labels = events.filter { $0.kind == .scopeBegin }.map { reader.definitions.labelName($0.key) }

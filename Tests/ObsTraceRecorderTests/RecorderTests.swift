@@ -302,6 +302,18 @@ struct RecorderTests {
     #expect(site.function.contains("readSite"))
   }
 
+  @Test("without stacks a write still says whether it went through _modify or withMutation")
+  func writeKindsWithoutStacks() throws {
+    let model = LocalModel()
+    let trace = try RecordingSupport.record(options: RecordingOptions(backtraces: .off)) {
+      model.value = 1
+      model.value += 1
+      model.withMutation(keyPath: \.value) {}
+    }
+    let kinds = trace.events(.willSet).map { trace.definitions.writeKind(of: $0) }
+    #expect(kinds == [.setOrWithMutation, .modify, .setOrWithMutation])
+  }
+
   @Test("with backtraces off no event carries a stack; with all, reads do too")
   func backtraceLevels() throws {
     let counter = Counter()
