@@ -29,7 +29,12 @@ public struct ObservationRuntime: Sendable {
     guard let path = mappings.first?.path else {
       return .failure(LocateError(message: "libswiftObservation.so is not loaded in this process"))
     }
-    guard let mappedStart = mappings.filter({ $0.offset == 0 }).map(\.range.lowerBound).min() else {
+    // The loader's mapping at offset 0 is followed at once by the library's next segment; another mapping of the
+    // whole file at offset 0 (libdw reading it for symbols) is not, and is not code.
+    let loaded = mappings.filter { first in
+      first.offset == 0 && mappings.contains { $0.offset > 0 && $0.range.lowerBound == first.range.upperBound }
+    }
+    guard let mappedStart = loaded.map(\.range.lowerBound).min() else {
       return .failure(LocateError(message: "\(path) has no mapping at offset 0"))
     }
     guard let (value, firstSegment) = Self.localSymbol(symbol, in: path) else {

@@ -42,6 +42,24 @@ struct ObservationRuntimeTests {
     #expect(elsewhere == nil)
   }
 
+  @Test("another mapping of the library's file below the loaded one (libdw reading it) is not taken for its code")
+  func fileMappedAgain() throws {
+    let loaded = try ObservationRuntime.locate().get()
+    let descriptor = open(loaded.path, O_RDONLY)
+    try #require(descriptor >= 0)
+    defer { close(descriptor) }
+    let size = Int(lseek(descriptor, 0, SEEK_END))
+    // Ask for pages below the library's mappings, where libdw's mmap of the file may land.
+    let code = try #require(loaded.code.map(\.lowerBound).min())
+    let hint = UnsafeMutableRawPointer(bitPattern: (code - UInt(size) - (16 << 20)) & ~UInt(0xfff))
+    let copy = mmap(hint, size, PROT_READ, MAP_PRIVATE, descriptor, 0)
+    try #require(copy != MAP_FAILED)
+    defer { munmap(copy, size) }
+    let again = try ObservationRuntime.locate().get()
+    #expect(again.trackingGetter == loaded.trackingGetter)
+    #expect(again.code.contains { $0.contains(again.trackingGetter) })
+  }
+
   @Test("a symbol that is not there is said, with the library it looked in")
   func missingSymbol() {
     guard case .failure(let error) = ObservationRuntime.locate(symbol: "_swift_observation_no_such_symbol") else {
