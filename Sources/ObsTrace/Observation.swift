@@ -1,5 +1,22 @@
-@_exported import ObsTraceRecorder
+import ObsTraceRecorder
 import Observation
+
+// What `import ObsTrace` gives a model file and a test, and nothing of the engine: the registrar, the traced
+// tracking and `Observations`, recording control, `recordObservation`, `RenderHarness` and their results. The
+// engine's modules are imported, not re-exported (a test checks the surface: ExportedSurfaceTests).
+
+/// The registrar the `@Observable` macro creates in a file that imports ObsTrace (through `Observation`).
+public typealias TracingRegistrar = ObsTraceRecorder.TracingRegistrar
+/// Starts and stops a recording to a file: `Recorder.start(to:options:)`, `Recorder.stop()`.
+public typealias Recorder = ObsTraceRecorder.Recorder
+/// What a recording records and how: backtraces, ring size, drop mode.
+public typealias RecordingOptions = ObsTraceRecorder.RecordingOptions
+/// What `Recorder.stop()` returns: the file and its totals.
+public typealias RecordingSummary = ObsTraceRecorder.RecordingSummary
+/// Why a recording could not start.
+public typealias RecordingError = ObsTraceRecorder.RecordingError
+/// ObsTrace's traced `Observations`, which behaves as Observation's and shadows it in files that import ObsTrace.
+public typealias Observations<Element: Sendable, Failure: Error> = ObsTraceRecorder.Observations<Element, Failure>
 
 /// The drop-in: in a file that imports ObsTrace, `Observation.X` resolves here before the real module, so the
 /// `@Observable` macro's `Observation.ObservationRegistrar()` creates a `TracingRegistrar`, and every other

@@ -1,4 +1,4 @@
-@_exported import ObsTraceAnalysis
+import ObsTraceAnalysis
 import ObsTraceFormat
 import Testing
 

@@ -42,20 +42,28 @@ struct SiteTests {
 
 /// Compiles a one-file program that imports ObsTrace against the modules and objects `swift build` made.
 enum FixtureBuild {
-  static func compile(_ source: String, optimization: String) throws -> String {
-    let output = Paths.temporary("sites\(optimization)")
+  /// `swiftc` with the built modules (and the C modules they import) on its search paths.
+  static func swiftc(module: String) -> [String] {
     let built = Paths.binaries
-    var arguments = [
-      "swiftc", optimization, "-g", "-module-name", "SitesFixture", "-swift-version", "6",
-      // As `swift build` does in debug and release: without frame pointers stacks lose frames.
-      "-Xcc", "-fno-omit-frame-pointer",
-      "-I", built + "/Modules",
+    return [
+      "swiftc", "-module-name", module, "-swift-version", "6", "-I", built + "/Modules",
       "-Xcc", "-fmodule-map-file=\(Paths.root)/Sources/CObsTraceZlib/module.modulemap",
       "-Xcc", "-fmodule-map-file=\(Paths.root)/Sources/CDw/module.modulemap",
       "-Xcc", "-fmodule-map-file=\(built)/CObsTraceRing.build/module.modulemap",
       "-Xcc", "-I", "-Xcc", Paths.root + "/Sources/CObsTraceRing/include",
-      source, "-o", output, "-ldw", "-lelf", "-lz",
     ]
+  }
+
+  static func compile(_ source: String, optimization: String) throws -> String {
+    let output = Paths.temporary("sites\(optimization)")
+    let built = Paths.binaries
+    var arguments =
+      swiftc(module: "SitesFixture") + [
+        optimization, "-g",
+        // As `swift build` does in debug and release: without frame pointers stacks lose frames.
+        "-Xcc", "-fno-omit-frame-pointer",
+        source, "-o", output, "-ldw", "-lelf", "-lz",
+      ]
     for target in ["ObsTrace", "ObsTraceRecorder", "ObsTraceFormat", "ObsTraceSymbols", "ObsTraceAnalysis"] {
       let folder = built + "/\(target).build"
       guard let files = try? FileManager.default.contentsOfDirectory(atPath: folder) else { continue }
