@@ -45,6 +45,11 @@ public enum RecordingTaps {
     }
   }
 
+  /// Tells the taps that object `serial` belongs to the in-test recording `tag` (called where it is created).
+  static func tagObject(_ serial: UInt32, _ tag: UInt32) {
+    routing.withLock { $0.objectTags[serial] = tag }
+  }
+
   /// Tells the taps that `scope` belongs to the in-test recording `tag` (called where the scope begins, before
   /// the flusher can meet it).
   static func tagScope(_ scope: UInt32, _ tag: UInt32) {

@@ -21,7 +21,11 @@ final class RegistrarExtent: Sendable {
     serial = obstrace_next_object_serial()
     if obstrace_is_enabled() {
       // aux: the in-test recording this object belongs to, if any.
-      obstrace_emit(EventKind.objectCreated.rawValue, 0, serial, 0, 0, RecordingTaps.currentTag, 0)
+      let tag = RecordingTaps.currentTag
+      // Told now, not when the flusher meets this event: another thread's ring may be drained first, and its
+      // writes to this object must already find the recording they belong to.
+      if tag != 0 { RecordingTaps.tagObject(serial, tag) }
+      obstrace_emit(EventKind.objectCreated.rawValue, 0, serial, 0, 0, tag, 0)
     }
   }
 

@@ -1,3 +1,4 @@
+import Foundation
 import ObsTrace
 import ObsTraceFixtureModels
 import ObsTraceTestSupport
@@ -67,6 +68,33 @@ struct RecordedObservationTests {
     // Defined (Row.tags is a property of a model the process knows), only untouched here: no issue, 0.
     #expect(recorded.writes(of: "Row.tags") == 0)
     #expect(recorded.invalidations(of: "Row.title") == 1)
+  }
+
+  @Test("100 threads writing one object: a cross-thread finding naming 100 threads (no 64-thread cap)")
+  func hundredThreads() async throws {
+    let threads = 100
+    let recorded = try await RecordingTestLock.shared {
+      try recordObservation {
+        let row = Row()
+        let start = DispatchSemaphore(value: 0)
+        let done = DispatchGroup()
+        for index in 0..<threads {
+          done.enter()
+          Thread.detachNewThread {
+            start.wait()
+            row.title = "\(index)"
+            done.leave()
+          }
+        }
+        for _ in 0..<threads { start.signal() }
+        done.wait()
+      }
+    }
+    #expect(recorded.writes(of: "Row.title") == threads)
+    let crossThread = try #require(recorded.findings(.crossThreadWrite).first)
+    #expect(crossThread.message == "1 object's Row.title written from \(threads) threads")
+    // Every write reached the recording, though each thread's ring may be drained before the creating thread's.
+    #expect(recorded.report.trace.threads >= threads)
   }
 
   @Test("withObservationTracking re-tracked from its own onChange continues the instance that fired")
