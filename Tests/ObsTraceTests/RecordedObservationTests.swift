@@ -45,6 +45,7 @@ struct RecordedObservationTests {
 
   @Test("a lookup of a name nothing defines fails the test, naming the closest; an untouched property counts 0")
   func typoInLookup() async throws {
+    _ = Row().tags  // the process has met Row.tags (outside the block)
     let recorded = try await RecordingTestLock.shared {
       // Row.tags becomes known to the process here, whatever other tests ran before this one.
       _ = try recordObservation { Row().tags.append("x") }
@@ -65,7 +66,7 @@ struct RecordedObservationTests {
     } matching: { issue in
       issue.comments.contains { $0.rawValue.contains("closest: RowView.body") }
     }
-    // Defined (Row.tags is a property of a model the process knows), only untouched here: no issue, 0.
+    // Known to the process (read above), only untouched in the block: no issue, 0.
     #expect(recorded.writes(of: "Row.tags") == 0)
     #expect(recorded.invalidations(of: "Row.title") == 1)
   }
