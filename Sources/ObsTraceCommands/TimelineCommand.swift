@@ -184,7 +184,10 @@ final class TimelinePrinter {
         write.fired.isEmpty
         ? "invalidated nothing"
         : "invalidated " + write.fired.map { "\(label($0.label, definitions)) (#\($0.scope))" }.joined(separator: ", ")
-      let how = WriteDescription.kind(write.writeKind).map { " by \($0)" } ?? ""
+      let kind = definitions.writeKind(
+        of: TraceEvent(
+          kind: .willSet, flags: write.writeKind, thread: write.thread, time: write.time, stack: write.stack))
+      let how = kind == .unknown ? "" : " by \(kind)"
       var line =
         prefix(write.time, write.thread) + "write \(object(write.key, definitions))\(how) \(outcome) → \(fired)"
       if write.outcome == .unchanged && !write.fired.isEmpty { line += "  [wasted]" }
@@ -220,12 +223,5 @@ final class TimelinePrinter {
     case .objectCreated, .objectFreed, .writeBegan, .runBegan, .sequenceEnded:
       return nil
     }
-  }
-}
-
-/// How a write was made, from the kind the recorder stored with it (none yet: nil).
-enum WriteDescription {
-  static func kind(_ raw: UInt8) -> String? {
-    nil
   }
 }

@@ -274,3 +274,42 @@ struct ConcurrencyReplayTests {
     #expect(findings.filter { $0.kind == .crossThreadWrite }.count == 1)
   }
 }
+
+@Suite("Timeline order")
+struct TimelineOrderTests {
+  /// The runs and writes a timeline shows, as (kind, time), in the order `TimeOrderedFacts` releases them.
+  func ordered(_ script: EventScript) -> [String] {
+    let (_, facts) = script.replay()
+    var ordered = TimeOrderedFacts()
+    var out: [String] = []
+    func note(_ fact: ReplayFact) {
+      switch fact {
+      case .runEnded(let ended): out.append("run \(ended.run.label) @\(ended.run.time)")
+      case .write(let write): out.append("write @\(write.time)")
+      default: break
+      }
+    }
+    for fact in facts { ordered.consume(fact, note) }
+    ordered.finish(note)
+    return out
+  }
+
+  @Test("a nested run is shown after the run that contains it, and a write after the runs that began before it")
+  func nestedAndWrites() {
+    var script = EventScript()
+    script.begin(1, label: 1)  // t=10: the outer run begins
+    script.read(1, 1, in: 1)
+    script.begin(2, label: 2, parent: 1)  // t=30: the inner run begins
+    script.read(1, 2, in: 2)
+    script.end(2)  // the inner run ends first: the machine states it first
+    script.install(2)
+    script.end(1)
+    script.install(1)
+    script.write(1, 2, firing: [2, 1], unchanged: false)  // t=90
+    script.begin(3, label: 1)  // t=150, while on another thread…
+    script.write(1, 1, unchanged: false, thread: 2)  // …a write begins at t=160 and ends before the run does
+    script.read(1, 1, in: 3)
+    script.end(3)
+    #expect(ordered(script) == ["run 1 @10", "run 2 @30", "write @90", "run 1 @150", "write @160"])
+  }
+}

@@ -45,7 +45,6 @@ struct RecordedObservationTests {
 
   @Test("a lookup of a name nothing defines fails the test, naming the closest; an untouched property counts 0")
   func typoInLookup() async throws {
-    _ = Row().tags  // the process has met Row.tags (outside the block)
     let recorded = try await RecordingTestLock.shared {
       // Row.tags becomes known to the process here, whatever other tests ran before this one.
       _ = try recordObservation { Row().tags.append("x") }
