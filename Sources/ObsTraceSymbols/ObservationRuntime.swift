@@ -29,21 +29,23 @@ public struct ObservationRuntime: Sendable {
     guard let path = mappings.first?.path else {
       return .failure(LocateError(message: "libswiftObservation.so is not loaded in this process"))
     }
-    // The loader's mapping at offset 0 is followed at once by the library's next segment; another mapping of the
-    // whole file at offset 0 (libdw reading it for symbols) is not, and is not code.
-    let loaded = mappings.filter { first in
-      first.offset == 0 && mappings.contains { $0.offset > 0 && $0.range.lowerBound == first.range.upperBound }
-    }
-    guard let mappedStart = loaded.map(\.range.lowerBound).min() else {
-      return .failure(LocateError(message: "\(path) has no mapping at offset 0"))
-    }
-    guard let (value, firstSegment) = Self.localSymbol(symbol, in: path) else {
+    guard let (value, codeSegment) = Self.localSymbol(symbol, in: path) else {
       return .failure(LocateError(message: "\(symbol) is not in \(path)'s symbol table"))
     }
-    let base = mappedStart &- firstSegment
-    return .success(
-      ObservationRuntime(
-        trackingGetter: base &+ value, code: mappings.filter(\.executable).map(\.range), path: path))
+    // The load address comes from the library's executable mapping, the one the dynamic loader made for its code
+    // segment: a tool that maps the file to read it (libdw does, when ObsTrace symbolizes) adds read-only
+    // mappings of the same file, at offset 0 too, that must never be taken for the loaded image.
+    let page = UInt(max(sysconf(Int32(_SC_PAGESIZE)), 1))
+    let code = mappings.filter(\.executable)
+    guard let loaded = code.first(where: { $0.offset == codeSegment.offset & ~(page - 1) }) else {
+      return .failure(LocateError(message: "\(path) has no executable mapping of its code segment"))
+    }
+    let base = loaded.range.lowerBound &- (codeSegment.address & ~(page - 1))
+    let getter = base &+ value
+    guard code.contains(where: { $0.range.contains(getter) }) else {
+      return .failure(LocateError(message: "\(symbol) in \(path) is not inside the library's loaded code"))
+    }
+    return .success(ObservationRuntime(trackingGetter: getter, code: code.map(\.range), path: path))
   }
 
   /// Why Observation's runtime could not be located.
@@ -78,26 +80,28 @@ public struct ObservationRuntime: Sendable {
     return result
   }
 
-  /// The value of a symbol in `path`'s `.symtab`, and the page-aligned address of its first loadable segment
-  /// (what the mapping at offset 0 corresponds to).
-  static func localSymbol(_ symbol: String, in path: String) -> (UInt, UInt)? {
+  /// The value of a symbol in `path`'s `.symtab`, and the file offset and address of the library's executable
+  /// loadable segment (what its executable mapping corresponds to).
+  static func localSymbol(_ symbol: String, in path: String) -> (UInt, (offset: UInt, address: UInt))? {
     _ = elf_version(UInt32(EV_CURRENT))
     let descriptor = open(path, O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else { return nil }
     defer { close(descriptor) }
     guard let elf = elf_begin(descriptor, ELF_C_READ, nil) else { return nil }
     defer { elf_end(elf) }
-    var firstSegment: UInt?
+    var codeSegment: (offset: UInt, address: UInt)?
     var segmentCount = 0
     if elf_getphdrnum(elf, &segmentCount) == 0 {
       for index in 0..<Int32(segmentCount) {
         var header = GElf_Phdr()
-        if gelf_getphdr(elf, index, &header) != nil, header.p_type == UInt32(PT_LOAD) {
-          let aligned = UInt(header.p_vaddr) & ~UInt(max(header.p_align, 1) - 1)
-          firstSegment = min(firstSegment ?? aligned, aligned)
+        if gelf_getphdr(elf, index, &header) != nil, header.p_type == UInt32(PT_LOAD),
+          header.p_flags & UInt32(PF_X) != 0, codeSegment == nil
+        {
+          codeSegment = (UInt(header.p_offset), UInt(header.p_vaddr))
         }
       }
     }
+    guard let codeSegment else { return nil }
     var section: OpaquePointer? = elf_nextscn(elf, nil)
     while let current = section {
       defer { section = elf_nextscn(elf, current) }
@@ -111,7 +115,7 @@ public struct ObservationRuntime: Sendable {
         guard gelf_getsym(data, index, &entry) != nil, entry.st_value != 0,
           let name = elf_strptr(elf, Int(header.sh_link), Int(entry.st_name)), strcmp(name, symbol) == 0
         else { continue }
-        return (UInt(entry.st_value), firstSegment ?? 0)
+        return (UInt(entry.st_value), codeSegment)
       }
     }
     return nil

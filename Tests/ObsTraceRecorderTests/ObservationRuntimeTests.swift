@@ -58,6 +58,15 @@ struct ObservationRuntimeTests {
     let again = try ObservationRuntime.locate().get()
     #expect(again.trackingGetter == loaded.trackingGetter)
     #expect(again.code.contains { $0.contains(again.trackingGetter) })
+    // The getter is called only once located inside the library's loaded code.
+    let get = unsafeBitCast(UnsafeRawPointer(bitPattern: again.trackingGetter)!, to: Getter.self)
+    #expect(get() == nil)
+    var inside: UnsafeRawPointer?
+    withObservationTracking {
+      inside = get()
+    } onChange: {
+    }
+    #expect(inside != nil)
   }
 
   @Test("a symbol that is not there is said, with the library it looked in")
