@@ -2,7 +2,7 @@
 public enum CommandLineInterface {
   static let commands: [any TraceCommand.Type] = [
     RecordCommand.self, ReportCommand.self, GraphCommand.self, TimelineCommand.self, BaselineCommand.self,
-    CheckCommand.self, SymbolizeCommand.self, DumpCommand.self,
+    CheckCommand.self, ExportCommand.self, SymbolizeCommand.self, DumpCommand.self,
   ]
 
   static let overview = """

@@ -1,0 +1,87 @@
+import ObsTraceAnalysis
+
+/// The Chrome JSON trace event format (what chrome://tracing, Perfetto's UI and many tools read), with the same
+/// content as the Perfetto export: `B`/`E` slices and `i` instants per thread (`tid`), thread names as `M`
+/// metadata, arguments in `args`, and each invalidation as a flow (`s` at the fire, inside the write's slice;
+/// `f` bound to the run it caused). Times are microseconds since the recording started, to the nanosecond.
+/// Streamed: one event per line, as they come.
+struct ChromeJSONWriter: ExportWriter {
+  let output: OutputStream
+  let processID: Int32
+  let processName: String
+  private var threads: [UInt32: Int32] = [:]
+  private var first = true
+
+  init(output: OutputStream, processID: Int32, processName: String) {
+    self.output = output
+    self.processID = processID
+    self.processName = processName
+  }
+
+  mutating func declare(_ thread: ExportThread) throws(CommandError) {
+    try startIfNeeded()
+    let tid = thread.osThreadID != 0 ? thread.osThreadID : Int32(bitPattern: thread.thread)
+    threads[thread.thread] = tid
+    try line(
+      "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":\(processID),\"tid\":\(tid),"
+        + "\"args\":{\"name\":\(jsonString(thread.name))}}")
+  }
+
+  mutating func write(_ event: ExportEvent) throws(CommandError) {
+    try startIfNeeded()
+    let tid = threads[event.thread] ?? Int32(bitPattern: event.thread)
+    let where_ = "\"pid\":\(processID),\"tid\":\(tid),\"ts\":\(Self.microseconds(event.time))"
+    var text = "{"
+    switch event.phase {
+    case .begin: text += "\"ph\":\"B\",\"name\":\(jsonString(event.name)),\"cat\":\(jsonString(event.category)),"
+    case .end: text += "\"ph\":\"E\","
+    case .instant:
+      text += "\"ph\":\"i\",\"s\":\"t\",\"name\":\(jsonString(event.name)),\"cat\":\(jsonString(event.category)),"
+    }
+    text += where_
+    if !event.arguments.isEmpty {
+      let arguments = event.arguments.map { argument -> String in
+        let value: String
+        switch argument.value {
+        case .string(let string): value = jsonString(string)
+        case .number(let number): value = "\(number)"
+        case .flag(let flag): value = flag ? "true" : "false"
+        }
+        return "\(jsonString(argument.name)):\(value)"
+      }
+      text += ",\"args\":{\(arguments.joined(separator: ","))}"
+    }
+    try line(text + "}")
+    // Flows after the slice they bind to: `s` to the enclosing slice (the write), `f` to the run that begins here.
+    for flow in event.flowsOut {
+      try line("{\"ph\":\"s\",\"name\":\"invalidation\",\"cat\":\"flow\",\"id\":\(flow),\(where_)}")
+    }
+    for flow in event.flowsIn {
+      try line("{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"invalidation\",\"cat\":\"flow\",\"id\":\(flow),\(where_)}")
+    }
+  }
+
+  mutating func finish() throws(CommandError) {
+    try startIfNeeded()
+    try output.write("\n],\"displayTimeUnit\":\"ns\"}\n")
+    try output.flush()
+  }
+
+  private mutating func startIfNeeded() throws(CommandError) {
+    guard first else { return }
+    first = false
+    try output.write(
+      "{\"traceEvents\":[\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":\(processID),"
+        + "\"args\":{\"name\":\(jsonString(processName))}}")
+  }
+
+  private func line(_ text: String) throws(CommandError) {
+    try output.write(",\n" + text)
+  }
+
+  /// Nanoseconds as microseconds with three decimals: `12345` → `12.345`.
+  static func microseconds(_ nanoseconds: UInt64) -> String {
+    let fraction = String(nanoseconds % 1000)
+    return "\(nanoseconds / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
+  }
+}

@@ -1,0 +1,234 @@
+import ObsTraceAnalysis
+import ObsTraceFormat
+
+/// One thing a trace viewer draws: a slice beginning or ending on a thread's track, or an instant.
+struct ExportEvent {
+  enum Phase { case begin, end, instant }
+
+  enum Value {
+    case string(String)
+    case number(UInt64)
+    case flag(Bool)
+  }
+
+  var phase: Phase
+  /// The recording thread (its serial), whose track the event is on.
+  var thread: UInt32
+  /// Nanoseconds since the recording started.
+  var time: UInt64
+  /// Empty for an end.
+  var name = ""
+  var category = ""
+  var arguments: [(name: String, value: Value)] = []
+  /// Flows that start here (an invalidation: from the fire to the run it causes).
+  var flowsOut: [UInt64] = []
+  /// Flows that end here.
+  var flowsIn: [UInt64] = []
+}
+
+/// A track: one per recording thread, in one process.
+struct ExportThread {
+  var thread: UInt32
+  var osThreadID: Int32
+  var name: String
+}
+
+/// Where export events go: Perfetto's protobuf or Chrome's JSON, written as they come (flat memory).
+protocol ExportWriter {
+  mutating func declare(_ thread: ExportThread) throws(CommandError)
+  mutating func write(_ event: ExportEvent) throws(CommandError)
+  mutating func finish() throws(CommandError)
+}
+
+/// Turns the replay's facts into viewer events: each scope run a slice on its thread's track (named by its scope,
+/// with its kind, instance and, at its end, what it read and whether it was redundant), each write a slice
+/// (`write Type.property`, with the object, the site and whether it changed the value), each read an instant,
+/// each fire an instant inside the write that caused it, with a flow to the run of the same instance that it
+/// caused. Runs and writes nest on a thread as calls do; a slice that would end out of order ends the slices
+/// above it first (marked `cut`), so that every track stays balanced.
+struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
+  var writer: Writer
+  let reader: TraceReader
+  private(set) var error: CommandError?
+  /// Per thread, the open slices: a run's scope id, or a write's (object, property), innermost last.
+  private var open: [UInt32: [OpenSlice]] = [:]
+  private var declared: Set<UInt32> = []
+  /// Flows from fires that wait for the next run of their instance.
+  private var pendingFlows: [UInt32: [UInt64]] = [:]
+  private var nextFlow: UInt64 = 1
+  private(set) var lastTime: UInt64 = 0
+
+  enum OpenSlice: Equatable {
+    case run(UInt32)
+    case write(PropertyKey)
+  }
+
+  init(writer: Writer, reader: TraceReader) {
+    self.writer = writer
+    self.reader = reader
+  }
+
+  private var definitions: TraceDefinitions { reader.definitions }
+
+  mutating func consume(_ fact: ReplayFact) {
+    guard error == nil else { return }
+    do {
+      try place(fact)
+    } catch {
+      self.error = error
+    }
+  }
+
+  private mutating func place(_ fact: ReplayFact) throws(CommandError) {
+    switch fact {
+    case .runBegan(let run):
+      var event = ExportEvent(
+        phase: .begin, thread: run.thread, time: run.time, name: definitions.labelName(run.label), category: "scope")
+      event.arguments = [
+        ("kind", .string(run.kind.description)), ("scope", .number(UInt64(run.scope))),
+        ("instance", .number(UInt64(run.instance))),
+      ]
+      event.flowsIn = pendingFlows.removeValue(forKey: run.instance) ?? []
+      try begin(event, .run(run.scope))
+    case .runEnded(let ended):
+      var arguments: [(String, ExportEvent.Value)] = [
+        ("read", .string(ended.reads.map(object).joined(separator: ", "))), ("redundant", .flag(ended.redundant)),
+      ]
+      if ended.run.kind == .observations {
+        arguments.append(
+          ("isolation", .string(ended.isolation == 0 ? "nonisolated" : definitions.typeName(ended.isolation))))
+      }
+      if ended.readStale { arguments.append(("stale read", .flag(true))) }
+      try end(.run(ended.run.scope), thread: ended.run.thread, time: ended.end, arguments: arguments)
+    case .read(let read):
+      var event = ExportEvent(
+        phase: .instant, thread: read.thread, time: read.time,
+        name: "read " + definitions.propertyName(read.key.property), category: read.stale ? "stale read" : "read")
+      event.arguments = [("object", .string(objectName(read.key.object)))]
+      if read.scope != 0 { event.arguments.append(("scope", .string(definitions.labelName(read.label)))) }
+      if read.stale { event.arguments.append(("stale", .flag(true))) }
+      if let site = site(read.stack) { event.arguments.append(("site", .string(site))) }
+      try emit(event)
+    case .writeBegan(let write):
+      var event = ExportEvent(
+        phase: .begin, thread: write.thread, time: write.time,
+        name: "write " + definitions.propertyName(write.key.property), category: "write")
+      event.arguments = [("object", .string(objectName(write.key.object)))]
+      if let site = site(write.stack) { event.arguments.append(("site", .string(site))) }
+      try begin(event, .write(write.key))
+    case .write(let write):
+      let outcome: String
+      switch write.outcome {
+      case .changed: outcome = "changed"
+      case .unchanged: outcome = "unchanged"
+      case .unknown: outcome = "set"
+      }
+      try end(
+        .write(write.key), thread: write.thread, time: write.endTime,
+        arguments: [
+          ("outcome", .string(outcome)), ("invalidated", .number(UInt64(write.fired.count))),
+          ("wasted", .flag(write.outcome == .unchanged && !write.fired.isEmpty)),
+        ])
+    case .fire(let fire):
+      var event = ExportEvent(
+        phase: .instant, thread: fire.thread, time: fire.time, name: "invalidate " + definitions.labelName(fire.label),
+        category: "fire")
+      event.arguments = [("scope", .number(UInt64(fire.scope))), ("instance", .number(UInt64(fire.instance)))]
+      if let cause = fire.cause {
+        event.arguments.append(("by", .string(definitions.propertyName(cause.property))))
+        event.arguments.append(("object", .string(objectName(cause.object))))
+      } else {
+        event.arguments.append(("by", .string("no write in progress (an object freed, or untraced code)")))
+      }
+      event.flowsOut = [nextFlow]
+      pendingFlows[fire.instance, default: []].append(nextFlow)
+      nextFlow += 1
+      try emit(event)
+    case .sequenceEnded(let ended):
+      var event = ExportEvent(
+        phase: .instant, thread: ended.thread, time: ended.time,
+        name: "Observations ended: " + definitions.labelName(ended.label), category: "sequence")
+      event.arguments = [("ending", .string(ended.ending?.description ?? "unknown"))]
+      try emit(event)
+    case .anomaly(let anomaly):
+      try emit(
+        ExportEvent(
+          phase: .instant, thread: anomaly.thread, time: anomaly.time, name: "anomaly: \(anomaly.kind.rawValue)",
+          category: "anomaly"))
+    // Not drawn, but their threads get a track.
+    case .objectCreated(let object), .objectFreed(let object):
+      try declare(object.thread)
+    case .cancel(let cancel):
+      try declare(cancel.thread)
+    }
+  }
+
+  /// Ends what is still open (a truncated trace, a run that never ended) at the last time seen, then the file.
+  mutating func finish() throws(CommandError) {
+    if let error { throw error }
+    try declareThreads()
+    for thread in open.keys.sorted() {
+      while open[thread]?.isEmpty == false {
+        open[thread]!.removeLast()
+        try writer.write(
+          ExportEvent(phase: .end, thread: thread, time: lastTime, arguments: [("unfinished", .flag(true))]))
+      }
+    }
+    try writer.finish()
+  }
+
+  private mutating func begin(_ event: ExportEvent, _ slice: OpenSlice) throws(CommandError) {
+    try emit(event)
+    open[event.thread, default: []].append(slice)
+  }
+
+  private mutating func end(
+    _ slice: OpenSlice, thread: UInt32, time: UInt64, arguments: [(String, ExportEvent.Value)]
+  ) throws(CommandError) {
+    guard let index = open[thread]?.lastIndex(of: slice) else { return }
+    // Out of order: end the slices above it first, so that the track stays balanced.
+    while open[thread]!.count - 1 > index {
+      open[thread]!.removeLast()
+      try emit(ExportEvent(phase: .end, thread: thread, time: time, arguments: [("cut", .flag(true))]))
+    }
+    open[thread]!.removeLast()
+    var event = ExportEvent(phase: .end, thread: thread, time: time)
+    event.arguments = arguments.map { (name: $0.0, value: $0.1) }
+    try emit(event)
+  }
+
+  /// Names every thread the reader has met that has no track yet: a thread whose events draw nothing still has
+  /// its track.
+  mutating func declareThreads() throws(CommandError) {
+    for thread in reader.threads.keys.sorted() { try declare(thread) }
+  }
+
+  private mutating func declare(_ thread: UInt32) throws(CommandError) {
+    guard declared.insert(thread).inserted else { return }
+    let osThreadID = reader.threads[thread] ?? 0
+    let main = osThreadID != 0 && osThreadID == Int32(bitPattern: reader.header.processID)
+    try writer.declare(
+      ExportThread(thread: thread, osThreadID: osThreadID, name: "T\(thread)\(main ? " (main)" : "")"))
+  }
+
+  private mutating func emit(_ event: ExportEvent) throws(CommandError) {
+    try declare(event.thread)
+    lastTime = max(lastTime, event.time)
+    try writer.write(event)
+  }
+
+  private func objectName(_ serial: UInt32) -> String {
+    "\(definitions.typeName(ofObject: serial))#\(serial)"
+  }
+
+  private func object(_ key: PropertyKey) -> String {
+    let property = definitions.propertyName(key.property)
+    let member = property.firstIndex(of: ".").map { String(property[property.index(after: $0)...]) } ?? property
+    return "\(objectName(key.object)).\(member)"
+  }
+
+  private func site(_ stack: UInt32) -> String? {
+    guard stack != 0, let frame = definitions.site(ofStack: stack) else { return nil }
+    return SiteFormatting.describe(frame)
+  }
+}
