@@ -57,6 +57,11 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
   private var pendingFlows: [UInt32: [UInt64]] = [:]
   private var nextFlow: UInt64 = 1
   private(set) var lastTime: UInt64 = 0
+  // Names resolved once per id: resolving (symbols, module prefixes) costs more than writing an event.
+  private var propertyNames: [UInt32: String] = [:]
+  private var labelNames: [UInt32: String] = [:]
+  private var typeNames: [UInt32: String] = [:]
+  private var sites: [UInt32: String] = [:]
 
   enum OpenSlice: Equatable {
     case run(UInt32)
@@ -83,7 +88,7 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
     switch fact {
     case .runBegan(let run):
       var event = ExportEvent(
-        phase: .begin, thread: run.thread, time: run.time, name: definitions.labelName(run.label), category: "scope")
+        phase: .begin, thread: run.thread, time: run.time, name: labelName(run.label), category: "scope")
       event.arguments = [
         ("kind", .string(run.kind.description)), ("scope", .number(UInt64(run.scope))),
         ("instance", .number(UInt64(run.instance))),
@@ -92,27 +97,28 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
       try begin(event, .run(run.scope))
     case .runEnded(let ended):
       var arguments: [(String, ExportEvent.Value)] = [
-        ("read", .string(ended.reads.map(object).joined(separator: ", "))), ("redundant", .flag(ended.redundant)),
+        ("read", .string(ended.reads.map { object($0) }.joined(separator: ", "))),
+        ("redundant", .flag(ended.redundant)),
       ]
       if ended.run.kind == .observations {
         arguments.append(
-          ("isolation", .string(ended.isolation == 0 ? "nonisolated" : definitions.typeName(ended.isolation))))
+          ("isolation", .string(ended.isolation == 0 ? "nonisolated" : typeName(ended.isolation))))
       }
       if ended.readStale { arguments.append(("stale read", .flag(true))) }
       try end(.run(ended.run.scope), thread: ended.run.thread, time: ended.end, arguments: arguments)
     case .read(let read):
       var event = ExportEvent(
         phase: .instant, thread: read.thread, time: read.time,
-        name: "read " + definitions.propertyName(read.key.property), category: read.stale ? "stale read" : "read")
+        name: "read " + propertyName(read.key.property), category: read.stale ? "stale read" : "read")
       event.arguments = [("object", .string(objectName(read.key.object)))]
-      if read.scope != 0 { event.arguments.append(("scope", .string(definitions.labelName(read.label)))) }
+      if read.scope != 0 { event.arguments.append(("scope", .string(labelName(read.label)))) }
       if read.stale { event.arguments.append(("stale", .flag(true))) }
       if let site = site(read.stack) { event.arguments.append(("site", .string(site))) }
       try emit(event)
     case .writeBegan(let write):
       var event = ExportEvent(
         phase: .begin, thread: write.thread, time: write.time,
-        name: "write " + definitions.propertyName(write.key.property), category: "write")
+        name: "write " + propertyName(write.key.property), category: "write")
       event.arguments = [("object", .string(objectName(write.key.object)))]
       if let site = site(write.stack) { event.arguments.append(("site", .string(site))) }
       try begin(event, .write(write.key))
@@ -131,11 +137,11 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
         ])
     case .fire(let fire):
       var event = ExportEvent(
-        phase: .instant, thread: fire.thread, time: fire.time, name: "invalidate " + definitions.labelName(fire.label),
+        phase: .instant, thread: fire.thread, time: fire.time, name: "invalidate " + labelName(fire.label),
         category: "fire")
       event.arguments = [("scope", .number(UInt64(fire.scope))), ("instance", .number(UInt64(fire.instance)))]
       if let cause = fire.cause {
-        event.arguments.append(("by", .string(definitions.propertyName(cause.property))))
+        event.arguments.append(("by", .string(propertyName(cause.property))))
         event.arguments.append(("object", .string(objectName(cause.object))))
       } else {
         event.arguments.append(("by", .string("no write in progress (an object freed, or untraced code)")))
@@ -147,7 +153,7 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
     case .sequenceEnded(let ended):
       var event = ExportEvent(
         phase: .instant, thread: ended.thread, time: ended.time,
-        name: "Observations ended: " + definitions.labelName(ended.label), category: "sequence")
+        name: "Observations ended: " + labelName(ended.label), category: "sequence")
       event.arguments = [("ending", .string(ended.ending?.description ?? "unknown"))]
       try emit(event)
     case .anomaly(let anomaly):
@@ -217,18 +223,43 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
     try writer.write(event)
   }
 
-  private func objectName(_ serial: UInt32) -> String {
-    "\(definitions.typeName(ofObject: serial))#\(serial)"
+  private mutating func propertyName(_ id: UInt32) -> String {
+    if let name = propertyNames[id] { return name }
+    let name = definitions.propertyName(id)
+    propertyNames[id] = name
+    return name
   }
 
-  private func object(_ key: PropertyKey) -> String {
-    let property = definitions.propertyName(key.property)
+  private mutating func labelName(_ id: UInt32) -> String {
+    if let name = labelNames[id] { return name }
+    let name = definitions.labelName(id)
+    labelNames[id] = name
+    return name
+  }
+
+  private mutating func typeName(_ id: UInt32) -> String {
+    if let name = typeNames[id] { return name }
+    let name = definitions.typeName(id)
+    typeNames[id] = name
+    return name
+  }
+
+  private mutating func objectName(_ serial: UInt32) -> String {
+    guard let type = definitions.objects[serial] else { return "<unknown type>#\(serial)" }
+    return "\(typeName(type))#\(serial)"
+  }
+
+  private mutating func object(_ key: PropertyKey) -> String {
+    let property = propertyName(key.property)
     let member = property.firstIndex(of: ".").map { String(property[property.index(after: $0)...]) } ?? property
     return "\(objectName(key.object)).\(member)"
   }
 
-  private func site(_ stack: UInt32) -> String? {
-    guard stack != 0, let frame = definitions.site(ofStack: stack) else { return nil }
-    return SiteFormatting.describe(frame)
+  private mutating func site(_ stack: UInt32) -> String? {
+    guard stack != 0 else { return nil }
+    if let site = sites[stack] { return site.isEmpty ? nil : site }
+    let site = definitions.site(ofStack: stack).map(SiteFormatting.describe) ?? ""
+    sites[stack] = site
+    return site.isEmpty ? nil : site
   }
 }
