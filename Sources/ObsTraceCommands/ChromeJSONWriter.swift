@@ -2,8 +2,8 @@ import ObsTraceAnalysis
 
 /// The Chrome JSON trace event format (what chrome://tracing, Perfetto's UI and many tools read), with the same
 /// content as the Perfetto export: `B`/`E` slices and `i` instants per thread (`tid`), thread names as `M`
-/// metadata, arguments in `args`, and each invalidation as a flow (`s` at the fire, inside the write's slice;
-/// `f` bound to the run it caused). Times are microseconds since the recording started, to the nanosecond.
+/// metadata, arguments in `args`, and the same flows as `s`/`f` pairs bound to the slices they link (run → the
+/// write that invalidated it, fire → the run it caused). Times are microseconds since the recording started, to the nanosecond.
 /// Streamed: one event per line, as they come.
 struct ChromeJSONWriter: ExportWriter {
   let output: OutputStream
@@ -11,6 +11,9 @@ struct ChromeJSONWriter: ExportWriter {
   let processName: String
   private var threads: [UInt32: Int32] = [:]
   private var first = true
+  /// Per thread, the begin times of the open slices: a flow on a slice's end is bound at its begin, where the
+  /// slice encloses it.
+  private var begins: [UInt32: [UInt64]] = [:]
 
   init(output: OutputStream, processID: Int32, processName: String) {
     self.output = output
@@ -52,12 +55,20 @@ struct ChromeJSONWriter: ExportWriter {
       text += ",\"args\":{\(arguments.joined(separator: ","))}"
     }
     try line(text + "}")
-    // Flows after the slice they bind to: `s` to the enclosing slice (the write), `f` to the run that begins here.
+    // Flows after the slice they bind to (`s` and `f` with "bp":"e" bind to the slice enclosing their time): at
+    // the event's time for a begin or an instant, at the slice's begin for an end.
+    var flowTime = event.time
+    switch event.phase {
+    case .begin: begins[event.thread, default: []].append(event.time)
+    case .end: flowTime = begins[event.thread]?.popLast() ?? event.time
+    case .instant: break
+    }
+    let at = "\"pid\":\(processID),\"tid\":\(tid),\"ts\":\(Self.microseconds(flowTime))"
     for flow in event.flowsOut {
-      try line("{\"ph\":\"s\",\"name\":\"invalidation\",\"cat\":\"flow\",\"id\":\(flow),\(where_)}")
+      try line("{\"ph\":\"s\",\"name\":\"invalidation\",\"cat\":\"flow\",\"id\":\(flow),\(at)}")
     }
     for flow in event.flowsIn {
-      try line("{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"invalidation\",\"cat\":\"flow\",\"id\":\(flow),\(where_)}")
+      try line("{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"invalidation\",\"cat\":\"flow\",\"id\":\(flow),\(at)}")
     }
   }
 

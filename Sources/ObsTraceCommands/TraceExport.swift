@@ -20,9 +20,11 @@ struct ExportEvent {
   var name = ""
   var category = ""
   var arguments: [(name: String, value: Value)] = []
-  /// Flows that start here (an invalidation: from the fire to the run it causes).
+  /// Flows that start here: at a run's end, to the write that will invalidate it; at a fire, to the run it
+  /// causes. (On an end, the flow belongs to the slice that ends.)
   var flowsOut: [UInt64] = []
-  /// Flows that end here.
+  /// Flows that end here: at a write's end, from the runs it invalidated; at a run's begin, from the fire that
+  /// caused it.
   var flowsIn: [UInt64] = []
 }
 
@@ -43,8 +45,9 @@ protocol ExportWriter {
 /// Turns the replay's facts into viewer events: each scope run a slice on its thread's track (named by its scope,
 /// with its kind, instance and, at its end, what it read and whether it was redundant), each write a slice
 /// (`write Type.property`, with the object, the site and whether it changed the value), each read an instant,
-/// each fire an instant inside the write that caused it, with a flow to the run of the same instance that it
-/// caused. Runs and writes nest on a thread as calls do; a slice that would end out of order ends the slices
+/// each fire an instant inside the write that caused it. Flows follow the cause: from each run to the write that
+/// invalidated it (the run subscribed to what the write changed), and from each fire to the run of the same
+/// instance that it caused. Runs and writes nest on a thread as calls do; a slice that would end out of order ends the slices
 /// above it first (marked `cut`), so that every track stays balanced.
 struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
   var writer: Writer
@@ -55,7 +58,10 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
   private var declared: Set<UInt32> = []
   /// Flows from fires that wait for the next run of their instance.
   private var pendingFlows: [UInt32: [UInt64]] = [:]
-  private var nextFlow: UInt64 = 1
+  /// A run's flow to the write that invalidates it is its scope id plus 2³², so that the write can name it
+  /// without keeping a table; fire flows are numbered from 2³³. (Below 2⁵³: JSON readers keep them exact.)
+  private var nextFlow: UInt64 = 1 << 33
+  static func runFlow(_ scope: UInt32) -> UInt64 { 1 << 32 | UInt64(scope) }
   private(set) var lastTime: UInt64 = 0
   // Names resolved once per id: resolving (symbols, module prefixes) costs more than writing an event.
   private var propertyNames: [UInt32: String] = [:]
@@ -105,7 +111,9 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
           ("isolation", .string(ended.isolation == 0 ? "nonisolated" : typeName(ended.isolation))))
       }
       if ended.readStale { arguments.append(("stale read", .flag(true))) }
-      try end(.run(ended.run.scope), thread: ended.run.thread, time: ended.end, arguments: arguments)
+      try end(
+        .run(ended.run.scope), thread: ended.run.thread, time: ended.end, arguments: arguments,
+        flowsOut: [Self.runFlow(ended.run.scope)])
     case .read(let read):
       var event = ExportEvent(
         phase: .instant, thread: read.thread, time: read.time,
@@ -134,7 +142,7 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
         arguments: [
           ("outcome", .string(outcome)), ("invalidated", .number(UInt64(write.fired.count))),
           ("wasted", .flag(write.outcome == .unchanged && !write.fired.isEmpty)),
-        ])
+        ], flowsIn: write.fired.map { Self.runFlow($0.scope) })
     case .fire(let fire):
       var event = ExportEvent(
         phase: .instant, thread: fire.thread, time: fire.time, name: "invalidate " + labelName(fire.label),
@@ -189,7 +197,8 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
   }
 
   private mutating func end(
-    _ slice: OpenSlice, thread: UInt32, time: UInt64, arguments: [(String, ExportEvent.Value)]
+    _ slice: OpenSlice, thread: UInt32, time: UInt64, arguments: [(String, ExportEvent.Value)],
+    flowsOut: [UInt64] = [], flowsIn: [UInt64] = []
   ) throws(CommandError) {
     guard let index = open[thread]?.lastIndex(of: slice) else { return }
     // Out of order: end the slices above it first, so that the track stays balanced.
@@ -200,6 +209,8 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
     open[thread]!.removeLast()
     var event = ExportEvent(phase: .end, thread: thread, time: time)
     event.arguments = arguments.map { (name: $0.0, value: $0.1) }
+    event.flowsOut = flowsOut
+    event.flowsIn = flowsIn
     try emit(event)
   }
 
