@@ -13,9 +13,10 @@ enum ExportCommand: TraceCommand {
     A track per thread. Each scope run is a slice named by its scope (arguments: kind, scope and instance ids,
     what it read, whether it was redundant); each write a slice 'write Type.property' (object, site, whether it
     changed the value, how many runs it invalidated); each read an instant 'read Type.property' (object, scope,
-    site); each fire an instant 'invalidate <scope>' inside the write that caused it, with a flow to the run of
-    that scope instance that it caused. Open the file at https://ui.perfetto.dev, or query it with Perfetto's
-    trace_processor; chrome-json also opens in chrome://tracing.
+    site); each fire an instant 'invalidate <scope>' inside the write that caused it. Flows (arrows) follow the
+    cause: from each run to the write that invalidated it, and from each fire to the run of that scope instance
+    it caused. Open the file at https://ui.perfetto.dev, or query it with Perfetto's trace_processor;
+    chrome-json also opens in chrome://tracing.
 
     OPTIONS:
       --format <format>     perfetto (protobuf, the default) or chrome-json.
@@ -48,6 +49,12 @@ enum ExportCommand: TraceCommand {
     } else {
       try export(reader, to: ChromeJSONWriter(output: stream, processID: processID, processName: processName))
     }
+    // What the viewer cannot show, said where the user looks.
+    var missing: [String] = []
+    if reader.truncated { missing.append("the trace is truncated (slices still open at its end are closed there)") }
+    if !reader.damage.isEmpty { missing.append("\(reader.damage.count) damaged chunk(s) were skipped") }
+    if reader.droppedEvents > 0 { missing.append("\(reader.droppedEvents) events were dropped while recording") }
+    if !missing.isEmpty { output.writeError("obstrace export: note: " + missing.joined(separator: "; ") + "\n") }
     return 0
   }
 

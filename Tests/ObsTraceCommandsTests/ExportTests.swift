@@ -153,6 +153,22 @@ struct ExportTests {
     #expect(flowEnds.count >= expected.explainedFires)
   }
 
+  @Test("a truncated trace exports what it holds, every slice closed, and says it is truncated")
+  func truncated() throws {
+    let whole = try Data(contentsOf: URL(fileURLWithPath: Paths.root + "/traces/stale-read.trc"))
+    let cut = Paths.temporary("cut.trc")
+    try whole.prefix(whole.count * 2 / 3).write(to: URL(fileURLWithPath: cut))
+    let output = Paths.temporary("cut.pftrace")
+    let result = Run.command(["export", cut, "-o", output])
+    #expect(result.status == 0)
+    #expect(result.errorLines.count == 1 && result.standardError.contains("truncated"))
+    let parsed = try Run.program(
+      Paths.root + "/.build/python/bin/python", [Paths.root + "/scripts/perfetto-summary", output])
+    let summary = try JSONSerialization.jsonObject(with: Data(parsed.standardOutput.utf8)) as! [String: Any]
+    #expect(summary["errors"] as? [String] == [])
+    #expect(!(summary["slices"] as! [String: Int]).isEmpty)
+  }
+
   @Test(
     "bad input to export is one line naming the flag or file, exit 2",
     arguments: [
