@@ -57,14 +57,31 @@ enum Run {
     process.standardError = error
     try process.run()
     // Read both pipes before waiting, so that a large output cannot block the child.
-    let outputData = output.fileHandleForReading.readDataToEndOfFile()
-    let errorData = error.fileHandleForReading.readDataToEndOfFile()
+    let outputData = readAll(output.fileHandleForReading)
+    let errorData = readAll(error.fileHandleForReading)
     process.waitUntilExit()
     let status =
       process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
     return ProcessResult(
       status: status, standardOutput: String(decoding: outputData, as: UTF8.self),
       standardError: String(decoding: errorData, as: UTF8.self))
+  }
+
+  /// Everything a pipe gives until it closes. Foundation's `readDataToEndOfFile` traps when a signal interrupts
+  /// its read (EINTR), which the tests' many child processes make happen; this retries instead.
+  static func readAll(_ handle: FileHandle) -> Data {
+    var data = Data()
+    var buffer = [UInt8](repeating: 0, count: 1 << 16)
+    while true {
+      let count = buffer.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+      if count > 0 {
+        data.append(contentsOf: buffer[0..<count])
+      } else if count < 0 && errno == EINTR {
+        continue
+      } else {
+        return data
+      }
+    }
   }
 
   /// Runs `obstrace` in-process.
