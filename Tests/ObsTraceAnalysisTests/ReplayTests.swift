@@ -313,3 +313,40 @@ struct TimelineOrderTests {
     #expect(ordered(script) == ["run 1 @10", "run 2 @30", "write @90", "run 1 @150", "write @160"])
   }
 }
+
+@Suite("What the machine cannot place")
+struct AnomalyTests {
+  @Test("a read in an unknown scope, a didSet without willSet and a fire of an unknown scope are counted and reported")
+  func counted() {
+    var script = EventScript()
+    script.created(1)
+    script.read(1, 1, in: 42)  // scope 42 never began
+    script.events.append(TraceEvent(kind: .didSet, thread: 1, time: 500, object: 1, key: 1, aux: 1))
+    script.events.append(TraceEvent(kind: .trackingFired, thread: 1, time: 600, object: 1, key: 1, scope: 43))
+    let (replay, facts) = script.replay()
+    #expect(replay.anomalies == [.accessInUnknownScope: 1, .didSetWithoutWillSet: 1, .fireOfUnknownScope: 1])
+    #expect(facts.filter { if case .anomaly = $0 { true } else { false } }.count == 3)
+    let findings = TraceAnalysis.findings(of: replay, definitions: TraceDefinitions())
+    let inconsistent = findings.first { $0.kind == .inconsistentTrace }
+    #expect(inconsistent?.count == 3)
+    #expect(inconsistent?.message.contains("1 read in an unknown scope") == true)
+    #expect(inconsistent?.message.contains("1 didSet without its willSet") == true)
+    #expect(inconsistent?.isInformational == false)
+  }
+
+  @Test("a run whose objects were all freed ends (objects freed), so it waits for nothing")
+  func objectsFreed() {
+    var script = EventScript()
+    script.created(1)
+    script.run(1, label: 1, reads: [(1, 1)], instance: 7)
+    script.freed(1)
+    let (replay, facts) = script.replay()
+    #expect(replay.liveRunCount == 0)
+    let cancels = facts.compactMap { fact -> CancelReason? in
+      if case .cancel(let cancel) = fact { return cancel.reason }
+      return nil
+    }
+    #expect(cancels == [.objectsFreed])
+    #expect(replay.scopes[1]?.endedWithoutFire == ["objects freed": 1])
+  }
+}

@@ -71,5 +71,7 @@ struct ObservationsTests {
     let leak = try #require(findings.first { $0["kind"] as? String == "leaked-object" })
     #expect((leak["message"] as? String)?.contains("LeakySavingModel") == true)
     #expect((leak["scope"] as? String)?.hasPrefix("obstrace_observations/main.swift:") == true)
+    #expect((leak["site"] as? String)?.hasPrefix("obstrace_observations/main.swift:") == true)
+    #expect((leak["evidence"] as? String)?.contains("no end recorded") == true)
   }
 }

@@ -285,4 +285,66 @@ struct ObservationsRecordingTests {
     #expect(recorded.report.scopes.first { $0.label == "Row.titles" }?.statistics.coalescedWrites == 2)
     #expect(recorded.report.scopes.first { $0.label == "Row.titles" }?.isolations == ["MainActor"])
   }
+
+  @MainActor
+  @Test("an iteration cancelled while it waits ends its last run with a recorded cancel, not a wait forever")
+  func cancelledWhileWaiting() async throws {
+    let recorded = try await RecordingTestLock.shared {
+      try await recordObservation {
+        let row = Row()
+        let started = AsyncStream<Void>.makeStream()
+        let loop = Task { @MainActor in
+          var iterator = Observations(named: "Row.waiting") { row.title }.makeAsyncIterator()
+          _ = await iterator.next()
+          started.continuation.yield()
+          _ = await iterator.next()  // waits for a change that never comes; cancelled
+        }
+        var signals = started.stream.makeAsyncIterator()
+        _ = await signals.next()
+        loop.cancel()
+        _ = await loop.value
+      }
+    }
+    let scope = try #require(recorded.report.scopes.first { $0.label == "Row.waiting" })
+    #expect(scope.statistics.runs == 1)
+    #expect(scope.statistics.endings == ["cancelled": 1])
+    #expect(scope.statistics.endedWithoutFire == ["sequence ended": 1])
+  }
+}
+
+@Suite("Leaks from evidence")
+struct LeakEvidenceTests {
+  final class Keeper: @unchecked Sendable {
+    var rows: [Row] = []
+  }
+
+  @Test(
+    "objects of a type created again and again and never freed pile up; freed, or few, they are not a leak",
+    arguments: [
+      (created: 12, kept: true, leak: true), (created: 12, kept: false, leak: false),
+      (created: 3, kept: true, leak: false),
+    ])
+  func pileUp(created: Int, kept: Bool, leak: Bool) async throws {
+    let keeper = Keeper()
+    let recorded = try await RecordingTestLock.shared {
+      try recordObservation {
+        for index in 0..<created {
+          let row = Row()
+          row.title = "\(index)"
+          if kept { keeper.rows.append(row) }
+        }
+      }
+    }
+    let leaks = recorded.findings(.leakedObject)
+    #expect(leaks.count == (leak ? 1 : 0))
+    if leak {
+      #expect(
+        leaks.first?.message
+          == "\(created) Row objects piled up: created \(created) times in the trace, none ever freed")
+      #expect(leaks.first?.evidence.contains("grew with each of \(created) creations") == true)
+    } else if kept {
+      #expect(recorded.findings(.aliveAtEnd).first?.count == created)
+    }
+    #expect(keeper.rows.count == (kept ? created : 0))
+  }
 }
