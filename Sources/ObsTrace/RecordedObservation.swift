@@ -18,6 +18,15 @@ public struct RecordedObservation: Sendable {
     statistics(property, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))?.invalidations
       ?? 0
   }
+  /// Of `invalidations(of:)`, those predicted for tracking ObsTrace does not own (a `withObservationTracking` in a
+  /// file without `import ObsTrace`), not recorded.
+  public func predictedInvalidations(
+    of property: String,
+    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+  ) -> Int {
+    statistics(property, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))?
+      .predictedInvalidations ?? 0
+  }
   /// Invalidations caused by writes of `property` that changed nothing.
   public func wastedInvalidations(
     of property: String,
@@ -78,6 +87,14 @@ public struct RecordedObservation: Sendable {
     scopeStatistics(scope, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))?
       .invalidations ?? 0
   }
+  /// Of `invalidations(ofScope:)`, those predicted (an `untraced` scope), not recorded.
+  public func predictedInvalidations(
+    ofScope scope: String,
+    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+  ) -> Int {
+    scopeStatistics(scope, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))?
+      .predictedInvalidations ?? 0
+  }
   /// Runs of `scope` that read nothing that really changed since its previous run.
   public func redundantRuns(
     of scope: String,
@@ -125,7 +142,7 @@ public struct RecordedObservation: Sendable {
       path: "<in-test recording>", events: replay.events, threads: replay.threadsSeen.count,
       droppedEvents: tapped.droppedEvents, truncated: false, damage: [],
       durationNanoseconds: replay.lastTime &- (replay.firstTime ?? replay.lastTime), backtraces: "writes",
-      symbolized: true)
+      symbolized: true, seesUntracedTracking: tapped.seesUntracedTracking)
     report = TraceAnalysis.report(replay, definitions: tapped.definitions, trace: trace)
     let definitions = tapped.definitions
     knownProperties = Set(definitions.properties.keys.map { definitions.propertyName($0) })

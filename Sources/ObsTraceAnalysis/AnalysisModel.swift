@@ -30,6 +30,8 @@ public struct PropertyStatistics: Sendable, Equatable {
   public var invalidations = 0
   /// Invalidations caused by writes that changed nothing.
   public var wastedInvalidations = 0
+  /// Of `invalidations`, those predicted for tracking ObsTrace does not own (`untraced` scopes), not recorded.
+  public var predictedInvalidations = 0
   /// Writes after a scope that read this property had fired but before it ran again: they fired nothing.
   public var coalescedWrites = 0
   public var staleReads = 0
@@ -50,6 +52,8 @@ public struct ScopeStatistics: Sendable, Equatable {
   public var invalidations = 0
   /// Of those, fired by writes that changed nothing.
   public var wastedInvalidations = 0
+  /// Of `invalidations`, those predicted (an `untraced` scope: tracking ObsTrace does not own), not recorded.
+  public var predictedInvalidations = 0
   /// Runs that read only values no real change had touched since the instance's previous run.
   public var redundantRuns = 0
   /// Fires whose cause ObsTrace did not see (an object freed, or a write in code that is not traced).
@@ -77,6 +81,7 @@ public struct ScopeStatistics: Sendable, Equatable {
     sum.instances += other.instances
     sum.runs += other.runs
     sum.invalidations += other.invalidations
+    sum.predictedInvalidations += other.predictedInvalidations
     sum.wastedInvalidations += other.wastedInvalidations
     sum.redundantRuns += other.redundantRuns
     sum.unexplainedInvalidations += other.unexplainedInvalidations
@@ -107,6 +112,7 @@ public struct Finding: Sendable, Equatable {
     case staleRead = "stale-read"
     case fanOut = "fan-out"
     case untrackedRead = "untracked-read"
+    case untracedTracking = "untraced-tracking"
     case leakedObject = "leaked-object"
     case aliveAtEnd = "alive-at-end"
     case inconsistentTrace = "inconsistent-trace"

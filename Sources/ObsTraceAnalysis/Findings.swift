@@ -47,6 +47,26 @@ enum Findings {
           hint: "many views read this one property; split it, or pass each view only the part it shows",
           evidence: "fires recorded inside one write's willSet, each naming the write's property"))
     }
+    // Tracking ObsTrace does not own: by call site, with what the user can do about it.
+    var untracedBySite: [String: (runs: Int, predicted: Int)] = [:]
+    for (label, statistics) in replay.scopes where statistics.kind == .untraced {
+      let previous = untracedBySite[definitions.labelName(label)] ?? (0, 0)
+      untracedBySite[definitions.labelName(label)] = (
+        previous.runs + statistics.runs, previous.predicted + statistics.predictedInvalidations
+      )
+    }
+    for (site, entry) in untracedBySite {
+      findings.append(
+        Finding(
+          kind: .untracedTracking, property: nil, scope: site, site: site, count: entry.runs,
+          message: "\(entry.runs) scope\(entry.runs == 1 ? "" : "s") at \(site) track\(entry.runs == 1 ? "s" : "") "
+            + "with Observation directly; add `import ObsTrace` to that file to record them exactly",
+          hint:
+            "their reads are recorded; their \(entry.predicted) invalidation\(entry.predicted == 1 ? " is" : "s are") "
+            + "predicted from Observation's rules (one fire, at the first willSet of anything read), not recorded",
+          evidence: "reads recorded while Observation's runtime reported tracking in progress that was not one of "
+            + "ObsTrace's scopes (_swift_observation_tls_get)"))
+    }
     var redundantByName: [String: Int] = [:]
     for (label, statistics) in replay.scopes where statistics.redundantRuns > 0 {
       redundantByName[definitions.labelName(label), default: 0] += statistics.redundantRuns
@@ -193,6 +213,16 @@ enum Findings {
 
   static func traceFindings(_ trace: AnalysisReport.Trace) -> [Finding] {
     var findings: [Finding] = []
+    if trace.seesUntracedTracking == false {
+      findings.append(
+        Finding(
+          kind: .untracedTracking, property: nil, scope: nil, site: nil, count: 1,
+          message: "the recorder could not see tracking ObsTrace does not own (Observation's "
+            + "_swift_observation_tls_get was not found): reads inside it count as outside any scope",
+          hint: "add `import ObsTrace` to every file that calls withObservationTracking or Observations, so that "
+            + "ObsTrace records that tracking itself",
+          evidence: "the trace header: the recorder did not find the symbol"))
+    }
     if trace.droppedEvents > 0 {
       findings.append(
         Finding(

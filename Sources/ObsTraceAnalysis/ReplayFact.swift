@@ -115,6 +115,8 @@ public struct WriteFact: Sendable {
   public var writeKind: UInt8
   /// Scope runs this write fired: (scope id, label id).
   public var fired: [(scope: UInt32, label: UInt32)]
+  /// Of `fired`, the scopes whose fire was predicted (untraced), not recorded.
+  public var predicted: [UInt32] = []
   public var stack: UInt32
 }
 
@@ -155,6 +157,9 @@ public struct FireFact: Sendable, Equatable {
   public var instance: UInt32
   /// The write in progress on the firing thread that caused it, or nil (an object freed, or untraced code).
   public var cause: PropertyKey?
+  /// The replay predicted this fire (an `untraced` run: tracking ObsTrace does not own); the recorder did not
+  /// see it.
+  public var predicted = false
 }
 
 /// Why a scope's observers were removed (the flags of `trackingCancelled`).

@@ -9,7 +9,8 @@ import ObsTraceFormat
 /// list; a nested scope's list merges into its parent's when it ends (as `generateAccessList` does); when a
 /// scope's observers are installed it subscribes to its list; one-shot tracking is cancelled when it fires.
 /// Fires are taken from the trace (the recorder saw them), not predicted, and attributed to the write in progress
-/// on the firing thread. Which instance a run continues is recorded at the source (the `object` of `scopeBegin`,
+/// on the firing thread — except those of `untraced` runs (tracking ObsTrace does not own), which are predicted:
+/// subscribed as the run ends, fired at the first willSet of anything it read, then gone. Which instance a run continues is recorded at the source (the `object` of `scopeBegin`,
 /// version 2); a version-1 trace has none, and each label then counts as one instance.
 public struct ReplayMachine {
   struct Run {
@@ -43,6 +44,8 @@ public struct ReplayMachine {
     var stack: UInt32
     var kind: UInt8
     var fired: [(scope: UInt32, label: UInt32)] = []
+    /// Of `fired`, the untraced scopes whose fire is predicted.
+    var predicted: [UInt32] = []
   }
 
   struct Sequence {
@@ -55,6 +58,8 @@ public struct ReplayMachine {
   struct KeyState {
     var lastRealChange: UInt64 = 0
     var readers: Set<UInt32> = []
+    /// Untraced runs subscribed to this property: its next willSet fires them (predicted).
+    var untracedRuns: [UInt32] = []
   }
 
   public private(set) var events = 0
@@ -237,16 +242,36 @@ public struct ReplayMachine {
       Write(key: key, sequence: sequence, time: event.time, stack: event.stack, kind: event.flags))
     // Coalesced: instances that read this and already fired, waiting to run again, hear nothing of this write.
     var coalesced: [UInt32] = []
-    if let readers = keys[key]?.readers, !readers.isEmpty {
-      for reader in readers {
+    var untracedRuns: [UInt32] = []
+    if let state = keys[key] {
+      for reader in state.readers {
         if let instance = instances[reader], instance.awaitingRerun { coalesced.append(instance.label) }
       }
+      if !state.untracedRuns.isEmpty { keys.withState(key) { swap(&untracedRuns, &$0.untracedRuns) } }
     }
     consumer.consume(
       .writeBegan(
         WriteBeganFact(
           time: event.time, thread: event.thread, key: key, type: type, stack: event.stack, coalescedInto: coalesced)
       ))
+    for scope in untracedRuns where runs[scope]?.subscribed == true { predictFire(scope, event, key, &consumer) }
+  }
+
+  /// An untraced run (tracking ObsTrace does not own) fires at this willSet, as Observation's one-shot tracking
+  /// does at the first willSet of anything it read: a fire by this write, marked predicted (not recorded).
+  private mutating func predictFire<Consumer: ReplayConsumer>(
+    _ scope: UInt32, _ event: TraceEvent, _ key: PropertyKey, _ consumer: inout Consumer
+  ) {
+    guard let run = runs[scope], let last = writes[event.thread]?.indices.last else { return }
+    instances[run.fact.instance]?.awaitingRerun = true
+    writes[event.thread]![last].fired.append((scope, run.fact.label))
+    writes[event.thread]![last].predicted.append(scope)
+    consumer.consume(
+      .fire(
+        FireFact(
+          time: event.time, thread: event.thread, scope: scope, label: run.fact.label, instance: run.fact.instance,
+          cause: key, predicted: true)))
+    cancel(scope, time: event.time, thread: event.thread, reason: .fired, derived: true, &consumer)
   }
 
   private mutating func didSet<Consumer: ReplayConsumer>(_ event: TraceEvent, _ consumer: inout Consumer) {
@@ -262,7 +287,7 @@ public struct ReplayMachine {
         WriteFact(
           time: write.time, endTime: event.time, thread: event.thread, key: key,
           outcome: unchanged ? .unchanged : (event.flags & EventFlags.changed != 0 ? .changed : .unknown),
-          writeKind: write.kind, fired: write.fired, stack: write.stack)))
+          writeKind: write.kind, fired: write.fired, predicted: write.predicted, stack: write.stack)))
   }
 
   private mutating func fired<Consumer: ReplayConsumer>(_ event: TraceEvent, _ consumer: inout Consumer) {
@@ -343,6 +368,12 @@ public struct ReplayMachine {
         RunEndedFact(
           run: run.fact, end: event.time, reads: run.reads, firstOfInstance: first, redundant: redundant,
           readStale: run.readStale, sequence: run.sequence, isolation: run.isolation)))
+    if run.fact.kind == .untraced && !run.reads.isEmpty {
+      // Observation installs its observers as the tracking returns: from here the next willSet of anything it
+      // read fires it (predicted at that willSet).
+      run.subscribed = true
+      for key in run.readSet { keys.withState(key) { $0.untracedRuns.append(event.scope) } }
+    }
     // Keep the run while its observers are or will be installed: a tracking run that read nothing is never
     // installed (the real access list stays nil), and a named scope never is.
     if run.subscribed || (run.fact.kind != .named && !run.reads.isEmpty) {

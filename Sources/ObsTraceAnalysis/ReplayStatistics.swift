@@ -70,8 +70,10 @@ public struct ReplayStatistics: ReplayConsumer {
       }
     case .fire(let fire):
       scopes[fire.label]?.invalidations += 1
+      if fire.predicted { scopes[fire.label]?.predictedInvalidations += 1 }
       if let cause = fire.cause {
         properties[cause.property, default: PropertyStatistics()].invalidations += 1
+        if fire.predicted { properties[cause.property, default: PropertyStatistics()].predictedInvalidations += 1 }
         if collectsEdges {
           invalidationEdges[Edge(object: cause.object, property: cause.property, label: fire.label), default: (0, 0)]
             .all += 1

@@ -14,10 +14,12 @@ public struct AnalysisReport: Sendable {
     public var backtraces: String
     /// Whether the trace has a symbol table (names of properties, places of stacks).
     public var symbolized: Bool
+    /// Whether the recorder could see tracking ObsTrace does not own; nil when the trace does not say (version 1).
+    public var seesUntracedTracking: Bool?
 
     public init(
       path: String, events: Int, threads: Int, droppedEvents: UInt64, truncated: Bool, damage: [TraceDamage],
-      durationNanoseconds: UInt64, backtraces: String, symbolized: Bool
+      durationNanoseconds: UInt64, backtraces: String, symbolized: Bool, seesUntracedTracking: Bool? = nil
     ) {
       self.path = path
       self.events = events
@@ -28,6 +30,7 @@ public struct AnalysisReport: Sendable {
       self.durationNanoseconds = durationNanoseconds
       self.backtraces = backtraces
       self.symbolized = symbolized
+      self.seesUntracedTracking = seesUntracedTracking
     }
   }
 
@@ -94,7 +97,7 @@ public enum TraceAnalysis {
       droppedEvents: reader.droppedEvents, truncated: reader.truncated, damage: reader.damage,
       durationNanoseconds: reader.footer?.durationNanoseconds ?? reader.lastEventTime,
       backtraces: ["off", "writes", "all"][min(2, Int(reader.header.stackLevel))],
-      symbolized: !reader.definitions.symbols.isEmpty)
+      symbolized: !reader.definitions.symbols.isEmpty, seesUntracedTracking: reader.header.seesUntracedTracking)
     // The main thread: where main-actor work was seen running; else the process's first thread (its OS thread
     // id is the process id), unless it ended early (an async main hands the main actor to another thread).
     var mainThread = replay.mainActorThread

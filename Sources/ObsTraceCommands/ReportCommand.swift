@@ -119,7 +119,8 @@ enum ReportPrinter {
       for property in report.properties.prefix(top) {
         let s = property.statistics
         table.add([
-          property.name, "\(s.reads)", "\(s.trackedReads)", "\(s.writes)", "\(s.noopWrites)", "\(s.invalidations)",
+          property.name, "\(s.reads)", "\(s.trackedReads)", "\(s.writes)", "\(s.noopWrites)",
+          "\(s.invalidations)" + (s.predictedInvalidations > 0 ? " (\(s.predictedInvalidations) predicted)" : ""),
           "\(s.wastedInvalidations)", "\(s.coalescedWrites)",
         ])
       }
@@ -136,7 +137,8 @@ enum ReportPrinter {
       for scope in report.scopes.prefix(top) {
         let s = scope.statistics
         table.add([
-          scope.label, s.kind.description, "\(s.instances)", "\(s.runs)", "\(s.invalidations)",
+          scope.label, s.kind.description, "\(s.instances)", "\(s.runs)",
+          "\(s.invalidations)" + (s.predictedInvalidations > 0 ? " (predicted)" : ""),
           "\(s.wastedInvalidations)", "\(s.redundantRuns)",
           scope.reads.prefix(4).joined(separator: ", ")
             + (scope.reads.count > 4 ? ", …" : ""),
@@ -194,6 +196,7 @@ enum ReportPrinter {
       let s = property.statistics
       return "{\"property\":\(Formatting.json(property.name)),\"reads\":\(s.reads),\"trackedReads\":\(s.trackedReads),"
         + "\"writes\":\(s.writes),\"noopWrites\":\(s.noopWrites),\"invalidations\":\(s.invalidations),"
+        + "\"predictedInvalidations\":\(s.predictedInvalidations),"
         + "\"wastedInvalidations\":\(s.wastedInvalidations),\"coalescedWrites\":\(s.coalescedWrites),"
         + "\"staleReads\":\(s.staleReads),\"maximumFanOut\":\(s.maximumFanOut)}"
     }
@@ -202,6 +205,7 @@ enum ReportPrinter {
       let s = scope.statistics
       return "{\"label\":\(Formatting.json(scope.label)),\"kind\":\(Formatting.json(s.kind.description)),"
         + "\"instances\":\(s.instances),\"runs\":\(s.runs),\"invalidations\":\(s.invalidations),"
+        + "\"predictedInvalidations\":\(s.predictedInvalidations),"
         + "\"wastedInvalidations\":\(s.wastedInvalidations),\"redundantRuns\":\(s.redundantRuns),"
         + "\"unexplainedInvalidations\":\(s.unexplainedInvalidations),\"coalescedWrites\":\(s.coalescedWrites),"
         + "\"threads\":\(s.threads.count),\"isolations\":[\(scope.isolations.map(Formatting.json).joined(separator: ","))],"

@@ -183,7 +183,11 @@ final class TimelinePrinter {
       let fired =
         write.fired.isEmpty
         ? "invalidated nothing"
-        : "invalidated " + write.fired.map { "\(label($0.label, definitions)) (#\($0.scope))" }.joined(separator: ", ")
+        : "invalidated "
+          + write.fired.map {
+            "\(label($0.label, definitions)) (#\($0.scope)\(write.predicted.contains($0.scope) ? ", predicted" : ""))"
+          }
+          .joined(separator: ", ")
       let kind = definitions.writeKind(
         of: TraceEvent(
           kind: .willSet, flags: write.writeKind, thread: write.thread, time: write.time, stack: write.stack))

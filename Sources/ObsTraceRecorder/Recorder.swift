@@ -108,6 +108,8 @@ extension Recorder {
     /// Events dropped (drop mode, full ring) by any thread while the block ran: they may or may not have been
     /// the block's, so its counts are exact only when this is 0.
     public var droppedEvents: UInt64
+    /// Whether the recorder could see tracking ObsTrace does not own (Observation's getter was found).
+    public var seesUntracedTracking = UntracedTracking.isAvailable
   }
 
   /// Runs `body` as an in-test recording: its events are those of the objects created and scopes begun inside

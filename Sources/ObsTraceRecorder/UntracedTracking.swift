@@ -9,7 +9,13 @@ import ObsTraceSymbols
 /// call site. See docs/analysis.md, "Untraced tracking".
 enum UntracedTracking {
   /// Observation's runtime, looked for once per process.
-  static let runtime: Result<ObservationRuntime, ObservationRuntime.LocateError> = ObservationRuntime.locate()
+  static let runtime: Result<ObservationLibrary, LocateError> = ObservationLibrary.locate()
+
+  /// Whether Observation's getter was found (recordings then see untraced tracking).
+  static var isAvailable: Bool {
+    if case .success = runtime { return true }
+    return false
+  }
 
   private static let reportedMissing = LockedValue(false)
 
@@ -82,4 +88,41 @@ enum UntracedTracking {
       return Interner.shared.stackID(frames, hash: obstrace_hash_frames(frames.baseAddress!, Int32(frames.count)))
     }
   }
+}
+
+/// Where Observation's runtime is in this process: its tracking getter and its code.
+struct ObservationLibrary: Sendable {
+  /// The address of `_swift_observation_tls_get` in this process.
+  var trackingGetter: UInt
+  /// The library's executable segments: frames inside them are Observation's own.
+  var code: [Range<UInt>]
+  var path: String
+
+  /// Finds the loaded libswiftObservation.so and the getter in its symbol table, or says why it cannot
+  /// (`symbol`: another name is for tests of the failure).
+  static func locate(symbol: String = ObservationRuntime.trackingGetterSymbol) -> Result<Self, LocateError> {
+    var path = [CChar](repeating: 0, count: 4096)
+    var bias: UInt = 0
+    var ranges = [UInt](repeating: 0, count: 16)
+    let count = obstrace_find_loaded_object(ObservationRuntime.libraryName, &path, path.count, &bias, &ranges, 8)
+    guard count >= 0 else {
+      return .failure(LocateError(message: "\(ObservationRuntime.libraryName) is not loaded in this process"))
+    }
+    let file = String(decoding: path.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    guard let value = ObservationRuntime.localSymbol(symbol, in: file) else {
+      return .failure(LocateError(message: "\(symbol) is not in \(file)'s symbol table"))
+    }
+    let code = (0..<Int(count)).map { ranges[2 * $0]..<ranges[2 * $0 + 1] }
+    let getter = bias &+ value
+    // Never call an address outside the library's loaded code.
+    guard code.contains(where: { $0.contains(getter) }) else {
+      return .failure(LocateError(message: "\(symbol) in \(file) is not inside the library's loaded code"))
+    }
+    return .success(ObservationLibrary(trackingGetter: getter, code: code, path: file))
+  }
+}
+
+/// Why Observation's runtime could not be located.
+struct LocateError: Error, Sendable {
+  var message: String
 }

@@ -69,7 +69,9 @@ enum FixtureBuild {
       guard let files = try? FileManager.default.contentsOfDirectory(atPath: folder) else { continue }
       arguments += files.filter { $0.hasSuffix(".swift.o") }.sorted().map { folder + "/" + $0 }
     }
-    arguments.append(built + "/CObsTraceRing.build/ring.c.o")
+    let ring = built + "/CObsTraceRing.build"
+    let cObjects = (try? FileManager.default.contentsOfDirectory(atPath: ring)) ?? []
+    arguments += cObjects.filter { $0.hasSuffix(".c.o") }.sorted().map { ring + "/" + $0 }
     let result = try Run.program("/usr/bin/env", arguments)
     guard result.status == 0 else { throw CompileFailure(output: result.standardError) }
     return output

@@ -1,8 +1,9 @@
 // This file does not import ObsTrace: `withObservationTracking` here is Observation's own.
 import Foundation
-import ObsTraceSymbols
 import Observation
 import Testing
+
+@testable import ObsTraceRecorder
 
 /// What the recorder relies on to see tracking it does not own (docs/analysis.md, "Untraced tracking").
 @Suite("Observation's runtime")
@@ -11,7 +12,7 @@ struct ObservationRuntimeTests {
 
   @Test("its tracking getter is found: nil outside tracking, one value per tracking, another when nested")
   func trackingGetter() throws {
-    let runtime = try ObservationRuntime.locate().get()
+    let runtime = try ObservationLibrary.locate().get()
     #expect(runtime.path.hasSuffix("libswiftObservation.so"))
     #expect(runtime.code.contains { $0.contains(runtime.trackingGetter) })
     let get = unsafeBitCast(UnsafeRawPointer(bitPattern: runtime.trackingGetter)!, to: Getter.self)
@@ -44,7 +45,7 @@ struct ObservationRuntimeTests {
 
   @Test("another mapping of the library's file below the loaded one (libdw reading it) is not taken for its code")
   func fileMappedAgain() throws {
-    let loaded = try ObservationRuntime.locate().get()
+    let loaded = try ObservationLibrary.locate().get()
     let descriptor = open(loaded.path, O_RDONLY)
     try #require(descriptor >= 0)
     defer { close(descriptor) }
@@ -55,7 +56,7 @@ struct ObservationRuntimeTests {
     let copy = mmap(hint, size, PROT_READ, MAP_PRIVATE, descriptor, 0)
     try #require(copy != MAP_FAILED)
     defer { munmap(copy, size) }
-    let again = try ObservationRuntime.locate().get()
+    let again = try ObservationLibrary.locate().get()
     #expect(again.trackingGetter == loaded.trackingGetter)
     #expect(again.code.contains { $0.contains(again.trackingGetter) })
     // The getter is called only once located inside the library's loaded code.
@@ -71,7 +72,7 @@ struct ObservationRuntimeTests {
 
   @Test("a symbol that is not there is said, with the library it looked in")
   func missingSymbol() {
-    guard case .failure(let error) = ObservationRuntime.locate(symbol: "_swift_observation_no_such_symbol") else {
+    guard case .failure(let error) = ObservationLibrary.locate(symbol: "_swift_observation_no_such_symbol") else {
       Issue.record("found a symbol that does not exist")
       return
     }

@@ -356,6 +356,12 @@ static inline uint32_t obstrace_writing_key(void) {
 }
 void obstrace_suppress_access(bool suppress);
 
+/// Finds the loaded object (shared library) whose file is named `name`, as the dynamic linker sees it: its path
+/// (into `path`, `capacity` bytes), its load bias, and its executable segments as [start, end) pairs in `ranges`
+/// (at most `max_ranges`). Returns how many ranges it wrote, or -1 when no such object is loaded.
+int obstrace_find_loaded_object(const char *name, char *path, size_t capacity, uintptr_t *bias, uintptr_t *ranges,
+                                int max_ranges);
+
 // ── Serial numbers. ──
 uint32_t obstrace_next_object_serial(void);
 uint32_t obstrace_next_scope_serial(void);

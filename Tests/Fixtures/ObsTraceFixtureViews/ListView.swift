@@ -26,3 +26,8 @@ public final class ListView: @unchecked Sendable {
     }
   }
 }
+
+/// Observation's `withObservationTracking`, called from this file: for tests that nest other scopes inside it.
+public func trackInViews<T>(_ apply: () -> T, onChange: @escaping @Sendable () -> Void) -> T {
+  withObservationTracking(apply, onChange: onChange)
+}

@@ -1,0 +1,50 @@
+// Where a shared library is loaded, as the dynamic linker sees it: for finding Observation's runtime
+// (`UntracedTracking`). Not on the hot path: called once per process.
+#define _GNU_SOURCE
+#include "CObsTraceRing.h"
+
+#include <link.h>
+#include <string.h>
+
+typedef struct search {
+  const char *name;
+  char *path;
+  size_t capacity;
+  uintptr_t *bias;
+  uintptr_t *ranges;
+  int max_ranges;
+  int found;
+} search;
+
+static int visit(struct dl_phdr_info *info, size_t size, void *context) {
+  (void)size;
+  search *wanted = context;
+  const char *name = info->dlpi_name;
+  if (name == NULL) return 0;
+  const char *slash = strrchr(name, '/');
+  const char *file = slash == NULL ? name : slash + 1;
+  if (strcmp(file, wanted->name) != 0) return 0;
+  if (wanted->capacity > 0) {
+    strncpy(wanted->path, name, wanted->capacity - 1);
+    wanted->path[wanted->capacity - 1] = 0;
+  }
+  *wanted->bias = (uintptr_t)info->dlpi_addr;
+  int count = 0;
+  for (int index = 0; index < info->dlpi_phnum && count < wanted->max_ranges; index++) {
+    const ElfW(Phdr) *segment = &info->dlpi_phdr[index];
+    if (segment->p_type != PT_LOAD || (segment->p_flags & PF_X) == 0 || segment->p_memsz == 0) continue;
+    uintptr_t start = (uintptr_t)info->dlpi_addr + (uintptr_t)segment->p_vaddr;
+    wanted->ranges[2 * count] = start;
+    wanted->ranges[2 * count + 1] = start + (uintptr_t)segment->p_memsz;
+    count++;
+  }
+  wanted->found = count;
+  return 1;
+}
+
+int obstrace_find_loaded_object(const char *name, char *path, size_t capacity, uintptr_t *bias, uintptr_t *ranges,
+                                int max_ranges) {
+  search wanted = {name, path, capacity, bias, ranges, max_ranges, -1};
+  dl_iterate_phdr(visit, &wanted);
+  return wanted.found;
+}
