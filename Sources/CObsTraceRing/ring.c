@@ -103,22 +103,34 @@ obstrace_ring *obstrace_ring_attach(void) {
 }
 
 bool obstrace_ring_make_room(obstrace_ring *ring, uint64_t head) {
+  uint64_t half = (ring->mask + 1) / 2;
   for (unsigned attempt = 0;; attempt++) {
     // Acquire: pairs with the flusher's release store of tail in obstrace_ring_consume.
     uint64_t tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
     ring->cached_tail = tail;
-    if (head - tail <= ring->mask) return true;
+    uint64_t used = head - tail;
+    if (used < half) {
+      ring->check_at = tail + half;
+      return true;
+    }
+    if (used <= ring->mask) {
+      // Half full: the flusher drains now, while this thread goes on; look again only when full.
+      if (attempt == 0) obstrace_flusher_wake();
+      ring->check_at = tail + ring->mask + 1;
+      return true;
+    }
     bool drop = __atomic_load_n(&obstrace_drop_when_full_flag, __ATOMIC_RELAXED) != 0;
     bool can_wait = __atomic_load_n(&flusher_running, __ATOMIC_ACQUIRE) && obstrace_is_enabled();
     if (drop || !can_wait) {
       __atomic_store_n(&ring->dropped, ring->dropped + 1, __ATOMIC_RELAXED);
       return false;
     }
-    obstrace_flusher_wake();
+    // Full, lossless: wake the flusher (again now and then, in case it was between drains), then wait for room.
+    if (attempt % 64 == 0) obstrace_flusher_wake();
     if (attempt < 16) {
       sched_yield();
     } else {
-      struct timespec pause = {0, 50000};
+      struct timespec pause = {0, 20000};
       nanosleep(&pause, NULL);
     }
   }

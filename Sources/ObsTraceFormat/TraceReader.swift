@@ -76,6 +76,10 @@ public final class TraceReader {
   private var trailingDamage: [TraceDamage] = []
   private let file: ReadableFile
   private let firstChunkOffset: UInt64
+  /// Whether `forEachChunk` reads and inflates chunks on a second thread, ahead of decoding: for files of
+  /// `readAheadSize` bytes or more.
+  var readsAhead: Bool
+  static let readAheadSize: UInt64 = 4 << 20
   /// What the definitions may hold in memory: a fixed allowance plus a share of the file's size.
   private var definitionBudget: DefinitionBudget
 
@@ -83,6 +87,7 @@ public final class TraceReader {
     self.path = path
     file = try ReadableFile(path: path)
     definitionBudget = DefinitionBudget(fileSize: file.size)
+    readsAhead = file.size >= Self.readAheadSize
     let prefix = file.read(at: 0, count: 16)
     guard prefix.count == 16, Array(prefix[0..<8]) == TraceFormat.magic else {
       throw TraceFileError(.notATrace, path: path, "not an ObsTrace trace file (no OBSTRACE header)")
@@ -136,7 +141,8 @@ public final class TraceReader {
   /// Calls `body` with the type and payload of every whole chunk, in file order (for rewriting a trace).
   public func forEachWholeChunk(_ body: (ChunkType, [UInt8]) throws -> Void) rethrows {
     var offset = firstChunkOffset
-    while let chunk = nextChunk(from: &offset, reportingDamage: false) { try body(chunk.type, chunk.payload) }
+    var scan = ChunkScan(reporting: false)
+    while let chunk = Self.nextChunk(in: file, from: &offset, &scan) { try body(chunk.type, chunk.payload) }
   }
 
   /// Calls `body` with every whole events chunk, in file order (each thread's chunks in its own order).
@@ -146,8 +152,26 @@ public final class TraceReader {
     cutAt = nil
     droppedEvents = 0
     unknownIDEvents = 0
+    // Two threads for a big trace: a reader thread reads, checks and inflates the next chunks while this one decodes
+    // them and runs `body` (the replay); at most `ChunkPipeline.depth` chunks wait between them, so memory stays
+    // flat. A small trace is read on this thread alone (a thread costs more than it would save).
+    let pipeline = readsAhead ? ChunkPipeline(file: file, from: firstChunkOffset) : nil
+    defer { pipeline?.stop() }
     var offset = firstChunkOffset
-    while let chunk = nextChunk(from: &offset, reportingDamage: true) {
+    while true {
+      let item: ChunkPipeline.Item
+      if let pipeline {
+        item = pipeline.next()
+      } else {
+        var scan = ChunkScan(reporting: true)
+        let chunk = Self.nextChunk(in: file, from: &offset, &scan)
+        item = ChunkPipeline.Item(scan: scan, chunk: chunk)
+      }
+      // What reading met before this chunk, in file order.
+      damage.append(contentsOf: item.scan.damage)
+      if item.scan.truncated { truncated = true }
+      if let cut = item.scan.cutAt { cutAt = cut }
+      guard let chunk = item.chunk else { break }
       guard chunk.type == .events else { continue }
       if let events = decodeEvents(chunk) { try body(events) }
     }
@@ -156,22 +180,38 @@ public final class TraceReader {
 
   // MARK: Chunks
 
-  struct Chunk {
+  struct Chunk: Sendable {
     var type: ChunkType
     var offset: UInt64
     var payload: [UInt8]
   }
 
-  /// Reads the chunk at `offset` (resynchronizing past damage), advancing `offset` past it; nil at the end.
-  private func nextChunk(from offset: inout UInt64, reportingDamage: Bool) -> Chunk? {
+  /// What reading chunks met on the way: damage skipped, and whether (and where) the file ends inside a chunk.
+  struct ChunkScan: Sendable {
+    var reporting: Bool
+    var damage: [TraceDamage] = []
+    var truncated = false
+    var cutAt: TraceDamage?
+
+    mutating func cut(at offset: UInt64, _ message: String) {
+      guard reporting else { return }
+      truncated = true
+      cutAt = TraceDamage(offset: offset, message: message)
+    }
+  }
+
+  /// Reads the chunk at `offset` (resynchronizing past damage), advancing `offset` past it; nil at the end. Touches
+  /// nothing but `file` and `scan`, so that it can run on the reader thread of `ChunkPipeline`.
+  static func nextChunk(in file: ReadableFile, from offset: inout UInt64, _ scan: inout ChunkScan) -> Chunk? {
+    let reportingDamage = scan.reporting
     while offset < file.size {
       let headerBytes = file.read(at: offset, count: TraceFormat.chunkHeaderSize)
       if headerBytes.count < TraceFormat.chunkHeaderSize {
-        if reportingDamage { cut(at: offset, "the file ends inside a chunk header") }
+        scan.cut(at: offset, "the file ends inside a chunk header")
         return nil
       }
       guard Array(headerBytes[0..<4]) == TraceFormat.chunkMagic else {
-        if !resynchronize(&offset, reportingDamage, "no chunk starts here") { return nil }
+        if !resynchronize(file, &offset, &scan, "no chunk starts here") { return nil }
         continue
       }
       let typeByte = headerBytes[4]
@@ -182,17 +222,17 @@ public final class TraceReader {
       if end > file.size {
         // Either the file was cut inside this chunk, or the length is damaged and a later chunk is whole.
         var probe = offset
-        if findMagic(after: &probe) {
-          if !resynchronize(&offset, reportingDamage, "a chunk's length runs past the end of the file") { return nil }
+        if findMagic(file, after: &probe) {
+          if !resynchronize(file, &offset, &scan, "a chunk's length runs past the end of the file") { return nil }
           continue
         }
-        if reportingDamage { cut(at: offset, "the file ends inside a chunk") }
+        scan.cut(at: offset, "the file ends inside a chunk")
         return nil
       }
       let compressed = file.read(at: offset + UInt64(TraceFormat.chunkHeaderSize), count: compressedLength)
       let checksum = crc32Checksum(compressed, initial: crc32Checksum(Array(headerBytes[4..<13])))
       guard checksum == expectedChecksum, compressed.count == compressedLength else {
-        if !resynchronize(&offset, reportingDamage, "a chunk's checksum does not match") { return nil }
+        if !resynchronize(file, &offset, &scan, "a chunk's checksum does not match") { return nil }
         continue
       }
       let limit =
@@ -200,7 +240,7 @@ public final class TraceReader {
       if uncompressedLength > limit {
         // Whole (its checksum holds) but larger than any writer makes: skipped without inflating a byte of it.
         if reportingDamage {
-          damage.append(
+          scan.damage.append(
             TraceDamage(
               offset: offset,
               message: "a chunk says it inflates to \(uncompressedLength) bytes, past the limit of \(limit); skipped"))
@@ -211,7 +251,7 @@ public final class TraceReader {
       guard let type = ChunkType(rawValue: typeByte),
         let payload = compressed.withUnsafeBytes({ inflateChunk($0, expectedSize: uncompressedLength) })
       else {
-        if !resynchronize(&offset, reportingDamage, "a chunk could not be decompressed") { return nil }
+        if !resynchronize(file, &offset, &scan, "a chunk could not be decompressed") { return nil }
         continue
       }
       let chunk = Chunk(type: type, offset: offset, payload: payload)
@@ -221,21 +261,18 @@ public final class TraceReader {
     return nil
   }
 
-  private func cut(at offset: UInt64, _ message: String) {
-    truncated = true
-    cutAt = TraceDamage(offset: offset, message: message)
-  }
-
   /// Records damage at `offset` and moves it to the next chunk magic; false when there is none.
-  private func resynchronize(_ offset: inout UInt64, _ reportingDamage: Bool, _ message: String) -> Bool {
-    if reportingDamage { damage.append(TraceDamage(offset: offset, message: message + "; skipped")) }
-    if findMagic(after: &offset) { return true }
-    if reportingDamage { truncated = true }
+  private static func resynchronize(
+    _ file: ReadableFile, _ offset: inout UInt64, _ scan: inout ChunkScan, _ message: String
+  ) -> Bool {
+    if scan.reporting { scan.damage.append(TraceDamage(offset: offset, message: message + "; skipped")) }
+    if findMagic(file, after: &offset) { return true }
+    if scan.reporting { scan.truncated = true }
     return false
   }
 
   /// Moves `offset` to the next occurrence of the chunk magic after it.
-  private func findMagic(after offset: inout UInt64) -> Bool {
+  private static func findMagic(_ file: ReadableFile, after offset: inout UInt64) -> Bool {
     var position = offset + 1
     let magic = TraceFormat.chunkMagic
     while position < file.size {
@@ -266,7 +303,8 @@ public final class TraceReader {
       let length = UInt64(readLittleEndian(UInt32.self, headerBytes[5..<9]))
       if let type = ChunkType(rawValue: headerBytes[4]), type != .events {
         var chunkOffset = offset
-        if let chunk = nextChunk(from: &chunkOffset, reportingDamage: false) { absorbTrailing(chunk) }
+        var scan = ChunkScan(reporting: false)
+        if let chunk = Self.nextChunk(in: file, from: &chunkOffset, &scan) { absorbTrailing(chunk) }
       }
       offset += UInt64(TraceFormat.chunkHeaderSize) + length
     }
@@ -274,7 +312,8 @@ public final class TraceReader {
 
   private func loadTrailingChunksByScanning() {
     var offset = firstChunkOffset
-    while let chunk = nextChunk(from: &offset, reportingDamage: false) {
+    var scan = ChunkScan(reporting: false)
+    while let chunk = Self.nextChunk(in: file, from: &offset, &scan) {
       if chunk.type != .events { absorbTrailing(chunk) }
     }
   }
@@ -447,7 +486,10 @@ public final class TraceReader {
             }
             aux = lastObjectType
           }
-          if key != 0 || stack != 0 { unknown.check(kind: kind, key: key, stack: stack, definitions) }
+          // Checked only when the ids differ from the last ones checked: passing `definitions` copies the tables.
+          if unknown.isNew(kind: kind, key: key, stack: stack) {
+            unknown.check(kind: kind, key: key, stack: stack, definitions)
+          }
           result.events.append(
             TraceEvent(
               kind: kind, flags: flags, thread: thread, time: time, depth: UInt16(truncatingIfNeeded: depth),
@@ -536,7 +578,8 @@ public final class TraceReader {
 }
 
 /// A file read with `pread`, so that the reader never holds more than one chunk.
-final class ReadableFile {
+/// A trace file open for reading. Immutable after opening, and read with `pread`: safe from several threads.
+final class ReadableFile: @unchecked Sendable {
   let descriptor: Int32
   let size: UInt64
 
@@ -610,6 +653,18 @@ struct UnknownIDs {
   private var lastProperty: UInt32 = 0
   private var lastLabel: UInt32 = 0
   private var lastStack: UInt32 = 0
+
+  /// Whether `check` could find something new: a key or stack other than the last ones found defined.
+  @inline(__always)
+  func isNew(kind: EventKind, key: UInt32, stack: UInt32) -> Bool {
+    if stack != 0 && stack != lastStack { return true }
+    guard key != 0 else { return false }
+    switch kind {
+    case .access, .willSet, .didSet, .trackingFired: return key != lastProperty
+    case .scopeBegin: return key != lastLabel
+    default: return false
+    }
+  }
 
   mutating func check(kind: EventKind, key: UInt32, stack: UInt32, _ definitions: TraceDefinitions) {
     var missing: (String, UInt32)?

@@ -19,6 +19,7 @@ final class Flusher: @unchecked Sendable {
   static let wakeIntervalMilliseconds: UInt32 = 50
   static let chunkTarget = 128 << 10
   static let maximumChunkAge: UInt64 = 250_000_000
+  static let drainBatch = 4096
 
   let path: String
   private let options: RecordingOptions
@@ -156,7 +157,9 @@ final class Flusher: @unchecked Sendable {
   private func drainRecords(of ring: UnsafeMutablePointer<obstrace_ring>) {
     while true {
       var first: UnsafePointer<obstrace_record>?
-      let count = obstrace_ring_readable(ring, &first)
+      // At most a batch at a time: its slots go back to the producer (which may be waiting for room) as soon as
+      // they are encoded, not after a whole ring.
+      let count = min(obstrace_ring_readable(ring, &first), Self.drainBatch)
       guard count > 0, let first else { return }
       let records = UnsafeBufferPointer(start: first, count: count)
       var chunk =

@@ -154,6 +154,28 @@ struct TraceFileTests {
     #expect(events.last?.flags == (version >= 2 ? 2 : 0))
   }
 
+  @Test("reading ahead on a second thread: a consumer that stops early stops it, and a second pass reads all")
+  func pipelineStopsEarly() throws {
+    struct Enough: Error {}
+    let path = temporaryPath("pipeline.trc")
+    // More chunks than the pipeline holds, so that its reader thread is waiting for room when the consumer stops.
+    let written = try writeSyntheticTrace(to: path, chunks: ChunkPipeline.depth * 4, perChunk: 50)
+    let reader = try TraceReader(path: path)
+    reader.readsAhead = true  // a small file is read on one thread
+    var seen = 0
+    #expect(throws: Enough.self) {
+      try reader.forEachChunk { _ in
+        seen += 1
+        if seen == 2 { throw Enough() }
+      }
+    }
+    #expect(seen == 2)
+    var events: [TraceEvent] = []
+    reader.forEachEvent { events.append($0) }
+    #expect(events == written)
+    #expect(reader.damage.isEmpty && !reader.truncated)
+  }
+
   @Test("a file cut at any offset reads its whole chunks and says it was cut")
   func cutAnywhere() throws {
     let path = temporaryPath("whole.trc")
@@ -199,6 +221,39 @@ struct TraceFileTests {
     #expect(reader.truncated == false)
     // Definitions restated per chunk: objects of later chunks still have their type.
     #expect(reader.definitions.typeName(ofObject: 5) == "Type1")
+  }
+
+  @Test("reading ahead on a second thread reads what one thread reads: events, damage in order, the cut end")
+  func pipelineMatchesOneThread() throws {
+    let path = temporaryPath("pipeline-damaged.trc")
+    try writeSyntheticTrace(to: path, chunks: 24, perChunk: 40, footer: false)
+    var bytes = fileBytes(path)
+    var offset = 16 + Int(readLittleEndian(UInt32.self, bytes[12..<16])) + 4
+    var starts: [Int] = []
+    while offset < bytes.count {
+      starts.append(offset)
+      offset += TraceFormat.chunkHeaderSize + Int(readLittleEndian(UInt32.self, bytes[(offset + 5)..<(offset + 9)]))
+    }
+    // Two damaged chunks, a malformed one, and a file cut inside its last chunk.
+    bytes[starts[3] + TraceFormat.chunkHeaderSize + 5] ^= 0xff
+    bytes[starts[11]] ^= 0xff
+    bytes[starts[17] + TraceFormat.chunkHeaderSize + 7] ^= 0x55
+    bytes.removeLast(10)
+    writeBytes(bytes, to: path)
+    var outcomes: [(events: [TraceEvent], damage: [TraceDamage], truncated: Bool, cut: TraceDamage?)] = []
+    for readsAhead in [false, true] {
+      let reader = try TraceReader(path: path)
+      reader.readsAhead = readsAhead
+      var events: [TraceEvent] = []
+      reader.forEachEvent { events.append($0) }
+      outcomes.append((events, reader.damage, reader.truncated, reader.cutAt))
+    }
+    #expect(outcomes[0].damage.count >= 3)
+    #expect(outcomes[0].cut != nil)
+    #expect(outcomes[1].events == outcomes[0].events)
+    #expect(outcomes[1].damage == outcomes[0].damage)
+    #expect(outcomes[1].truncated == outcomes[0].truncated)
+    #expect(outcomes[1].cut == outcomes[0].cut)
   }
 
   @Test("a damaged chunk length is skipped by finding the next chunk")

@@ -55,6 +55,7 @@ typedef struct obstrace_ring {
   // ── The producer's cache lines: written only by the owning thread. ──
   uint64_t head;         ///< next slot to write; stored (release) by the producer, loaded (acquire) by the flusher
   uint64_t cached_tail;  ///< the producer's last view of `tail`
+  uint64_t check_at;     ///< the head at which the producer next looks at `tail` (half full, then full)
   uint64_t dropped;      ///< events dropped because the ring was full (drop mode); relaxed, read by the flusher
   uint64_t mask;         ///< capacity - 1 (capacity is a power of two)
   obstrace_record *slots;
@@ -117,7 +118,9 @@ extern __thread obstrace_ring *obstrace_thread_ring __attribute__((tls_model("in
 
 /// The slow half of `obstrace_current_ring`: allocates and registers this thread's ring.
 obstrace_ring *obstrace_ring_attach(void);
-/// The slow half of `obstrace_emit` when the ring looks full: waits for the flusher (lossless) or counts a drop.
+/// The slow half of `obstrace_emit`, taken when `head` reaches `check_at`: at half full it wakes the flusher (so that
+/// it drains while the thread goes on) and moves `check_at` to full; when full it waits for the flusher
+/// (lossless) or counts a drop.
 bool obstrace_ring_make_room(obstrace_ring *ring, uint64_t head);
 
 /// The clock of the hot path: the TSC on x86-64 (≈ 10 ns here), CLOCK_MONOTONIC elsewhere.
@@ -163,7 +166,7 @@ static inline __attribute__((always_inline)) bool obstrace_store(bool timed, uin
   obstrace_ring *ring = obstrace_current_ring();
   if (__builtin_expect(ring == NULL, 0)) return false;
   uint64_t head = ring->head;  // only this thread writes head
-  if (__builtin_expect(head - ring->cached_tail > ring->mask, 0)) {
+  if (__builtin_expect(head >= ring->check_at, 0)) {
     if (!obstrace_ring_make_room(ring, head)) return false;
   }
   obstrace_record *slot = &ring->slots[head & ring->mask];
@@ -400,8 +403,8 @@ static inline void obstrace_ring_consume(obstrace_ring *ring, size_t count) {
   __atomic_store_n(&ring->tail, __atomic_load_n(&ring->tail, __ATOMIC_RELAXED) + count, __ATOMIC_RELEASE);
 }
 
-/// Hands every record in the ring back unread (a new recording starts clean). The producer's cached view of
-/// `tail` is its own and stays behind, which only makes it look at `tail` again sooner.
+/// Hands every record in the ring back unread (a new recording starts clean). The producer's `check_at` is its own
+/// and stays behind, which only makes it look at `tail` again sooner.
 static inline void obstrace_ring_discard(obstrace_ring *ring) {
   // Release: pairs with the producer's acquire load of tail in obstrace_ring_make_room.
   __atomic_store_n(&ring->tail, __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
