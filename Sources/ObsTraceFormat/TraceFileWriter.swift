@@ -130,40 +130,41 @@ public enum ChunkPayload {
     return bytes
   }
 
-  /// The symbol table: readable names of types and properties, and resolved code addresses.
+  /// The symbol table: readable names of types and properties, and resolved code addresses. Every name is cut to
+  /// `TraceFormat.maximumRecordedNameLength` (a demangled generic can be any length).
   public static func symbols(_ table: SymbolTable) -> [UInt8] {
     var bytes: [UInt8] = []
     for (id, name) in table.typeNames.sorted(by: { $0.key < $1.key }) {
       bytes.append(SymbolTag.typeName.rawValue)
       bytes.appendVarint(id)
-      bytes.appendString(name)
+      bytes.appendName(name)
     }
     for (id, name) in table.propertyNames.sorted(by: { $0.key < $1.key }) {
       bytes.append(SymbolTag.propertyName.rawValue)
       bytes.appendVarint(id)
-      bytes.appendString(name.module)
-      bytes.appendString(name.type)
-      bytes.appendString(name.property)
+      bytes.appendName(name.module)
+      bytes.appendName(name.type)
+      bytes.appendName(name.property)
     }
     for (id, name) in table.labelNames.sorted(by: { $0.key < $1.key }) {
       bytes.append(SymbolTag.labelName.rawValue)
       bytes.appendVarint(id)
-      bytes.appendString(name)
+      bytes.appendName(name)
     }
     for frame in table.frames.values.sorted(by: { $0.address < $1.address }) {
       bytes.append(SymbolTag.frame.rawValue)
       bytes.appendVarint(frame.address)
-      bytes.appendString(frame.function)
-      bytes.appendString(frame.file)
+      bytes.appendName(frame.function)
+      bytes.appendName(frame.file)
       bytes.appendVarint(frame.line)
-      bytes.appendString(frame.module)
+      bytes.appendName(frame.module)
       if !frame.inlined.isEmpty {
         bytes.append(SymbolTag.inlinedFrames.rawValue)
         bytes.appendVarint(frame.address)
         bytes.appendVarint(UInt64(frame.inlined.count))
         for inlined in frame.inlined {
-          bytes.appendString(inlined.function)
-          bytes.appendString(inlined.file)
+          bytes.appendName(inlined.function)
+          bytes.appendName(inlined.file)
           bytes.appendVarint(inlined.line)
         }
       }

@@ -24,6 +24,22 @@ public enum TraceFormat {
   /// The longest name the recorder writes (type, key path description, label, symbol): a longer one (a
   /// generated name) is cut to this many UTF-8 bytes, ending in `…`.
   public static let maximumRecordedNameLength = 1024
+
+  /// `name` cut to `maximumRecordedNameLength` UTF-8 bytes on a character boundary, ending in `…`; unchanged
+  /// when it fits. What the recorder applies to every name it writes.
+  public static func cutName(_ name: String) -> String {
+    guard name.utf8.count > maximumRecordedNameLength else { return name }
+    var cut = ""
+    var bytes = 0
+    let room = maximumRecordedNameLength - "…".utf8.count
+    for character in name {
+      let size = character.utf8.count
+      if bytes + size > room { break }
+      cut.append(character)
+      bytes += size
+    }
+    return cut + "…"
+  }
   /// The most frames a stack definition may hold (the recorder walks at most 64).
   public static let maximumStackFrames = 1024
   /// Memory the definitions of a trace may take, beyond a fixed allowance: this many bytes per byte of file.

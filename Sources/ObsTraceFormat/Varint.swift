@@ -21,6 +21,11 @@ extension Array where Element == UInt8 {
     append(contentsOf: bytes)
   }
 
+  /// A name, cut to `TraceFormat.maximumRecordedNameLength`.
+  mutating func appendName(_ name: String) {
+    appendString(TraceFormat.cutName(name))
+  }
+
   mutating func appendLittleEndian<T: FixedWidthInteger>(_ value: T) {
     Swift.withUnsafeBytes(of: value.littleEndian) { append(contentsOf: $0) }
   }

@@ -27,11 +27,11 @@ final class Flusher: @unchecked Sendable {
   private let writer: TraceFileWriter
   private let stamps = DefinitionStamps()
   private let definitions = FlusherDefinitions()
-  private var clock: TickConverter
+  private var clock: TickMapping
   private var pending: [UnsafeMutablePointer<obstrace_ring>: PendingChunk] = [:]
   private var totals: [UInt32: ThreadTotals] = [:]
-  /// The last time given to each thread's events: the tick-to-nanosecond ratio is refined as the run goes, and a
-  /// thread's times must never go back.
+  /// The last time given to each thread's events: a thread's times never go back, even for events that raced a
+  /// drain's clock sample (see `TickMapping`).
   private var lastTimes: [UInt32: UInt64] = [:]
   private var writeError: String?
   private let running = Atomic<Bool>(true)
@@ -51,7 +51,7 @@ final class Flusher: @unchecked Sendable {
     obstrace_configure(
       UInt64(max(64, options.ringCapacity)), options.dropWhenFull, options.backtraces.level,
       UInt32(max(0, min(64, options.backtraceDepth))), options.detectUnchangedModify)
-    clock = TickConverter()
+    clock = TickMapping()
     let header = TraceHeader(
       startWallClockNanoseconds: obstrace_wall_clock_nanoseconds(), processID: UInt32(getpid()),
       executable: Self.executablePath(), dropWhenFull: options.dropWhenFull,
@@ -85,7 +85,7 @@ final class Flusher: @unchecked Sendable {
     while running.load(ordering: .acquiring) {
       obstrace_flusher_wait(Self.wakeIntervalMilliseconds)
       let request = flushRequested.load(ordering: .acquiring)
-      clock.refine()
+      clock.sample()
       drain(final: false)
       flushCompleted.store(request, ordering: .releasing)
     }
@@ -106,14 +106,14 @@ final class Flusher: @unchecked Sendable {
     running.store(false, ordering: .releasing)
     obstrace_flusher_wake()
     pthread_join(thread, nil)
-    clock.refine()
+    clock.sample()
     drain(final: true)
     obstrace_set_flusher_running(false)
     // Orphans left by threads that exited after the final drain are freed by the next drain or at their exit.
     if writeError == nil { writeSymbols() }
     let threads = totals.values.sorted { $0.thread < $1.thread }
     let footer = TraceFooter(
-      durationNanoseconds: clock.nanoseconds(obstrace_clock()), chunks: writer.chunksWritten + 1, threads: threads)
+      durationNanoseconds: clock.latestNanoseconds, chunks: writer.chunksWritten + 1, threads: threads)
     write(.footer, ChunkPayload.footer(footer))
     writer.close()
     return RecordingSummary(
@@ -243,49 +243,6 @@ final class Flusher: @unchecked Sendable {
     let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
     guard count > 0 else { return "" }
     return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-  }
-}
-
-/// Converts the hot path's clock ticks to nanoseconds since the recording started. On x86-64 the ticks are the
-/// TSC (16–25 ns a read here, against 29–43 ns for clock_gettime and 40–61 ns for ContinuousClock.now, by
-/// scripts/bench): calibrated against CLOCK_MONOTONIC over ~2 ms at start, then refined over the whole run.
-struct TickConverter {
-  let baseTicks: UInt64
-  let baseNanoseconds: UInt64
-  private(set) var nanosecondsPerTick: Double
-
-  init() {
-    var ticks: UInt64 = 0
-    var nanoseconds: UInt64 = 0
-    obstrace_clock_sample(&ticks, &nanoseconds)
-    baseTicks = ticks
-    baseNanoseconds = nanoseconds
-    #if arch(x86_64)
-      var laterTicks: UInt64 = 0
-      var laterNanoseconds: UInt64 = 0
-      repeat {
-        obstrace_clock_sample(&laterTicks, &laterNanoseconds)
-      } while laterNanoseconds &- nanoseconds < 2_000_000
-      nanosecondsPerTick = Double(laterNanoseconds - nanoseconds) / Double(max(1, laterTicks &- ticks))
-    #else
-      nanosecondsPerTick = 1
-    #endif
-  }
-
-  mutating func refine() {
-    #if arch(x86_64)
-      var ticks: UInt64 = 0
-      var nanoseconds: UInt64 = 0
-      obstrace_clock_sample(&ticks, &nanoseconds)
-      if nanoseconds &- baseNanoseconds > 100_000_000, ticks > baseTicks {
-        nanosecondsPerTick = Double(nanoseconds - baseNanoseconds) / Double(ticks - baseTicks)
-      }
-    #endif
-  }
-
-  func nanoseconds(_ ticks: UInt64) -> UInt64 {
-    guard ticks > baseTicks else { return 0 }
-    return UInt64(Double(ticks - baseTicks) * nanosecondsPerTick)
   }
 }
 

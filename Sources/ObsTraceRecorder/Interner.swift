@@ -74,7 +74,7 @@ final class Interner: Sendable {
       tables.properties.append(
         PropertyEntry(
           definition: PropertyDefinition(
-            rootType: rootID, keyPathDescription: description,
+            rootType: rootID, keyPathDescription: TraceFormat.cutName(description),
             getterAddress: Self.getterAddress(inKeyPathDescription: description)),
           memberIsEquatable: equatable))
       tables.keyPathIDs[keyPath] = id
@@ -93,7 +93,11 @@ final class Interner: Sendable {
     let id: UInt32 = tables.withLock { tables in
       if let id = tables.typeIDs[ObjectIdentifier(type)] { return id }
       let id = UInt32(tables.types.count)
-      tables.types.append(TypeEntry(reflected: String(reflecting: type), display: String(describing: type)))
+      // A generated type's name can be any length: cut, as every name the recorder writes.
+      tables.types.append(
+        TypeEntry(
+          reflected: TraceFormat.cutName(String(reflecting: type)),
+          display: TraceFormat.cutName(String(describing: type))))
       tables.typeIDs[ObjectIdentifier(type)] = id
       return id
     }
@@ -102,7 +106,8 @@ final class Interner: Sendable {
   }
 
   func labelID(_ label: String) -> UInt32 {
-    tables.withLock { tables in
+    let label = TraceFormat.cutName(label)
+    return tables.withLock { tables in
       if let id = tables.labelIDs[label] { return id }
       let id = UInt32(tables.labels.count)
       tables.labels.append(label)

@@ -1,0 +1,159 @@
+import CObsTraceRing
+import Foundation
+import ObsTrace
+import ObsTraceFormat
+import Observation
+import Testing
+
+@testable import ObsTraceRecorder
+
+/// A generic model, to make type names (and key path descriptions) of any length.
+@Observable
+final class Nested<Value> {
+  var count = 0
+}
+
+struct Layer<Wrapped> {}
+
+/// Reads and writes `Nested<Layer<Layer<…Int…>>>` with `depth` layers (each level a new generic type at run time).
+func touchNested<T>(depth: Int, _: T.Type) {
+  if depth == 0 {
+    let model = Nested<T>()
+    model.count += 1
+    _ = model.count
+  } else {
+    touchNested(depth: depth - 1, Layer<T>.self)
+  }
+}
+
+/// Writes `model.value` at the bottom of `depth` nested calls.
+@inline(never)
+func writeDeep(_ model: LocalModel, depth: Int) -> Int {
+  if depth == 0 {
+    model.value += 1
+    return 0
+  }
+  return writeDeep(model, depth: depth - 1) + 1
+}
+
+@Suite("Recording limits")
+struct RecordingLimitsTests {
+  @Test("an absurd label (5 MB) is cut to the documented maximum; the trace stays small")
+  func hugeLabel() throws {
+    let name = String(repeating: "é", count: 5 << 19)  // 5 MiB of UTF-8
+    let model = LocalModel()
+    let trace = try RecordingSupport.record {
+      withTrackingScope(named: name) { _ = model.value }
+    }
+    let labels = trace.definitions.labels.values.filter { $0.hasPrefix("éé") }
+    #expect(labels.count == 1)
+    let label = try #require(labels.first)
+    #expect(label.utf8.count <= TraceFormat.maximumRecordedNameLength)
+    #expect(label.hasSuffix("…"))
+    #expect(name.hasPrefix(label.dropLast()))
+    let size = try FileManager.default.attributesOfItem(atPath: trace.path)[.size] as? Int ?? .max
+    #expect(size < 256 << 10)
+  }
+
+  @Test("a generated type name (a generic 300 levels deep) is cut, in the type and the key path's description")
+  func generatedTypeName() throws {
+    let trace = try RecordingSupport.record { touchNested(depth: 300, Int.self) }
+    let nested = trace.definitions.types.values.filter { $0.contains("Nested<") }
+    #expect(!nested.isEmpty)
+    #expect(nested.allSatisfy { $0.utf8.count <= TraceFormat.maximumRecordedNameLength && $0.hasSuffix("…") })
+    let descriptions = trace.definitions.properties.values.map(\.keyPathDescription)
+    #expect(descriptions.allSatisfy { $0.utf8.count <= TraceFormat.maximumRecordedNameLength })
+    #expect(trace.events(.didSet).count == 1)
+  }
+
+  @Test("a write at the bottom of a 20 000-deep recursion records a stack of at most 64 frames")
+  func deepRecursion() throws {
+    final class DeepWrite: @unchecked Sendable {
+      let model = LocalModel()
+      var depth = 0
+    }
+    let job = DeepWrite()
+    let trace = try RecordingSupport.record {
+      // A thread with a large stack: 20 000 frames of writeDeep.
+      let done = DispatchSemaphore(value: 0)
+      let thread = Thread {
+        job.depth = writeDeep(job.model, depth: 20_000)
+        done.signal()
+      }
+      thread.stackSize = 64 << 20
+      thread.start()
+      done.wait()
+    }
+    #expect(job.depth == 20_000)
+    let write = try #require(trace.events(.willSet).first)
+    let frames = try #require(trace.definitions.stacks[write.stack])
+    #expect(frames.count <= 64)
+    #expect(trace.definitions.stacks.values.allSatisfy { $0.count <= 64 })
+  }
+
+  @Test("the flusher closes a chunk as soon as it passes 128 KiB, even when one drain reads a whole ring")
+  func chunkSizeBounded() throws {
+    let model = LocalModel()
+    let trace = try RecordingSupport.record(options: RecordingOptions(backtraces: .all)) {
+      // Faster than the flusher wakes (50 ms): the ring fills, and a drain reads up to 64K events at once.
+      for index in 1...400_000 { model.value = index }
+    }
+    var largest = 0
+    trace.reader.forEachWholeChunk { type, payload in
+      if type == .events { largest = max(largest, payload.count) }
+    }
+    #expect(largest > 100 << 10)
+    #expect(largest <= (128 << 10) + (16 << 10))
+    #expect(trace.events(.didSet).count == 400_000)
+  }
+}
+
+@Suite("Tick mapping")
+struct TickMappingTests {
+  @Test("a tick maps between the samples around it; later samples never change how an earlier tick maps")
+  func piecewise() {
+    var mapping = TickMapping(ticks: 1_000, monotonicNanoseconds: 5_000_000)
+    mapping.add(ticks: 3_000, monotonicNanoseconds: 6_000_000)  // 500 ns a tick
+    #expect(mapping.nanoseconds(2_000) == 500_000)
+    #expect(mapping.nanoseconds(3_000) == 1_000_000)
+    let before = (0..<40).map { mapping.nanoseconds(1_000 + UInt64($0) * 50) }
+    // The machine slows down: a much lower ratio from now on.
+    mapping.add(ticks: 103_000, monotonicNanoseconds: 7_000_000)
+    mapping.add(ticks: 203_000, monotonicNanoseconds: 9_000_000)
+    #expect((0..<40).map { mapping.nanoseconds(1_000 + UInt64($0) * 50) } == before)
+    #expect(mapping.nanoseconds(53_000) == 1_500_000)
+    #expect(mapping.nanoseconds(153_000) == 3_000_000)
+  }
+
+  @Test("no tick maps past the latest sample, nor before the start; the mapping never goes back")
+  func boundedAndMonotonic() {
+    var mapping = TickMapping(ticks: 10_000, monotonicNanoseconds: 1_000)
+    var ticks: UInt64 = 10_000
+    var time: UInt64 = 1_000
+    for step in 1...200 {
+      ticks += UInt64(100 + (step * 7919) % 900)
+      time += UInt64(20_000 + (step * 104_729) % 80_000)
+      mapping.add(ticks: ticks, monotonicNanoseconds: time)
+    }
+    #expect(mapping.nanoseconds(5) == 0)
+    #expect(mapping.nanoseconds(ticks + 1_000_000) == mapping.latestNanoseconds)
+    #expect(mapping.latestNanoseconds == time - 1_000)
+    var previous: UInt64 = 0
+    for tick in stride(from: UInt64(9_000), to: ticks + 5_000, by: 37) {
+      let mapped = mapping.nanoseconds(tick)
+      #expect(mapped >= previous)
+      #expect(mapped <= mapping.latestNanoseconds)
+      previous = mapped
+    }
+  }
+
+  @Test("a sample that does not move both clocks forward is ignored")
+  func ignoredSamples() {
+    var mapping = TickMapping(ticks: 1_000, monotonicNanoseconds: 1_000_000)
+    mapping.add(ticks: 2_000, monotonicNanoseconds: 2_000_000)
+    mapping.add(ticks: 1_500, monotonicNanoseconds: 3_000_000)  // ticks went back
+    mapping.add(ticks: 3_000, monotonicNanoseconds: 1_500_000)  // time went back
+    mapping.add(ticks: 3_000, monotonicNanoseconds: 2_000_001)  // closer than the spacing
+    #expect(mapping.ticks == [1_000, 2_000])
+  }
+}
