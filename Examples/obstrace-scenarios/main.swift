@@ -186,7 +186,7 @@ final class Fired: @unchecked Sendable {
 /// ObsTrace says so in one line and stops recording, and the program finishes its work and exits 0.
 func fillDisk() {
   signal(SIGXFSZ, SIG_IGN)
-  var limit = rlimit(rlim_cur: 64 << 10, rlim_max: 64 << 10)
+  var limit = rlimit(rlim_cur: 32 << 10, rlim_max: 32 << 10)
   setrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit)
   let path = CommandLine.arguments.count > 2 ? CommandLine.arguments[2] : "fill-disk.trc"
   do {
