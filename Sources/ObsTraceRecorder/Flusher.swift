@@ -162,6 +162,9 @@ final class Flusher: @unchecked Sendable {
       let count = min(obstrace_ring_readable(ring, &first), Self.drainBatch)
       guard count > 0, let first else { return }
       let records = UnsafeBufferPointer(start: first, count: count)
+      // Records stored after the drain's clock sample: sample again (after reading the head), so that they map
+      // between samples like the others.
+      if records[count - 1].time > clock.latestTicks { clock.sample() }
       var chunk =
         pending.removeValue(forKey: ring)
         ?? newChunk(

@@ -15,7 +15,7 @@ struct TickMapping {
   private(set) var ticks: [UInt64] = []
   private(set) var nanoseconds: [UInt64] = []
   /// Samples closer than this to the previous one are skipped (in-test flushes drain in a tight loop).
-  static let minimumSpacingNanoseconds: UInt64 = 10_000
+  static let minimumSpacingNanoseconds: UInt64 = 1_000
 
   /// Starts the mapping at the current moment.
   init() {
@@ -36,6 +36,10 @@ struct TickMapping {
 
   /// The time of the latest sample: no tick maps later.
   var latestNanoseconds: UInt64 { nanoseconds[nanoseconds.count - 1] }
+
+  /// The ticks of the latest sample: a drain that reads a record past them samples again first, so that events
+  /// that raced the drain's sample are interpolated too, not all held at one time.
+  var latestTicks: UInt64 { ticks[ticks.count - 1] }
 
   /// Takes a sample of both clocks now.
   mutating func sample() {
