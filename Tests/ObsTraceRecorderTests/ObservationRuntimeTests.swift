@@ -35,9 +35,14 @@ struct ObservationRuntimeTests {
     // Another thread, while this one tracks: nothing.
     nonisolated(unsafe) var elsewhere: UnsafeRawPointer? = UnsafeRawPointer(bitPattern: 1)
     withObservationTracking {
-      let thread = Thread { elsewhere = get() }
+      // A semaphore, not polling isFinished: ThreadSanitizer sees the write ordered before the read.
+      let done = DispatchSemaphore(value: 0)
+      let thread = Thread {
+        elsewhere = get()
+        done.signal()
+      }
       thread.start()
-      while !thread.isFinished { usleep(1000) }
+      done.wait()
     } onChange: {
     }
     #expect(elsewhere == nil)
