@@ -138,7 +138,7 @@ enum ReportPrinter {
         let s = scope.statistics
         table.add([
           scope.label, s.kind.description, "\(s.instances)", "\(s.runs)",
-          "\(s.invalidations)" + (s.predictedInvalidations > 0 ? " (predicted)" : ""),
+          "\(s.invalidations)" + (s.predictedInvalidations > 0 ? " (\(s.predictedInvalidations) predicted)" : ""),
           "\(s.wastedInvalidations)", "\(s.redundantRuns)",
           scope.reads.prefix(4).joined(separator: ", ")
             + (scope.reads.count > 4 ? ", …" : ""),
