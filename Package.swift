@@ -54,6 +54,10 @@ let package = Package(
       name: "obstrace-observations", dependencies: ["ObsTrace"], path: "Examples/obstrace-observations",
       swiftSettings: [.define("OBSTRACE")]),
     .executableTarget(name: "obstrace-observations-untraced", path: "Examples/obstrace-observations-untraced"),
+    .executableTarget(
+      name: "obstrace-fidelity", dependencies: ["ObsTrace"], path: "Examples/obstrace-fidelity",
+      swiftSettings: [.define("OBSTRACE")]),
+    .executableTarget(name: "obstrace-fidelity-untraced", path: "Examples/obstrace-fidelity-untraced"),
     .executableTarget(name: "obstrace-scenarios", dependencies: ["ObsTrace"], path: "Examples/obstrace-scenarios"),
 
     .target(name: "ObsTraceTestSupport", path: "Tests/Support/ObsTraceTestSupport"),

@@ -9,6 +9,27 @@ final class TracedCounter {
   var other = 0
 }
 
+/// A model written through `_modify`: an array, a struct of trivially copyable fields, a counter.
+@Observable
+final class TracedModifyModel {
+  var items: [Int] = []
+  var point = BenchPoint()
+  var count = 0
+}
+
+/// `n` writes through `_modify` to a model created here (a local, as the untraced twin's): `kind` 0 appends to
+/// the array, 1 writes a struct field, 2 adds 0 to the counter (a no-op write).
+@inline(never)
+func tracedModifyWrites(_ n: Int, kind: Int) -> Int {
+  let model = TracedModifyModel()
+  switch kind {
+  case 0: for index in 0..<n { model.items.append(index) }
+  case 1: for index in 0..<n { model.point.x = index }
+  default: for _ in 0..<n { model.count += 0 }
+  }
+  return model.items.count &+ model.point.x &+ model.count
+}
+
 @inline(never)
 func tracedScope(_ model: TracedCounter) -> Int {
   withObservationTracking {

@@ -8,6 +8,32 @@ final class PlainCounter {
   var other = 0
 }
 
+/// Trivially copyable: compared bit for bit by default when traced.
+struct BenchPoint {
+  var x = 0
+  var y = 0
+}
+
+/// `TracedModifyModel` without ObsTrace.
+@Observable
+final class PlainModifyModel {
+  var items: [Int] = []
+  var point = BenchPoint()
+  var count = 0
+}
+
+/// `tracedModifyWrites` without ObsTrace.
+@inline(never)
+func plainModifyWrites(_ n: Int, kind: Int) -> Int {
+  let model = PlainModifyModel()
+  switch kind {
+  case 0: for index in 0..<n { model.items.append(index) }
+  case 1: for index in 0..<n { model.point.x = index }
+  default: for _ in 0..<n { model.count += 0 }
+  }
+  return model.items.count &+ model.point.x &+ model.count
+}
+
 /// One `withObservationTracking` scope with one read, through Observation's own function.
 @inline(never)
 func plainScope(_ model: PlainCounter) -> Int {

@@ -239,6 +239,19 @@ for (level, limit) in [(RecordingOptions.Backtraces.off, 1.3), (.writes, 1.6), (
     "write: traced (stacks \(level.rawValue)) vs untraced", baseline: plainWrite, measured: tracedWrite, limit: limit)
 }
 
+// Writes through `_modify`, on a model each repeat creates (a local in both cases, stored the same way): an append
+// to an [Int] (not compared by default: O(1), no copy), a field of a struct of Ints and a `+= 0` (both compared
+// bit for bit, the default).
+for (kind, name) in [(0, "array append"), (1, "struct field"), (2, "+= 0 (a no-op, compared)")] {
+  let plainModify = measure(iterations) { n in blackHole(plainModifyWrites(n, kind: kind)) }
+  let tracedModify = withRecording(.writes) {
+    measure(iterations) { n in blackHole(tracedModifyWrites(n, kind: kind)) }
+  }
+  compare(
+    "write through _modify, \(name): traced (stacks writes) vs untraced", baseline: plainModify,
+    measured: tracedModify, limit: nil)
+}
+
 let scopes = iterations / 6
 let plainTracking = measure(scopes) { blackHole(plainScopes($0)) }
 let tracedTracking = withRecording(.writes) { measure(scopes) { blackHole(tracedScopes($0)) } }

@@ -14,7 +14,8 @@ uint32_t obstrace_enabled_flag = 0;
 uint32_t obstrace_drop_when_full_flag = 0;
 uint32_t obstrace_stack_level_flag = 0;
 uint32_t obstrace_stack_depth_flag = 16;
-uint32_t obstrace_detect_unchanged_flag = 1;
+uint32_t obstrace_compare_mode_flag = 1;
+uint32_t obstrace_property_fields[OBSTRACE_MAX_FIELD_PROPERTIES];
 obstrace_tracking_getter obstrace_observation_tracking = NULL;
 __thread obstrace_ring *obstrace_thread_ring __attribute__((tls_model("initial-exec"))) = NULL;
 
@@ -266,8 +267,8 @@ uint32_t obstrace_next_scope_serial(void) {
 }
 
 void obstrace_configure(uint64_t ring_capacity, bool drop_when_full, uint32_t stack_level, uint32_t stack_depth,
-                        bool detect_unchanged) {
-  __atomic_store_n(&obstrace_detect_unchanged_flag, detect_unchanged ? 1 : 0, __ATOMIC_RELAXED);
+                        uint32_t compare_mode) {
+  __atomic_store_n(&obstrace_compare_mode_flag, compare_mode, __ATOMIC_RELAXED);
   if (stack_depth > OBSTRACE_MAX_STACK_DEPTH) stack_depth = OBSTRACE_MAX_STACK_DEPTH;
   __atomic_store_n(&obstrace_stack_depth_flag, stack_depth, __ATOMIC_RELAXED);
   uint64_t capacity = 64;

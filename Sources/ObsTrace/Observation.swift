@@ -11,6 +11,9 @@ public typealias TracingRegistrar = ObsTraceRecorder.TracingRegistrar
 public typealias Recorder = ObsTraceRecorder.Recorder
 /// What a recording records and how: backtraces, ring size, drop mode.
 public typealias RecordingOptions = ObsTraceRecorder.RecordingOptions
+/// How a write through `_modify` is compared to find writes that changed nothing (`RecordingOptions.comparison`,
+/// `recordObservation(comparing:)`).
+public typealias WriteComparison = ObsTraceRecorder.WriteComparison
 /// What `Recorder.stop()` returns: the file and its totals.
 public typealias RecordingSummary = ObsTraceRecorder.RecordingSummary
 /// Why a recording could not start.
@@ -38,6 +41,12 @@ public enum Observation {
       apply, onChange: onChange(), label: .callSite(CallSite.returnAddressOfCaller()))
   }
 }
+
+/// `ObservationRegistrar` in a file that imports ObsTrace: the tracing registrar, as `Observation.ObservationRegistrar`
+/// is there, so that `let registrar: Observation.ObservationRegistrar = ObservationRegistrar()` (a hand-written
+/// observable, as Observation's own tests write them) compiles and is traced. It shadows Observation's own
+/// (ObsTrace imports Observation).
+public typealias ObservationRegistrar = TracingRegistrar
 
 /// Tracks the properties `apply` reads and calls `onChange` once, before the first of them changes: exactly
 /// Observation's `withObservationTracking`, which it calls, recorded as a tracking scope labelled with its

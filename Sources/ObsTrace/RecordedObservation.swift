@@ -1,5 +1,6 @@
 import ObsTraceAnalysis
 import ObsTraceFormat
+import ObsTraceRecorder
 import Testing
 
 /// What Observation did inside one `recordObservation` block, analysed: for assertions in tests.
@@ -27,13 +28,14 @@ public struct RecordedObservation: Sendable {
     statistics(property, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))?
       .predictedInvalidations ?? 0
   }
-  /// Invalidations caused by writes of `property` that changed nothing.
+  /// Invalidations caused by writes of `property` that changed nothing. When a write of `property` through
+  /// `_modify` was not compared, the test fails with how to compare it: the answer would not be known.
   public func wastedInvalidations(
     of property: String,
     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    statistics(property, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))?
-      .wastedInvalidations ?? 0
+    let location = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+    return compared(property, location)?.wastedInvalidations ?? 0
   }
   public func writes(
     of property: String,
@@ -47,13 +49,14 @@ public struct RecordedObservation: Sendable {
   ) -> Int {
     statistics(property, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))?.reads ?? 0
   }
-  /// Writes of `property` through `_modify` that left its value unchanged.
+  /// Writes of `property` through `_modify` that left its value unchanged. When a write of `property` through
+  /// `_modify` was not compared, the test fails with how to compare it, so that "0" never means "not looked at".
   public func noopWrites(
     of property: String,
     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    statistics(property, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))?.noopWrites
-      ?? 0
+    let location = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+    return compared(property, location)?.noopWrites ?? 0
   }
   /// Reads of `property` inside its own willSet window (they saw the old value).
   public func staleReads(
@@ -129,13 +132,39 @@ public struct RecordedObservation: Sendable {
     return nil
   }
 
+  /// The statistics of `property`, after failing the test when some of its writes through `_modify` were not
+  /// compared.
+  private func compared(_ property: String, _ location: SourceLocation) -> PropertyStatistics? {
+    let found = statistics(property, location)
+    if let found, found.uncomparedWrites > 0 {
+      Issue.record(
+        Comment(rawValue: Self.uncomparedMessage(property, found.uncomparedWrites, comparison)),
+        sourceLocation: location)
+    }
+    return found
+  }
+
+  /// Why a no-op count cannot be given, and how to get one.
+  static func uncomparedMessage(_ property: String, _ count: Int, _ comparison: WriteComparison) -> String {
+    let how =
+      comparison == .equatable
+      ? "its type is neither Equatable nor trivially copyable, so it cannot be compared"
+      : "record with recordObservation(comparing: .equatable) { … } to compare Equatable members with =="
+    return "recordObservation: \(count) write\(count == 1 ? "" : "s") of \(property) through _modify "
+      + "\(count == 1 ? "was" : "were") not compared (comparing: .\(comparison)): \(how)"
+  }
+
   private func scopeStatistics(_ scope: String, _ location: SourceLocation) -> ScopeStatistics? {
     if let found = report.scopes.first(where: { $0.label == scope }) { return found.statistics }
     if !knownScopes.contains(scope) { unknown("scope", scope, knownScopes, location) }
     return nil
   }
 
-  init(_ tapped: Recorder.TappedEvents) {
+  /// How the block's objects compared writes through `_modify`.
+  public let comparison: WriteComparison
+
+  init(_ tapped: Recorder.TappedEvents, comparison: WriteComparison) {
+    self.comparison = comparison
     var replay = Replay()
     for event in tapped.events { replay.consume(event) }
     let trace = AnalysisReport.Trace(
@@ -159,15 +188,25 @@ public struct RecordedObservation: Sendable {
 ///       model.title = "new"
 ///     }
 ///     #expect(recorded.invalidations(of: "Model.title") == 1)
-public func recordObservation(_ body: () throws -> Void) throws -> RecordedObservation {
-  let (_, tapped) = try Recorder.tap(body)
-  return RecordedObservation(tapped)
+///
+/// `comparing` is how the objects created in the block compare writes through `_modify`, to count the writes
+/// that changed nothing. The default here is `.equatable`, unlike a whole-program recording's `.trivial`: a test
+/// that asks for no-op writes of an array wants them compared, and the cost (a copy of the old value and an
+/// `==` per write, see `WriteComparison.equatable`) stays confined to the block's objects. Pass `.trivial` to
+/// test code that depends on copy-on-write uniqueness or counts its `==` calls; asking then for the no-op writes
+/// of a property whose writes were not compared fails the test, saying so.
+public func recordObservation(comparing comparison: WriteComparison = .equatable, _ body: () throws -> Void) throws
+  -> RecordedObservation
+{
+  let (_, tapped) = try Recorder.tap(comparison: comparison, body)
+  return RecordedObservation(tapped, comparison: comparison)
 }
 
-/// The async form of `recordObservation(_:)`, for code that awaits (an `Observations` loop).
+/// The async form of `recordObservation(comparing:_:)`, for code that awaits (an `Observations` loop).
 public func recordObservation(
-  isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Void
+  comparing comparison: WriteComparison = .equatable, isolation: isolated (any Actor)? = #isolation,
+  _ body: () async throws -> Void
 ) async throws -> RecordedObservation {
-  let (_, tapped) = try await Recorder.tap(isolation: isolation, body)
-  return RecordedObservation(tapped)
+  let (_, tapped) = try await Recorder.tap(comparison: comparison, isolation: isolation, body)
+  return RecordedObservation(tapped, comparison: comparison)
 }

@@ -24,8 +24,14 @@ public struct PropertyStatistics: Sendable, Equatable {
   /// Reads while a tracking scope of ObsTrace's was open.
   public var trackedReads = 0
   public var writes = 0
-  /// Writes that left the value unchanged (a `_modify` of an Equatable member).
+  /// Writes through `_modify` found to leave the value unchanged (compared: see `comparedWrites`).
   public var noopWrites = 0
+  /// Writes through `_modify` whose value was compared with the one before (unchanged or changed).
+  public var comparedWrites = 0
+  /// Writes through `_modify` that were not compared (a member that is not trivially copyable under the default
+  /// `OBSTRACE_COMPARE=trivial`, or comparison off): whether they changed anything is unknown, and they are not
+  /// counted as no-op writes. Version-1 traces did not record it (0).
+  public var uncomparedWrites = 0
   /// (write, fired scope) pairs caused by writes of this property.
   public var invalidations = 0
   /// Invalidations caused by writes that changed nothing.

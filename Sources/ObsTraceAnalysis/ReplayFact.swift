@@ -113,6 +113,9 @@ public struct WriteFact: Sendable {
   public var outcome: Outcome
   /// How the write was made, as the recorder saw it (0: not recorded; see `WriteKind`).
   public var writeKind: UInt8
+  /// Whether it went through `_modify` (didSet flag `modify`, version 2): then `outcome` is `.unknown` only when
+  /// the recorder did not compare it (`OBSTRACE_COMPARE`).
+  public var throughModify: Bool
   /// Scope runs this write fired: (scope id, label id).
   public var fired: [(scope: UInt32, label: UInt32)]
   /// Of `fired`, the scopes whose fire was predicted (untraced), not recorded.

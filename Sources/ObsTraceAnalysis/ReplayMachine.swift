@@ -108,6 +108,12 @@ public struct ReplayMachine {
             time: event.time, thread: event.thread, object: event.object, type: event.aux, stack: event.stack)))
     case .objectFreed:
       freed(event, &consumer)
+    case .objectBound:
+      // A further registrar of the object `aux` (a class with @Observable at several levels): not an object of
+      // its own; the object's events carry `aux`, and its creation and freeing count once, there.
+      liveObjects[event.object] = nil
+      seenObjects[event.object] = nil
+      objectTypes[event.object] = nil
     case .access:
       access(event, &consumer)
     case .willSet:
@@ -287,7 +293,8 @@ public struct ReplayMachine {
         WriteFact(
           time: write.time, endTime: event.time, thread: event.thread, key: key,
           outcome: unchanged ? .unchanged : (event.flags & EventFlags.changed != 0 ? .changed : .unknown),
-          writeKind: write.kind, fired: write.fired, predicted: write.predicted, stack: write.stack)))
+          writeKind: write.kind, throughModify: event.flags & EventFlags.modify != 0, fired: write.fired,
+          predicted: write.predicted, stack: write.stack)))
   }
 
   private mutating func fired<Consumer: ReplayConsumer>(_ event: TraceEvent, _ consumer: inout Consumer) {

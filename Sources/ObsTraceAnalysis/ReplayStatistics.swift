@@ -44,6 +44,9 @@ public struct ReplayStatistics: ReplayConsumer {
       let fanOut = write.fired.count
       properties.withValue(write.key.property, default: PropertyStatistics()) { statistics in
         if fanOut > statistics.maximumFanOut { statistics.maximumFanOut = fanOut }
+        if write.throughModify {
+          if write.outcome == .unknown { statistics.uncomparedWrites += 1 } else { statistics.comparedWrites += 1 }
+        }
         if write.outcome == .unchanged {
           statistics.noopWrites += 1
           statistics.wastedInvalidations += fanOut

@@ -75,8 +75,15 @@ enum DumpCommand: TraceCommand {
       }
       if event.kind == .didSet && event.flags & EventFlags.unchanged != 0 { line += " unchanged" }
       if event.kind == .didSet && event.flags & EventFlags.changed != 0 { line += " changed" }
+      if event.kind == .didSet && event.flags & EventFlags.modify != 0
+        && event.flags & (EventFlags.unchanged | EventFlags.changed) == 0
+      {
+        line += " not compared"
+      }
     case .objectCreated, .objectFreed:
       line += " \(object())"
+    case .objectBound:
+      line += " registrar #\(event.object) is a level of \(definitions.typeName(ofObject: event.aux))#\(event.aux)"
     case .scopeBegin:
       let kind = ScopeKind(rawValue: event.flags)?.description ?? "?"
       line += " #\(event.scope) \(kind) \"\(definitions.labelName(event.key))\""

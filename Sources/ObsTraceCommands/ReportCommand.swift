@@ -125,6 +125,7 @@ enum ReportPrinter {
         ])
       }
       table.render(into: &out, more: report.properties.count - top)
+      if let line = comparisonLine(report) { out.line(line) }
     }
     out.line()
 
@@ -182,6 +183,23 @@ enum ReportPrinter {
     return out.text
   }
 
+  /// What the no-op column could see: writes through `_modify` compared and not compared, and how to compare
+  /// them. Nil when there were none (or the trace is of version 1, which did not record it).
+  static func comparisonLine(_ report: AnalysisReport) -> String? {
+    let (compared, uncompared) = writeComparison(report)
+    guard compared + uncompared > 0 else { return nil }
+    var line = "  writes through _modify: \(compared) compared"
+    if uncompared > 0 {
+      line +=
+        ", \(uncompared) not compared (arrays, strings, …): OBSTRACE_COMPARE=equatable to compare them"
+    }
+    return line
+  }
+
+  static func writeComparison(_ report: AnalysisReport) -> (compared: Int, uncompared: Int) {
+    report.properties.reduce((0, 0)) { ($0.0 + $1.statistics.comparedWrites, $0.1 + $1.statistics.uncomparedWrites) }
+  }
+
   static func json(_ report: AnalysisReport) -> String {
     let trace = report.trace
     var parts: [String] = []
@@ -198,9 +216,12 @@ enum ReportPrinter {
         + "\"writes\":\(s.writes),\"noopWrites\":\(s.noopWrites),\"invalidations\":\(s.invalidations),"
         + "\"predictedInvalidations\":\(s.predictedInvalidations),"
         + "\"wastedInvalidations\":\(s.wastedInvalidations),\"coalescedWrites\":\(s.coalescedWrites),"
-        + "\"staleReads\":\(s.staleReads),\"maximumFanOut\":\(s.maximumFanOut)}"
+        + "\"staleReads\":\(s.staleReads),\"maximumFanOut\":\(s.maximumFanOut),"
+        + "\"comparedWrites\":\(s.comparedWrites),\"uncomparedWrites\":\(s.uncomparedWrites)}"
     }
     parts.append("\"properties\":[\(properties.joined(separator: ","))]")
+    let (compared, uncompared) = writeComparison(report)
+    parts.append("\"modifyWrites\":{\"compared\":\(compared),\"notCompared\":\(uncompared)}")
     let scopes = report.scopes.map { scope -> String in
       let s = scope.statistics
       return "{\"label\":\(Formatting.json(scope.label)),\"kind\":\(Formatting.json(s.kind.description)),"

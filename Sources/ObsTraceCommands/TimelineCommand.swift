@@ -178,7 +178,9 @@ final class TimelinePrinter {
       switch write.outcome {
       case .changed: outcome = "changed"
       case .unchanged: outcome = "UNCHANGED"
-      case .unknown: outcome = "written (not compared)"
+      // Through the setter the macro already skipped an equal Equatable value; through _modify, a write the
+      // recorder did not compare (OBSTRACE_COMPARE) says so.
+      case .unknown: outcome = write.throughModify ? "written (not compared)" : "written"
       }
       let fired =
         write.fired.isEmpty

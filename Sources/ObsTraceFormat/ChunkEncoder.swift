@@ -167,7 +167,7 @@ public struct ChunkEncoder {
       if key != 0 { defineLabel(key, definitions, stamps, into: &bytes) }
     case .observationsRun:
       if aux != 0 { defineType(aux, definitions, stamps, into: &bytes) }
-    case .scopeEnd, .trackingInstalled, .trackingCancelled, .observationsEnd:
+    case .scopeEnd, .trackingInstalled, .trackingCancelled, .observationsEnd, .objectBound:
       break
     }
     if scope != 0 { defineScope(scope, definitions, stamps, into: &bytes) }

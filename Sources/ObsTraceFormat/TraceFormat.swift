@@ -1,7 +1,8 @@
 /// Constants of the trace file format, version 2. The format is described in docs/trace-format.md; change both
 /// together, and bump `version` for any change an older reader could misread. Version 2 (unreleased; later changes of
 /// this session extend it): header flags, the `untraced` scope kind, inlined frames in the symbols chunk, a
-/// scope's instance in `scopeBegin`, the reason of `trackingCancelled`.
+/// scope's instance in `scopeBegin`, the reason of `trackingCancelled`,
+/// didSet flag 4 (`_modify`), event kind 13 (`objectBound`).
 public enum TraceFormat {
   /// The first eight bytes of every trace file.
   public static let magic: [UInt8] = Array("OBSTRACE".utf8)
@@ -91,6 +92,10 @@ public enum EventKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
   /// An `Observations` sequence ended (`key`: the sequence, `scope`: its last run; flags: 1 cancelled,
   /// 2 finished, 3 threw).
   case observationsEnd = 12
+  /// Version 2: a registrar of an object whose class has `@Observable` at several levels (one registrar per
+  /// level) belongs to the object `aux` (the serial of another of its registrars): its events carry that serial,
+  /// and it is not an object of its own. Recorded once, at the first event of any of the object's registrars.
+  case objectBound = 13
 
   public var description: String {
     switch self {
@@ -106,6 +111,7 @@ public enum EventKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case .trackingCancelled: "trackingCancelled"
     case .observationsRun: "observationsRun"
     case .observationsEnd: "observationsEnd"
+    case .objectBound: "objectBound"
     }
   }
 }
@@ -127,6 +133,10 @@ public enum EventFlags {
   public static let unchanged: UInt8 = 1
   /// On `didSet`: the value was compared and found different.
   public static let changed: UInt8 = 2
+  /// On `didSet` (version 2): the write went through `_modify` (the registrar's willSet and didSet called
+  /// directly), where the macro does not skip unchanged values. With neither `unchanged` nor `changed`, it was
+  /// not compared (a member that is not trivially copyable, or comparison off). Version-1 traces never set it.
+  public static let modify: UInt8 = 4
   /// On `trackingCancelled` (a reason, not a bit): cancelled because the scope fired (one-shot tracking).
   public static let cancelledByFire: UInt8 = 1
   /// On `trackingCancelled` (version 2): the `Observations` iteration the run belongs to ended (cancelled,

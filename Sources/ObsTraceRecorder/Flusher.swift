@@ -50,7 +50,7 @@ final class Flusher: @unchecked Sendable {
     self.options = options
     obstrace_configure(
       UInt64(max(64, options.ringCapacity)), options.dropWhenFull, options.backtraces.level,
-      UInt32(max(0, min(64, options.backtraceDepth))), options.detectUnchangedModify)
+      UInt32(max(0, min(64, options.backtraceDepth))), options.comparison.mode)
     clock = TickMapping()
     let header = TraceHeader(
       startWallClockNanoseconds: obstrace_wall_clock_nanoseconds(), processID: UInt32(getpid()),

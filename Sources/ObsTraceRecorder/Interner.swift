@@ -18,6 +18,9 @@ final class Interner: Sendable {
   struct PropertyEntry {
     var definition: PropertyDefinition
     var memberIsEquatable: Bool
+    /// The key path's root and member types, to find its stored field at its first write (`storedField`).
+    var root: Any.Type = Void.self
+    var member: Any.Type = Void.self
   }
 
   struct TypeEntry {
@@ -63,26 +66,52 @@ final class Interner: Sendable {
     -> UInt32
   {
     let rootID = typeID(root)
+    let known: UInt32? = tables.withLock { tables in
+      guard let id = tables.keyPathIDs[keyPath] else { return nil }
+      tables.retainedKeyPaths.append(keyPath)  // this object's address is now a cache key
+      return id | (tables.properties[Int(id)].memberIsEquatable ? Self.equatableBit : 0)
+    }
+    if let known {
+      obstrace_cache_id(pointer, known)
+      return known
+    }
+    let description = String(describing: keyPath)
+    let getterAddress = Self.getterAddress(inKeyPathDescription: description)
+    let equatable = member is any Equatable.Type
     let id: UInt32 = tables.withLock { tables in
       if let id = tables.keyPathIDs[keyPath] {
-        tables.retainedKeyPaths.append(keyPath)  // this object's address is now a cache key
+        tables.retainedKeyPaths.append(keyPath)
         return id | (tables.properties[Int(id)].memberIsEquatable ? Self.equatableBit : 0)
       }
-      let description = String(describing: keyPath)
-      let equatable = member is any Equatable.Type
       let id = UInt32(tables.properties.count)
       tables.properties.append(
         PropertyEntry(
           definition: PropertyDefinition(
-            rootType: rootID, keyPathDescription: TraceFormat.cutName(description),
-            getterAddress: Self.getterAddress(inKeyPathDescription: description)),
-          memberIsEquatable: equatable))
+            rootType: rootID, keyPathDescription: TraceFormat.cutName(description), getterAddress: getterAddress),
+          memberIsEquatable: equatable, root: root, member: member))
       tables.keyPathIDs[keyPath] = id
       tables.retainedKeyPaths.append(keyPath)
       return id | (equatable ? Self.equatableBit : 0)
     }
     obstrace_cache_id(pointer, id)
     return id
+  }
+
+  /// The stored field of property `id`, packed as `obstrace_property_fields` holds it (`StoredField.notFound`
+  /// when it cannot be found beyond doubt). Found once, at the property's first compared write: naming the
+  /// key path's getter opens the process's symbol tables (libdw), which recording otherwise does only at stop.
+  @inline(never)
+  func storedField(_ id: UInt32) -> UInt32 {
+    let known = obstrace_property_field(id)
+    if known != 0 { return known }
+    guard let entry = tables.withLock({ Int(id) < $0.properties.count ? $0.properties[Int(id)] : nil }) else {
+      return StoredField.notFound
+    }
+    let field = StoredField.locate(
+      root: entry.root, member: entry.member, getterAddress: entry.definition.getterAddress)
+    let packed = field?.packed ?? StoredField.notFound
+    obstrace_set_property_field(id, packed)
+    return packed
   }
 
   /// The id of a type (by its metadata).

@@ -79,7 +79,7 @@ public enum Recorder {
     let path = String(cString: raw).replacing("%p", with: String(getpid()))
     guard !path.isEmpty else { return }
     var environment: [String: String] = [:]
-    for name in ["OBSTRACE_BACKTRACES", "OBSTRACE_DROP", "OBSTRACE_RING_CAPACITY"] {
+    for name in ["OBSTRACE_BACKTRACES", "OBSTRACE_DROP", "OBSTRACE_RING_CAPACITY", "OBSTRACE_COMPARE"] {
       if let value = getenv(name) { environment[name] = String(cString: value) }
     }
     let (options, problems) = RecordingOptions.fromEnvironment(environment)
@@ -115,20 +115,29 @@ extension Recorder {
   /// Runs `body` as an in-test recording: its events are those of the objects created and scopes begun inside
   /// it (on any thread, through the task-local tag), so parallel tests do not see each other's. Records to a
   /// temporary file when no recording is running.
-  public static func tap<T>(_ body: () throws -> T) throws -> (T, TappedEvents) {
+  /// `comparison`, when given, is how objects created in `body` compare writes through `_modify`, whatever the
+  /// recording's options say.
+  public static func tap<T>(comparison: WriteComparison? = nil, _ body: () throws -> T) throws -> (T, TappedEvents) {
     let (tag, startedHere) = try openTap()
-    let result = Result { try RecordingTaps.$currentTag.withValue(tag) { try body() } }
+    let result = Result {
+      try RecordingTaps.$currentComparison.withValue(comparison) {
+        try RecordingTaps.$currentTag.withValue(tag) { try body() }
+      }
+    }
     return try closeTap(tag, startedHere, result)
   }
 
   /// The async form of `tap(_:)`.
-  public static func tap<T>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T) async throws
-    -> (T, TappedEvents)
-  {
+  public static func tap<T>(
+    comparison: WriteComparison? = nil, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T
+  ) async throws -> (T, TappedEvents) {
     let (tag, startedHere) = try openTap()
     let result: Result<T, any Error>
     do {
-      result = .success(try await RecordingTaps.$currentTag.withValue(tag) { try await body() })
+      result = .success(
+        try await RecordingTaps.$currentComparison.withValue(comparison) {
+          try await RecordingTaps.$currentTag.withValue(tag) { try await body() }
+        })
     } catch {
       result = .failure(error)
     }

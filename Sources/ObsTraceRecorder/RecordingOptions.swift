@@ -1,3 +1,30 @@
+/// How a write through `_modify` (`model.count += 1`, `model.items.append(x)`, `model.items[i].done = true`) is
+/// compared with the value before it, to find writes that changed nothing. The setter (`model.count = 1`) needs
+/// no comparison: the `@Observable` macro itself skips the notification when an Equatable value is unchanged.
+public enum WriteComparison: String, Sendable, CaseIterable {
+  /// Nothing is compared: every `_modify` write is counted as not compared.
+  case off
+  /// The default: a trivially copyable member (`Int`, `Bool`, `Double`, an enum without payloads, a struct of
+  /// such) is compared bit for bit, read in place from the object's stored field, without its getter, without
+  /// `==`, in O(1). Any other member (an array, a string, a struct holding references) is not compared, and
+  /// the report counts it. Recording then calls no code of the program and keeps no copy of any value.
+  case trivial
+  /// Any Equatable member is compared with `==`, as a hunt for no-op writes of arrays and strings needs. It
+  /// costs what comparing costs: the old value is copied before the mutation (so an in-place mutation of an
+  /// array or string copies it, O(n) per write, and `isKnownUniquelyReferenced` sees one more reference), the
+  /// value is read twice through its getter (a class's own `access(keyPath:)` runs for each read) and `==` runs
+  /// once per write. Trivially copyable members that are not Equatable are still compared bit for bit.
+  case equatable
+
+  var mode: UInt32 {
+    switch self {
+    case .off: 0
+    case .trivial: 1
+    case .equatable: 2
+    }
+  }
+}
+
 /// How a recording is made.
 public struct RecordingOptions: Sendable, Equatable {
   /// Which events carry a call stack.
@@ -28,24 +55,24 @@ public struct RecordingOptions: Sendable, Equatable {
   public var backtraces: Backtraces = .writes
   /// Frames kept per stack (at most 64).
   public var backtraceDepth = 16
-  /// Whether a write through `_modify` of an Equatable member is compared with the value before it, so that
-  /// a write that changed nothing is marked. The comparison keeps a copy of the old value until didSet, which
-  /// makes an in-place mutation of a large copy-on-write value (an array) copy it.
-  public var detectUnchangedModify = true
+  /// How a write through `_modify` is compared with the value before it (default `.trivial`: only trivially
+  /// copyable members, bit for bit, calling no code of the program).
+  public var comparison: WriteComparison = .trivial
 
   public init(
     ringCapacity: Int = 1 << 16, dropWhenFull: Bool = false, backtraces: Backtraces = .writes,
-    backtraceDepth: Int = 16, detectUnchangedModify: Bool = true
+    backtraceDepth: Int = 16, comparison: WriteComparison = .trivial
   ) {
     self.ringCapacity = ringCapacity
     self.dropWhenFull = dropWhenFull
     self.backtraces = backtraces
     self.backtraceDepth = backtraceDepth
-    self.detectUnchangedModify = detectUnchangedModify
+    self.comparison = comparison
   }
 
   /// Options from the environment: `OBSTRACE_BACKTRACES=off|writes|all`, `OBSTRACE_DROP=1`,
-  /// `OBSTRACE_RING_CAPACITY=N`. Invalid values are reported in `problems` and ignored.
+  /// `OBSTRACE_RING_CAPACITY=N`, `OBSTRACE_COMPARE=off|trivial|equatable`. Invalid values are reported in
+  /// `problems` and ignored.
   public static func fromEnvironment(_ environment: [String: String]) -> (options: RecordingOptions, problems: [String])
   {
     var options = RecordingOptions()
@@ -55,6 +82,13 @@ public struct RecordingOptions: Sendable, Equatable {
         options.backtraces = backtraces
       } else {
         problems.append("OBSTRACE_BACKTRACES=\(value) is not one of off, writes, all; using writes")
+      }
+    }
+    if let value = environment["OBSTRACE_COMPARE"] {
+      if let comparison = WriteComparison(rawValue: value) {
+        options.comparison = comparison
+      } else {
+        problems.append("OBSTRACE_COMPARE=\(value) is not one of off, trivial, equatable; using trivial")
       }
     }
     if let value = environment["OBSTRACE_DROP"] {

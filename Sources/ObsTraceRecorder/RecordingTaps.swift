@@ -9,6 +9,9 @@ import Synchronization
 public enum RecordingTaps {
   /// The tag of the in-test recording around the current code, or 0.
   @TaskLocal public static var currentTag: UInt32 = 0
+  /// How objects created in the in-test recording around the current code compare writes through `_modify`
+  /// (nil: as the recording's options say).
+  @TaskLocal public static var currentComparison: WriteComparison? = nil
 
   struct Tap {
     var events: [TraceEvent] = []
@@ -92,6 +95,18 @@ enum SymbolCache {
   }
 
   private static let state = LockedValue(State())
+
+  /// The demangled name of the function at `address` (symbol tables only), or nil: for naming a key path's
+  /// getter while recording, once per key path.
+  static func functionName(at address: UInt64) -> String? {
+    state.withLock { state in
+      if !state.attempted {
+        state.attempted = true
+        state.symbolizer = Symbolizer.forCurrentProcess()
+      }
+      return state.symbolizer?.functionName(at: address)
+    }
+  }
 
   static func resolve(_ addresses: Set<UInt64>, _ returnAddresses: Set<UInt64>) -> [UInt64: SymbolizedFrame] {
     state.withLock { state in

@@ -9,16 +9,30 @@ import Synchronization
 /// recording is off; when on, a per-thread cache lookup for the key path and one store into the thread's ring.
 @usableFromInline
 final class RegistrarExtent: Sendable {
+  /// This registrar's own serial.
   @usableFromInline let serial: UInt32
-  /// The object's type id, set by its first recorded event (the registrar learns the type only then).
-  private let typeID = Atomic<UInt32>(0)
-  /// Values read before a `_modify` of an Equatable member, keyed by key path id, to mark unchanged writes.
+  /// The object's serial and type id in the trace, packed (serial << 32 | type), 0 until its first recorded
+  /// event: see `bind`. The serial is this registrar's own unless the object's class has several `@Observable`
+  /// levels, each with its registrar; then all of them use one.
+  private let binding = Atomic<UInt64>(0)
+  /// Values read before a `_modify` of an Equatable member, keyed by key path id, to mark unchanged writes
+  /// (`WriteComparison.equatable` only).
   private let snapshots = LockedValue<[UInt32: Any]>([:])
+  /// The comparison of the in-test recording that created this object (`recordObservation(comparing:)`), or
+  /// `noComparisonOverride` to follow the recording's options.
+  private let comparisonOverride: UInt32
+  static let noComparisonOverride = UInt32.max
+  /// `EventFlags.modify`, for the registrar's inlinable code.
+  @usableFromInline static let modifyFlag: UInt8 = EventFlags.modify
 
   @usableFromInline
   init() {
     Recorder.startFromEnvironmentIfNeeded()
     serial = obstrace_next_object_serial()
+    comparisonOverride =
+      obstrace_is_enabled()
+      ? RecordingTaps.currentComparison?.mode ?? Self.noComparisonOverride
+      : Self.noComparisonOverride
     if obstrace_is_enabled() {
       // aux: the in-test recording this object belongs to, if any.
       let tag = RecordingTaps.currentTag
@@ -31,60 +45,100 @@ final class RegistrarExtent: Sendable {
 
   deinit {
     if obstrace_is_enabled() {
-      obstrace_emit(EventKind.objectFreed.rawValue, 0, serial, 0, 0, typeID.load(ordering: .relaxed), 0)
+      // Each level's registrar says it was freed; the replay counts the object once (the others are aliases).
+      let bound = binding.load(ordering: .relaxed)
+      obstrace_emit(EventKind.objectFreed.rawValue, 0, serial, 0, 0, UInt32(truncatingIfNeeded: bound), 0)
     }
   }
 
+  /// The object's serial and type for an event, binding them at the registrar's first recorded event.
   @inline(__always)
-  private func objectType(_ subject: Any.Type) -> UInt32 {
-    let known = typeID.load(ordering: .relaxed)
-    if known != 0 { return known }
-    let id = Interner.shared.typeID(subject)
-    typeID.store(id, ordering: .relaxed)
-    return id
+  private func identity(_ address: UnsafeRawPointer?, _ subject: Any.Type) -> (object: UInt32, type: UInt32) {
+    var bound = binding.load(ordering: .relaxed)
+    if bound == 0 { bound = bind(address, subject) }
+    return (UInt32(truncatingIfNeeded: bound >> 32), UInt32(truncatingIfNeeded: bound))
+  }
+
+  /// Learns what object this registrar belongs to, once: its dynamic type (`Dog`, even from a registrar that
+  /// `Animal` declares) and, when its class has `@Observable` at several levels, the registrars of the other
+  /// levels, found in the object's own stored fields (`ObjectLevels`). All of them then record as one object,
+  /// the serial of the first created; each other level's registrar records an `objectBound` event naming it.
+  /// Nothing is keyed by address, so a reused address cannot merge two objects.
+  @inline(never)
+  private func bind(_ address: UnsafeRawPointer?, _ subject: Any.Type) -> UInt64 {
+    ObjectLevels.lock.withLock { bindings in
+      bindings &+= 1
+      let bound = binding.load(ordering: .relaxed)
+      if bound != 0 { return bound }  // another level's first event bound this one
+      guard let address else {
+        let own = UInt64(serial) << 32 | UInt64(Interner.shared.typeID(subject))
+        binding.store(own, ordering: .relaxed)
+        return own
+      }
+      let dynamicType: AnyObject.Type = type(of: Unmanaged<AnyObject>.fromOpaque(address).takeUnretainedValue())
+      let type = UInt64(Interner.shared.typeID(dynamicType))
+      let levels = ObjectLevels.registrars(of: address, dynamicType)
+      guard levels.contains(where: { $0 === self }), let first = levels.map(\.serial).min() else {
+        binding.store(UInt64(serial) << 32 | type, ordering: .relaxed)
+        return UInt64(serial) << 32 | type
+      }
+      for level in levels {
+        level.binding.store(UInt64(first) << 32 | type, ordering: .relaxed)
+        if level.serial != first {
+          obstrace_emit(EventKind.objectBound.rawValue, 0, level.serial, 0, 0, first, 0)
+        }
+      }
+      return UInt64(first) << 32 | type
+    }
   }
 
   /// Records an access; false when ObsTrace itself is reading (the access must then not reach the registrar).
   @usableFromInline
-  func recordAccess(_ keyPath: AnyKeyPath, _ subject: Any.Type, _ member: Any.Type) -> Bool {
+  func recordAccess(_ keyPath: AnyKeyPath, _ subject: Any.Type, _ member: Any.Type, _ address: UnsafeRawPointer?)
+    -> Bool
+  {
     guard obstrace_is_enabled() else { return true }
     let key = Interner.shared.keyPathID(keyPath, root: subject, member: member) & ~Interner.equatableBit
-    let type = objectType(subject)
+    let (object, type) = identity(address, subject)
     if obstrace_stack_level() >= 2 {
       if obstrace_access_is_suppressed() { return false }
       let stack = StackCapture.current()
-      if obstrace_emit_access_with_stack(serial, key, type, stack) == 3 {
+      if obstrace_emit_access_with_stack(object, key, type, stack) == 3 {
         UntracedTracking.beginScope()
-        _ = obstrace_emit_access_with_stack(serial, key, type, stack)
+        _ = obstrace_emit_access_with_stack(object, key, type, stack)
       }
       return true
     }
-    switch obstrace_emit_access(serial, key, type) {
+    switch obstrace_emit_access(object, key, type) {
     case 1: return false
     case 2:
       // A read inside this property's own willSet window: it sees the old value (seed 004's stale read).
-      obstrace_emit_access_with_stack(serial, key, type, StackCapture.current())
+      obstrace_emit_access_with_stack(object, key, type, StackCapture.current())
       return true
     case 3:
       // The first read inside tracking ObsTrace does not own: it begins an untraced scope, then is recorded in it.
-      recordFirstUntracedAccess(key, type)
+      recordFirstUntracedAccess(object, key, type)
       return true
     default: return true
     }
   }
 
   @inline(never)
-  private func recordFirstUntracedAccess(_ key: UInt32, _ type: UInt32) {
+  private func recordFirstUntracedAccess(_ object: UInt32, _ key: UInt32, _ type: UInt32) {
     UntracedTracking.beginScope()
-    if obstrace_emit_access(serial, key, type) == 2 {
-      obstrace_emit_access_with_stack(serial, key, type, StackCapture.current())
+    if obstrace_emit_access(object, key, type) == 2 {
+      obstrace_emit_access_with_stack(object, key, type, StackCapture.current())
     }
   }
 
   /// Records a willSet and opens its window: until `endWillSet`, tracking that fires on this thread was fired
-  /// by this write. Returns the window to close, or nil when not recording.
+  /// by this write. Returns the window to close, with how the write is to be compared, or nil when not
+  /// recording.
   @usableFromInline
-  func beginWillSet(_ keyPath: AnyKeyPath, _ subject: Any.Type, _ member: Any.Type, inWithMutation: Bool)
+  func beginWillSet(
+    _ keyPath: AnyKeyPath, _ subject: Any.Type, _ member: Any.Type, _ address: UnsafeRawPointer?,
+    inWithMutation: Bool
+  )
     -> WillSetWindow?
   {
     guard obstrace_is_enabled() else { return nil }
@@ -93,12 +147,10 @@ final class RegistrarExtent: Sendable {
     let id = Interner.shared.keyPathID(keyPath, root: subject, member: member)
     let key = id & ~Interner.equatableBit
     let stack = obstrace_stack_level() >= 1 ? StackCapture.current() : 0
+    let (object, type) = identity(address, subject)
     let flags = inWithMutation ? EventFlags.willSetInWithMutation : EventFlags.willSetDirect
-    obstrace_emit(
-      EventKind.willSet.rawValue, flags, serial, key, obstrace_innermost_scope(), objectType(subject), stack)
-    return WillSetWindow(
-      key: key, memberIsEquatable: id & Interner.equatableBit != 0 && obstrace_detects_unchanged(),
-      saved: obstrace_set_writing(serial, key))
+    obstrace_emit(EventKind.willSet.rawValue, flags, object, key, obstrace_innermost_scope(), type, stack)
+    return WillSetWindow(key: key, comparison: comparison(id), saved: obstrace_set_writing(object, key))
   }
 
   @usableFromInline
@@ -106,24 +158,47 @@ final class RegistrarExtent: Sendable {
     obstrace_restore_writing(window.saved)
   }
 
-  /// The property a didSet is about, or nil when not recording: its id, and whether a value was read at its
-  /// willSet for comparison (an Equatable member, unchanged-value detection on).
+  /// How a `_modify` of property `id` (with its Equatable bit) is compared under this object's mode.
+  @inline(__always)
+  private func comparison(_ id: UInt32) -> WriteComparisonPlan {
+    let mode = comparisonOverride != Self.noComparisonOverride ? comparisonOverride : obstrace_compare_mode()
+    let key = id & ~Interner.equatableBit
+    if mode == WriteComparison.equatable.mode && id & Interner.equatableBit != 0 {
+      return WriteComparisonPlan(key: key, field: 0, equatable: true)
+    }
+    guard mode != 0 else { return WriteComparisonPlan(key: key, field: 0, equatable: false) }
+    var field = obstrace_property_field(key)
+    if field == 0 { field = Interner.shared.storedField(key) }
+    return WriteComparisonPlan(key: key, field: field == StoredField.notFound ? 0 : field, equatable: false)
+  }
+
+  /// The property a didSet is about and how its write is compared, or nil when not recording.
   @usableFromInline
-  func didSetKey(_ keyPath: AnyKeyPath, _ subject: Any.Type, _ member: Any.Type) -> DidSetKey? {
+  func didSetKey(_ keyPath: AnyKeyPath, _ subject: Any.Type, _ member: Any.Type) -> WriteComparisonPlan? {
     guard obstrace_is_enabled() else { return nil }
-    let id = Interner.shared.keyPathID(keyPath, root: subject, member: member)
-    return DidSetKey(
-      id: id & ~Interner.equatableBit,
-      compared: id & Interner.equatableBit != 0 && obstrace_detects_unchanged())
+    return comparison(Interner.shared.keyPathID(keyPath, root: subject, member: member))
   }
 
   /// Records a didSet of the property `key` (from `didSetKey`, or the setter's willSet window).
   @usableFromInline
-  func recordDidSet(key: UInt32, _ subject: Any.Type, flags: UInt8 = 0) {
+  func recordDidSet(key: UInt32, _ subject: Any.Type, _ address: UnsafeRawPointer?, flags: UInt8 = 0) {
     guard obstrace_is_enabled() else { return }
+    let (object, type) = identity(address, subject)
     // Untimed: a didSet follows its willSet (and the observers that ran) at once; it takes their time.
-    obstrace_emit_untimed(
-      EventKind.didSet.rawValue, flags, serial, key, obstrace_innermost_scope(), objectType(subject), 0)
+    obstrace_emit_untimed(EventKind.didSet.rawValue, flags, object, key, obstrace_innermost_scope(), type, 0)
+  }
+
+  /// Keeps the bits of the property's stored field in `object` (the object's address) until its didSet.
+  @usableFromInline
+  func storeFieldBits(_ plan: WriteComparisonPlan, object: UnsafeRawPointer) {
+    obstrace_snapshot_store(serial, plan.key, object + plan.fieldOffset, plan.fieldSize)
+  }
+
+  /// Compares the stored field's bits with those kept at willSet: the didSet flags (unchanged, changed, or 0
+  /// when nothing was kept).
+  @usableFromInline
+  func compareFieldBits(_ plan: WriteComparisonPlan, object: UnsafeRawPointer) -> UInt8 {
+    obstrace_snapshot_compare(serial, plan.key, object + plan.fieldOffset, plan.fieldSize)
   }
 
   @usableFromInline
@@ -138,25 +213,37 @@ final class RegistrarExtent: Sendable {
   }
 }
 
-/// The property of a didSet, resolved once for both its comparison and its event.
+/// How a write through `_modify` is compared: the property id, and either its stored field's bits (offset and
+/// size packed, 0 when not located), or its Equatable value read through the getter, or nothing.
 @usableFromInline
-struct DidSetKey {
-  @usableFromInline let id: UInt32
-  @usableFromInline let compared: Bool
+struct WriteComparisonPlan {
+  @usableFromInline let key: UInt32
+  @usableFromInline let field: UInt32
+  @usableFromInline let equatable: Bool
+
+  init(key: UInt32, field: UInt32, equatable: Bool) {
+    self.key = key
+    self.field = field
+    self.equatable = equatable
+  }
+
+  @usableFromInline var comparesBits: Bool { field != 0 }
+  var fieldOffset: Int { Int(field >> 8) }
+  var fieldSize: UInt32 { field & 0xFF }
 }
 
-/// An open willSet window: the key path id written, and the window it interrupted (writes nest when a change
-/// handler writes).
+/// An open willSet window: the key path id written and how the write is compared, and the window it
+/// interrupted (writes nest when a change handler writes).
 @usableFromInline
 struct WillSetWindow {
   @usableFromInline let key: UInt32
-  @usableFromInline let memberIsEquatable: Bool
+  @usableFromInline let comparison: WriteComparisonPlan
   /// The window this one interrupted, packed (object << 32 | key).
   let saved: UInt64
 
-  init(key: UInt32, memberIsEquatable: Bool, saved: UInt64) {
+  init(key: UInt32, comparison: WriteComparisonPlan, saved: UInt64) {
     self.key = key
-    self.memberIsEquatable = memberIsEquatable
+    self.comparison = comparison
     self.saved = saved
   }
 }

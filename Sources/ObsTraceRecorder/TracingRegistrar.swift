@@ -23,38 +23,49 @@ public struct TracingRegistrar: Sendable {
   /// Records a read of `keyPath` on `subject` and registers it with the real registrar.
   @inlinable
   public func access<Subject: Observable, Member>(_ subject: Subject, keyPath: KeyPath<Subject, Member>) {
-    if extent.recordAccess(keyPath, Subject.self, Member.self) {
+    if extent.recordAccess(keyPath, Subject.self, Member.self, Self.address(of: subject)) {
       registrar.access(subject, keyPath: keyPath)
     }
   }
 
   /// Records that `keyPath` is about to change, then lets the real registrar run its willSet observers.
   ///
-  /// Called directly by the macro's `_modify` accessor: for an Equatable member, the value is read (silently)
-  /// so that `didSet` can mark a write that left it unchanged.
+  /// Called directly by the macro's `_modify` accessor. To mark a write that changes nothing, the member's old
+  /// value is kept until `didSet` as the recording's `WriteComparison` says: by default only a trivially
+  /// copyable member, as the bits of its stored field, read in place (no getter, no copy of a Swift value, no
+  /// `==`); with `.equatable`, any Equatable member, read through its getter.
   @inlinable
   public func willSet<Subject: Observable, Member>(_ subject: Subject, keyPath: KeyPath<Subject, Member>) {
-    guard let window = extent.beginWillSet(keyPath, Subject.self, Member.self, inWithMutation: false) else {
+    guard
+      let window = extent.beginWillSet(
+        keyPath, Subject.self, Member.self, Self.address(of: subject), inWithMutation: false)
+    else {
       registrar.willSet(subject, keyPath: keyPath)
       return
     }
-    if window.memberIsEquatable {
+    registrar.willSet(subject, keyPath: keyPath)
+    // After the observers ran: the bits kept are those the mutation starts from.
+    if window.comparison.comparesBits {
+      // A located field implies a class root: the subject is an object reference.
+      extent.storeFieldBits(window.comparison, object: unsafeBitCast(subject, to: UnsafeRawPointer.self))
+    } else if window.comparison.equatable {
       extent.storeSnapshot(SilentRead.value(of: subject, keyPath), key: window.key)
     }
-    registrar.willSet(subject, keyPath: keyPath)
     extent.endWillSet(window)
   }
 
-  /// Lets the real registrar run its didSet observers, then records the didSet (marked unchanged when a value
-  /// read at `willSet` equals the new one).
+  /// Lets the real registrar run its didSet observers, then records the didSet of a write through `_modify`:
+  /// unchanged, changed, or not compared.
   @inlinable
   public func didSet<Subject: Observable, Member>(_ subject: Subject, keyPath: KeyPath<Subject, Member>) {
-    if let key = extent.didSetKey(keyPath, Subject.self, Member.self) {
-      var flags: UInt8 = 0
-      if key.compared, let old = extent.takeSnapshot(key: key.id) {
-        flags = SilentRead.comparisonFlags(old, SilentRead.value(of: subject, keyPath))
+    if let plan = extent.didSetKey(keyPath, Subject.self, Member.self) {
+      var flags = RegistrarExtent.modifyFlag
+      if plan.comparesBits {
+        flags |= extent.compareFieldBits(plan, object: unsafeBitCast(subject, to: UnsafeRawPointer.self))
+      } else if plan.equatable, let old = extent.takeSnapshot(key: plan.key) {
+        flags |= SilentRead.comparisonFlags(old, SilentRead.value(of: subject, keyPath))
       }
-      extent.recordDidSet(key: key.id, Subject.self, flags: flags)
+      extent.recordDidSet(key: plan.key, Subject.self, Self.address(of: subject), flags: flags)
     }
     registrar.didSet(subject, keyPath: keyPath)
   }
@@ -64,16 +75,27 @@ public struct TracingRegistrar: Sendable {
   public func withMutation<Subject: Observable, Member, T>(
     of subject: Subject, keyPath: KeyPath<Subject, Member>, _ mutation: () throws -> T
   ) rethrows -> T {
-    let window = extent.beginWillSet(keyPath, Subject.self, Member.self, inWithMutation: true)
+    let window = extent.beginWillSet(
+      keyPath, Subject.self, Member.self, Self.address(of: subject), inWithMutation: true)
     registrar.willSet(subject, keyPath: keyPath)
     if let window { extent.endWillSet(window) }
     defer {
-      if let window { extent.recordDidSet(key: window.key, Subject.self) }
+      if let window { extent.recordDidSet(key: window.key, Subject.self, Self.address(of: subject)) }
       registrar.didSet(subject, keyPath: keyPath)
     }
     return try mutation()
   }
 
+}
+
+extension TracingRegistrar {
+  /// The object's address when `Subject` is a class (always, for the macro's models), else nil: how a
+  /// registrar finds its object's stored fields. Folds to a constant once specialized.
+  @inlinable @inline(__always)
+  static func address<Subject>(of subject: Subject) -> UnsafeRawPointer? {
+    guard Subject.self is AnyObject.Type else { return nil }
+    return unsafeBitCast(subject, to: UnsafeRawPointer.self)
+  }
 }
 
 extension TracingRegistrar: Codable {

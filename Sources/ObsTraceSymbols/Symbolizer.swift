@@ -75,6 +75,14 @@ public final class Symbolizer {
     Symbolizer(processID: processID)
   }
 
+  /// The demangled name of the function at `address` from the symbol tables alone (no line lookup), or nil.
+  public func functionName(at address: UInt64) -> String? {
+    guard let module = dwfl_addrmodule(session, Dwarf_Addr(address)),
+      let raw = dwfl_module_addrname(module, Dwarf_Addr(address))
+    else { return nil }
+    return Demangler.demangle(String(cString: raw))
+  }
+
   /// Resolves each address; addresses no module covers are left out. Return addresses of call stacks are
   /// looked up one byte before, so that the line is the call's, not the next statement's. Functions inlined at
   /// an address (an optimized build) become the frame's `inlined` frames, from DWARF's inlined-subroutine scopes.

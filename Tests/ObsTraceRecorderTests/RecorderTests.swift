@@ -8,6 +8,19 @@ import Observation
 import Testing
 
 /// A model declared in the test module itself.
+/// Several trivially copyable members of one type, and a struct of them.
+@Observable
+final class SameTypes {
+  struct Pair: Equatable {
+    var x = 0.0
+    var y = 0.0
+  }
+  var a = 1
+  var b = 2
+  var c = 3
+  var inner = Pair()
+}
+
 @Observable
 final class LocalModel {
   var value = 0
@@ -132,37 +145,53 @@ struct RecorderTests {
     #expect(Set(reads.map(\.time)).count == 4)
   }
 
-  @Test("a _modify that leaves an Equatable value unchanged is marked, without recording the comparison's reads")
-  func unchangedModify() throws {
+  @Test(
+    "each comparison mode marks _modify writes unchanged, changed or not compared, without recording its reads",
+    arguments: [
+      // count += 0, count += 1, shelves[0].count = 1 (same), shelves[1].count = 9; then the setter of handler.
+      (WriteComparison.trivial, [Self.unchanged, Self.changed, Self.modify, Self.modify, 0]),
+      (.equatable, [Self.unchanged, Self.changed, Self.unchanged, Self.changed, 0]),
+      (.off, [Self.modify, Self.modify, Self.modify, Self.modify, 0]),
+    ])
+  func comparisonModes(comparison: WriteComparison, flags: [UInt8]) throws {
     let counter = Counter()
     let library = Library()
-    let trace = try RecordingSupport.record {
+    let trace = try RecordingSupport.record(options: RecordingOptions(comparison: comparison)) {
       counter.count += 0
       counter.count += 1
       library.shelves[0].count = 1  // the same value
       library.shelves[1].count = 9
-      library.handler = {}
+      library.handler = {}  // the setter: withMutation, never compared
     }
     let didSets = trace.events(.didSet)
     #expect(
       didSets.map { trace.propertyName($0) } == [
         "Counter.count", "Counter.count", "Library.shelves", "Library.shelves", "Library.handler",
       ])
-    #expect(
-      didSets.map(\.flags) == [EventFlags.unchanged, EventFlags.changed, EventFlags.unchanged, EventFlags.changed, 0])
+    #expect(didSets.map(\.flags) == flags)
     // One access per _modify (the accessor's own), none from ObsTrace reading the value around it.
     #expect(trace.events(.access).count == 4)
   }
 
-  @Test("with detectUnchangedModify off, a _modify is not compared (no flag either way)")
-  func unchangedDetectionOff() throws {
-    let counter = Counter()
-    let trace = try RecordingSupport.record(options: RecordingOptions(detectUnchangedModify: false)) {
-      counter.count += 0
-      counter.count += 1
+  @Test("bits are compared in the written property's own field, among several of the same type")
+  func fieldOfTheWrittenProperty() throws {
+    let model = SameTypes()
+    let trace = try RecordingSupport.record {
+      model.b += 1  // a and c unchanged: a field mistaken for b's would call this a no-op
+      model.c += 0
+      model.a += 2
+      model.inner.x += 0
+      model.inner.y += 1
     }
-    #expect(trace.events(.didSet).map(\.flags) == [0, 0])
+    #expect(
+      trace.events(.didSet).map(\.flags) == [changed, unchanged, changed, unchanged, changed])
   }
+
+  static let unchanged = EventFlags.modify | EventFlags.unchanged
+  static let changed = EventFlags.modify | EventFlags.changed
+  static let modify = EventFlags.modify
+  var unchanged: UInt8 { Self.unchanged }
+  var changed: UInt8 { Self.changed }
 
   @Test("the traced withObservationTracking behaves as the real one and records its scope")
   func tracking() throws {

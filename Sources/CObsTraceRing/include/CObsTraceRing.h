@@ -48,6 +48,21 @@ typedef struct obstrace_record {
 /// A read takes its thread's previous event time unless this many events were stored since the clock was last
 /// read (docs/trace-format.md, "Choices": what the timeline's order then promises).
 #define OBSTRACE_UNTIMED_READS 32
+/// Writes through `_modify` whose old bits a thread can hold at once (they nest when a change handler writes).
+#define OBSTRACE_SNAPSHOT_SLOTS 8
+/// The largest trivially copyable member compared bit for bit; a larger one is not compared.
+#define OBSTRACE_SNAPSHOT_BYTES 64
+/// Property ids whose stored field is known (`obstrace_property_fields`); a later id is not compared.
+#define OBSTRACE_MAX_FIELD_PROPERTIES 65536
+
+/// The bits of a trivially copyable member before a `_modify`, kept until its didSet compares them.
+typedef struct obstrace_snapshot {
+  uint32_t object;  ///< the registrar's serial
+  uint32_t key;     ///< the property id
+  uint32_t size;
+  uint32_t reserved;
+  unsigned char bytes[OBSTRACE_SNAPSHOT_BYTES];
+} obstrace_snapshot;
 
 /// A thread's ring and the little per-thread state the Swift layer keeps beside it. Allocated once per thread
 /// (cache-line aligned), handed to the flusher when the thread exits.
@@ -65,6 +80,8 @@ typedef struct obstrace_ring {
   uint32_t writing_key;
   uint32_t untimed_run;      ///< events stored since the last clock read (reads skip the clock until the limit)
   uint32_t reserved_producer;
+  uint32_t snapshot_count;  ///< slots of `snapshots` in use, the latest last
+  obstrace_snapshot snapshots[OBSTRACE_SNAPSHOT_SLOTS];
   uint32_t scope_stack[OBSTRACE_SCOPE_STACK_DEPTH];
   /// Observation's tracking pointer (`_swift_observation_tls_get()`) inside each of ObsTrace's open scopes: a read
   /// that sees this value is the scope's own; any other non-null value is tracking ObsTrace does not own.
@@ -105,8 +122,13 @@ extern uint32_t obstrace_enabled_flag;
 extern uint32_t obstrace_drop_when_full_flag;
 extern uint32_t obstrace_stack_level_flag;
 extern uint32_t obstrace_stack_depth_flag;
-/// Whether a `_modify` of an Equatable member is compared with the value before it (RecordingOptions).
-extern uint32_t obstrace_detect_unchanged_flag;
+/// How a write through `_modify` is compared with the value before it: 0 off, 1 trivial (the bits of a trivially
+/// copyable member), 2 equatable (any Equatable member, with `==`). `RecordingOptions.comparison`.
+extern uint32_t obstrace_compare_mode_flag;
+/// Property id → where its stored field is in the object, packed (offset << 8 | size); 0 when not looked for yet,
+/// UINT32_MAX when not found. Written by the interner at the property's first compared write (two threads may
+/// both look and store the same answer); read with relaxed loads.
+extern uint32_t obstrace_property_fields[OBSTRACE_MAX_FIELD_PROPERTIES];
 /// Observation's `_swift_observation_tls_get` (a local symbol of libswiftObservation.so, found at recording start by
 /// `ObservationRuntime`), or NULL when it was not found: it returns the access list of the tracking in progress on
 /// the calling thread, NULL outside tracking. Written before recording is enabled; read relaxed.
@@ -142,8 +164,19 @@ static inline uint32_t obstrace_stack_level(void) {
   return __atomic_load_n(&obstrace_stack_level_flag, __ATOMIC_RELAXED);
 }
 
-static inline bool obstrace_detects_unchanged(void) {
-  return __atomic_load_n(&obstrace_detect_unchanged_flag, __ATOMIC_RELAXED) != 0;
+static inline uint32_t obstrace_compare_mode(void) {
+  return __atomic_load_n(&obstrace_compare_mode_flag, __ATOMIC_RELAXED);
+}
+
+/// The stored field of property `key`, packed (offset << 8 | size), 0 when not looked for yet, UINT32_MAX when
+/// not found (and for ids beyond the table).
+static inline uint32_t obstrace_property_field(uint32_t key) {
+  if (key >= OBSTRACE_MAX_FIELD_PROPERTIES) return UINT32_MAX;
+  return __atomic_load_n(&obstrace_property_fields[key], __ATOMIC_RELAXED);
+}
+
+static inline void obstrace_set_property_field(uint32_t key, uint32_t packed) {
+  if (key < OBSTRACE_MAX_FIELD_PROPERTIES) __atomic_store_n(&obstrace_property_fields[key], packed, __ATOMIC_RELAXED);
 }
 
 static inline uint32_t obstrace_stack_depth(void) {
@@ -365,6 +398,39 @@ void obstrace_suppress_access(bool suppress);
 int obstrace_find_loaded_object(const char *name, char *path, size_t capacity, uintptr_t *bias, uintptr_t *ranges,
                                 int max_ranges);
 
+/// Keeps the `size` bytes at `field` (a trivially copyable member, read in place: no getter, no copy of a Swift
+/// value) as the value of (object, key) before a `_modify`. When every slot is taken, the oldest is given up
+/// (its didSet will find nothing and say "not compared"). Owner thread only.
+static inline void obstrace_snapshot_store(uint32_t object, uint32_t key, const void *field, uint32_t size) {
+  obstrace_ring *ring = obstrace_current_ring();
+  if (ring == NULL || size > OBSTRACE_SNAPSHOT_BYTES) return;
+  if (ring->snapshot_count == OBSTRACE_SNAPSHOT_SLOTS) {
+    for (uint32_t index = 1; index < OBSTRACE_SNAPSHOT_SLOTS; index++) ring->snapshots[index - 1] = ring->snapshots[index];
+    ring->snapshot_count--;
+  }
+  obstrace_snapshot *slot = &ring->snapshots[ring->snapshot_count++];
+  slot->object = object;
+  slot->key = key;
+  slot->size = size;
+  __builtin_memcpy(slot->bytes, field, size);
+}
+
+/// Compares the bytes at `field` with the latest snapshot of (object, key) and gives the slot back: 1 when equal
+/// (the write changed no bit), 2 when different, 0 when there is no snapshot (not compared).
+static inline uint8_t obstrace_snapshot_compare(uint32_t object, uint32_t key, const void *field, uint32_t size) {
+  obstrace_ring *ring = obstrace_thread_ring;
+  if (ring == NULL) return 0;
+  for (uint32_t index = ring->snapshot_count; index > 0; index--) {
+    obstrace_snapshot *slot = &ring->snapshots[index - 1];
+    if (slot->object != object || slot->key != key) continue;
+    uint8_t result = slot->size != size ? 0 : (__builtin_memcmp(slot->bytes, field, size) == 0 ? 1 : 2);
+    for (uint32_t next = index; next < ring->snapshot_count; next++) ring->snapshots[next - 1] = ring->snapshots[next];
+    ring->snapshot_count--;
+    return result;
+  }
+  return 0;
+}
+
 // ── Serial numbers. ──
 uint32_t obstrace_next_object_serial(void);
 uint32_t obstrace_next_scope_serial(void);
@@ -374,7 +440,7 @@ uint32_t obstrace_next_scope_serial(void);
 /// Configures the recorder before a session: ring capacity (rounded up to a power of two) for rings made from now
 /// on, drop mode and the stack level.
 void obstrace_configure(uint64_t ring_capacity, bool drop_when_full, uint32_t stack_level, uint32_t stack_depth,
-                        bool detect_unchanged);
+                        uint32_t compare_mode);
 void obstrace_set_enabled(bool enabled);
 /// Marks the flusher as running (rings of exiting threads are then left for it) or stopped.
 void obstrace_set_flusher_running(bool running);

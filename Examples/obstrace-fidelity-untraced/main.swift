@@ -1,0 +1,1 @@
+../obstrace-fidelity/main.swift

@@ -1,0 +1,187 @@
+import Observation
+
+// What recording must never change, each behaviour as a mode: `obstrace-fidelity <mode>`. Built twice from this
+// one file: `obstrace-fidelity` with ObsTrace (the OBSTRACE define) and `obstrace-fidelity-untraced` without it;
+// recording on, both must print the same (Tests/ObsTraceCommandsTests/FidelityTests.swift).
+//   unique     a copy-on-write container keeps its storage when `isKnownUniquelyReferenced` says it is unique
+//   append     20,000 appends to an [Int] property move its buffer only when it grows (no copy per append)
+//   equality   a member whose `==` counts its calls: writes through _modify call it never
+//   access     a class with its own `access(keyPath:)`: `field += 1` calls it once
+//   hierarchy  an `@Observable` class over an `@Observable` class: one object, written at both levels
+//   noop       `model.count += 0`, a write that changes nothing (the report finds it, with its site)
+#if OBSTRACE
+  import ObsTrace
+#endif
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A count a change handler can bump (change handlers are `@Sendable`).
+final class Count: @unchecked Sendable {
+  var value = 0
+}
+
+// MARK: unique
+
+final class Storage {
+  var value = 0
+}
+
+/// A value with copy-on-write storage, as a user writes one: `mutate` replaces the storage unless it is unique.
+struct Container: Equatable {
+  var storage = Storage()
+
+  /// True when the storage had to be replaced (someone else held a reference to it).
+  mutating func mutate() -> Bool {
+    if isKnownUniquelyReferenced(&storage) {
+      storage.value += 1
+      return false
+    }
+    storage = Storage()
+    return true
+  }
+
+  static func == (a: Container, b: Container) -> Bool { a.storage === b.storage }
+}
+
+@Observable
+final class Holder {
+  var container = Container()
+}
+
+func unique() {
+  let holder = Holder()
+  var replaced = 0
+  for _ in 0..<3 where holder.container.mutate() { replaced += 1 }
+  print("unique: storage replaced \(replaced) times in 3 mutations, value \(holder.container.storage.value)")
+}
+
+// MARK: append
+
+@Observable
+final class Log {
+  var items: [Int] = []
+}
+
+func append() {
+  let log = Log()
+  var moves = 0
+  var base: UnsafeRawPointer?
+  for index in 0..<20_000 {
+    log.items.append(index)
+    let now = log.items.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) }
+    if now != base { moves += 1 }
+    base = now
+  }
+  // The buffer moves when it grows (a few dozen times), never once per append.
+  print(
+    "append: 20000 appends, \(log.items.count) items, the buffer moved \(moves < 100 ? "fewer than 100" : "\(moves)") times"
+  )
+}
+
+// MARK: equality
+
+nonisolated(unsafe) var equalityCalls = 0
+
+struct Counted: Equatable {
+  var n = 0
+
+  static func == (a: Counted, b: Counted) -> Bool {
+    equalityCalls += 1
+    return a.n == b.n
+  }
+}
+
+@Observable
+final class Valued {
+  var value = Counted()
+}
+
+func equality() {
+  let model = Valued()
+  for _ in 0..<10 { model.value.n += 1 }
+  print("equality: 10 writes of value.n, == called \(equalityCalls) times, n is \(model.value.n)")
+}
+
+// MARK: access
+
+@Observable
+final class Tested {
+  var field = 0
+  @ObservationIgnored var accessCalls = 0
+
+  /// The class's own `access(keyPath:)`, as Observation's own tests declare one: the macro then uses it.
+  nonisolated func access<Member>(keyPath: KeyPath<Tested, Member>) {
+    accessCalls += 1
+    _$observationRegistrar.access(self, keyPath: keyPath)
+  }
+}
+
+func access() {
+  let test = Tested()
+  test.field += 1
+  print("access: field += 1 called access(keyPath:) \(test.accessCalls) time\(test.accessCalls == 1 ? "" : "s")")
+}
+
+// MARK: hierarchy
+
+@Observable
+class Animal {
+  var name = "Rex"
+  var legs = 4
+}
+
+@Observable
+final class Dog: Animal {
+  var breed = "collie"
+}
+
+func hierarchy() {
+  let fired = Count()
+  do {
+    let dog = Dog()
+    let animal = Animal()
+    withObservationTracking {
+      _ = dog.name
+      _ = dog.breed
+    } onChange: {
+      fired.value += 1
+    }
+    dog.legs += 0
+    dog.name = "Lassie"
+    dog.breed = "rough collie"
+    animal.name = "Tom"
+    print(
+      "hierarchy: \(dog.name) the \(dog.breed), \(dog.legs) legs; \(animal.name); tracking fired \(fired.value) time")
+  }
+}
+
+// MARK: noop
+
+@Observable
+final class Tally {
+  var count = 0
+}
+
+func noop() {
+  let tally = Tally()
+  let fired = Count()
+  withObservationTracking {
+    _ = tally.count
+  } onChange: {
+    fired.value += 1
+  }
+  tally.count += 0  // changes nothing, still notifies
+  print("noop: count += 0, count is \(tally.count), tracking fired \(fired.value) time")
+}
+
+let modes: [String: () -> Void] = [
+  "unique": unique, "append": append, "equality": equality, "access": access, "hierarchy": hierarchy, "noop": noop,
+]
+let mode = CommandLine.arguments.dropFirst().first ?? ""
+guard let run = modes[mode] else {
+  print("usage: obstrace-fidelity \(modes.keys.sorted().joined(separator: "|"))")
+  exit(2)
+}
+run()
