@@ -58,6 +58,7 @@ let package = Package(
       name: "obstrace-fidelity", dependencies: ["ObsTrace"], path: "Examples/obstrace-fidelity",
       swiftSettings: [.define("OBSTRACE")]),
     .executableTarget(name: "obstrace-fidelity-untraced", path: "Examples/obstrace-fidelity-untraced"),
+    .executableTarget(name: "obstrace-labels", dependencies: ["ObsTrace"], path: "Examples/obstrace-labels"),
     .executableTarget(name: "obstrace-scenarios", dependencies: ["ObsTrace"], path: "Examples/obstrace-scenarios"),
 
     .target(name: "ObsTraceTestSupport", path: "Tests/Support/ObsTraceTestSupport"),

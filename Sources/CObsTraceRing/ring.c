@@ -385,10 +385,11 @@ int obstrace_capture_stack(uintptr_t *frames, int capacity, int skip) {
   return obstrace_walk_frames(__builtin_frame_address(0), ring->stack_low, ring->stack_high, frames, capacity, skip);
 }
 
-uintptr_t obstrace_return_address(int level) {
+__attribute__((noinline)) void obstrace_return_address_into(int level, uintptr_t *out) {
   obstrace_ring *ring = obstrace_current_ring();
-  if (ring == NULL || ring->stack_high == 0 || level < 0 || level > 6) return 0;
+  *out = 0;
+  if (ring == NULL || ring->stack_high == 0 || level < 0 || level > 6) return;
   uintptr_t frames[8];
   int count = obstrace_walk_frames(__builtin_frame_address(0), ring->stack_low, ring->stack_high, frames, level + 1, 0);
-  return count == level + 1 ? frames[level] : 0;
+  if (count == level + 1) *out = frames[level];
 }

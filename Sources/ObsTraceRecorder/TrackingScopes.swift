@@ -28,7 +28,12 @@ public enum CallSite {
   public static func returnAddressOfCaller() -> UInt {
     guard obstrace_is_enabled() else { return 0 }
     // Levels up from the C function: 0 returns into this function, 1 into its caller, 2 into the caller's caller.
-    return obstrace_return_address(2)
+    // Through a local's address: returning the C call's result directly is a tail call in an optimized build, which
+    // drops this function's frame and makes every call site its caller's caller (all scopes of a function, one
+    // label).
+    var address: UInt = 0
+    obstrace_return_address_into(2, &address)
+    return address
   }
 }
 

@@ -525,10 +525,12 @@ uint64_t obstrace_wall_clock_nanoseconds(void);
 /// pointer that is null, misaligned, not above the previous one or too far from it ends the walk.
 int obstrace_capture_stack(uintptr_t *frames, int capacity, int skip);
 
-/// A return address `level` frames up the frame-pointer chain (0: where this function returns to in its caller,
-/// 1: where that caller returns to, and so on), validated as `obstrace_capture_stack` validates a walk; 0 when the
-/// chain does not reach it or this thread has no ring.
-uintptr_t obstrace_return_address(int level);
+/// Stores through `out` the return address `level` frames up the frame-pointer chain (0: where this function
+/// returns to in its caller, 1: where that caller returns to, and so on), validated as `obstrace_capture_stack`
+/// validates a walk; 0 when the chain does not reach it or this thread has no ring. The result goes through a
+/// pointer on purpose: a caller that passes the address of one of its own locals cannot have turned this call into
+/// a tail call (its frame must outlive the call), so the levels are the same in debug and optimized builds.
+void obstrace_return_address_into(int level, uintptr_t *out);
 
 /// The walk itself, from frame record `start` within [low, high): what `obstrace_capture_stack` does from its own
 /// frame, exposed so that tests can hand it corrupt chains.
