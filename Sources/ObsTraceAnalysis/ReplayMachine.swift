@@ -222,18 +222,18 @@ public struct ReplayMachine {
     let key = PropertyKey(object: event.object, property: event.key)
     let stale = event.flags & EventFlags.staleRead != 0
     var label: UInt32 = 0
-    var scope = event.scope
     if event.scope != 0 {
-      if var run = runs[event.scope], !run.ended {
-        if run.readSet.insert(key).inserted { run.reads.append(key) }
-        if stale { run.readStale = true }
-        label = run.fact.label
-        runs[event.scope] = run
+      // In place: a copy of the run would copy its reads on every access.
+      if let index = runs.index(forKey: event.scope), !runs.values[index].ended {
+        if runs.values[index].readSet.insert(key).inserted { runs.values[index].reads.append(key) }
+        if stale { runs.values[index].readStale = true }
+        label = runs.values[index].fact.label
       } else {
+        // Not placed in a run (label 0), and not an untracked read either: the recorder saw a scope open.
         anomaly(.accessInUnknownScope, event, &consumer, key: key)
-        scope = 0
       }
     }
+    let scope = event.scope
     consumer.consume(
       .read(
         ReadFact(

@@ -22,6 +22,13 @@ public struct ReplayStatistics: ReplayConsumer {
     self.collectsEdges = collectsEdges
   }
 
+  /// Mutates a label's statistics in place if the label began a run (`scopes[label]?.x += 1` would copy them,
+  /// and their dictionaries, on every call).
+  private mutating func modifyScope(_ label: UInt32, _ body: (inout ScopeStatistics) -> Void) {
+    guard scopes[label] != nil else { return }
+    scopes.withValue(label, default: ScopeStatistics(kind: .tracking), body)
+  }
+
   public mutating func consume(_ fact: ReplayFact) {
     switch fact {
     case .read(let read):
@@ -29,7 +36,7 @@ public struct ReplayStatistics: ReplayConsumer {
       if read.scope != 0 { properties[read.key.property, default: PropertyStatistics()].trackedReads += 1 }
       if read.stale { properties[read.key.property, default: PropertyStatistics()].staleReads += 1 }
       if read.label != 0 {
-        scopes[read.label]?.reads[read.key.property, default: 0] += 1
+        modifyScope(read.label) { $0.reads[read.key.property, default: 0] += 1 }
         if collectsEdges {
           readEdges[Edge(object: read.key.object, property: read.key.property, label: read.label), default: 0] += 1
         }
@@ -38,7 +45,7 @@ public struct ReplayStatistics: ReplayConsumer {
       properties[write.key.property, default: PropertyStatistics()].writes += 1
       for label in write.coalescedInto {
         properties[write.key.property, default: PropertyStatistics()].coalescedWrites += 1
-        scopes[label]?.coalescedWrites += 1
+        modifyScope(label) { $0.coalescedWrites += 1 }
       }
     case .write(let write):
       let fanOut = write.fired.count
@@ -54,7 +61,7 @@ public struct ReplayStatistics: ReplayConsumer {
       }
       if write.outcome == .unchanged {
         for fire in write.fired {
-          scopes[fire.label]?.wastedInvalidations += 1
+          modifyScope(fire.label) { $0.wastedInvalidations += 1 }
           if collectsEdges {
             invalidationEdges[Edge(object: write.key.object, property: write.key.property, label: fire.label)]?
               .wasted += 1
@@ -72,8 +79,10 @@ public struct ReplayStatistics: ReplayConsumer {
         statistics.threads.insert(ended.run.thread)
       }
     case .fire(let fire):
-      scopes[fire.label]?.invalidations += 1
-      if fire.predicted { scopes[fire.label]?.predictedInvalidations += 1 }
+      modifyScope(fire.label) {
+        $0.invalidations += 1
+        if fire.predicted { $0.predictedInvalidations += 1 }
+      }
       if let cause = fire.cause {
         properties[cause.property, default: PropertyStatistics()].invalidations += 1
         if fire.predicted { properties[cause.property, default: PropertyStatistics()].predictedInvalidations += 1 }
@@ -82,15 +91,15 @@ public struct ReplayStatistics: ReplayConsumer {
             .all += 1
         }
       } else {
-        scopes[fire.label]?.unexplainedInvalidations += 1
+        modifyScope(fire.label) { $0.unexplainedInvalidations += 1 }
       }
     case .sequenceEnded(let ended):
       if let ending = ended.ending, ended.label != 0 {
-        scopes[ended.label]?.endings[ending.description, default: 0] += 1
+        modifyScope(ended.label) { $0.endings[ending.description, default: 0] += 1 }
       }
     case .cancel(let cancel):
       if cancel.reason == .sequenceEnded || cancel.reason == .objectsFreed {
-        scopes[cancel.label]?.endedWithoutFire[cancel.reason.description, default: 0] += 1
+        modifyScope(cancel.label) { $0.endedWithoutFire[cancel.reason.description, default: 0] += 1 }
       }
     case .objectCreated, .objectFreed, .anomaly:
       break
