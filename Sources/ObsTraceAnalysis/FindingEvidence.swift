@@ -29,6 +29,10 @@ public struct FindingEvidence: ReplayConsumer {
   private(set) var noopWrites: [SiteKey: Int] = [:]
   private(set) var staleReads: [SiteKey: Int] = [:]
   private(set) var untrackedReads: [SiteKey: Int] = [:]
+  /// The last untracked read, until the next fact: if a direct willSet (`_modify`) of the same property on the
+  /// same thread follows at once, that read was the `_modify`'s own access (`m.count += 1`), part of the write,
+  /// not a read the program made.
+  private var lastUntrackedRead: (thread: UInt32, key: PropertyKey, site: SiteKey)?
   private(set) var fanOuts: [UInt32: (count: Int, largest: Int)] = [:]
   private var writers = KeyTable<ThreadSet>()
   private var typeThreads = DenseTable<ThreadSet>()
@@ -38,12 +42,22 @@ public struct FindingEvidence: ReplayConsumer {
   }
 
   public mutating func consume(_ fact: ReplayFact) {
+    let previousUntrackedRead = lastUntrackedRead
+    lastUntrackedRead = nil
     switch fact {
     case .read(let read):
       if read.type != 0 { typeThreads[read.type, default: ThreadSet()].insert(read.thread) }
       if read.stale { staleReads[SiteKey(property: read.key.property, stack: read.stack), default: 0] += 1 }
-      if read.scope == 0 { untrackedReads[SiteKey(property: read.key.property, stack: read.stack), default: 0] += 1 }
+      if read.scope == 0 {
+        let site = SiteKey(property: read.key.property, stack: read.stack)
+        untrackedReads[site, default: 0] += 1
+        lastUntrackedRead = (read.thread, read.key, site)
+      }
     case .writeBegan(let write):
+      if write.direct, let read = previousUntrackedRead, read.thread == write.thread, read.key == write.key {
+        untrackedReads[read.site]! -= 1
+        if untrackedReads[read.site] == 0 { untrackedReads[read.site] = nil }
+      }
       if write.type != 0 { typeThreads[write.type, default: ThreadSet()].insert(write.thread) }
       writers.byObject[write.key.object, default: DenseTable()][write.key.property, default: ThreadSet()].insert(
         write.thread)

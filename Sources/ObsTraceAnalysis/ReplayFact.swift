@@ -100,6 +100,9 @@ public struct WriteBeganFact: Sendable, Equatable {
   /// Labels of instances that read this property, fired, and have not run again: this write fires nothing for
   /// them (it is coalesced into their next run).
   public var coalescedInto: [UInt32]
+  /// The registrar's willSet was called directly, as the macro's `_modify` does (version 2): the access recorded
+  /// just before it on this thread, of the same property, is the `_modify`'s own, part of this write.
+  public var direct: Bool = false
 }
 
 public struct WriteFact: Sendable {

@@ -258,8 +258,8 @@ public struct ReplayMachine {
     consumer.consume(
       .writeBegan(
         WriteBeganFact(
-          time: event.time, thread: event.thread, key: key, type: type, stack: event.stack, coalescedInto: coalesced)
-      ))
+          time: event.time, thread: event.thread, key: key, type: type, stack: event.stack, coalescedInto: coalesced,
+          direct: event.flags & EventFlags.willSetDirect != 0)))
     for scope in untracedRuns where runs[scope]?.subscribed == true { predictFire(scope, event, key, &consumer) }
   }
 

@@ -169,6 +169,28 @@ struct ReplayTests {
     #expect(findings.first { $0.kind == .untrackedRead }?.count == 2)
   }
 
+  @Test("the access a _modify write makes (m.count += 1) is part of the write, not an untracked read")
+  func modifyAccessIsNotAnUntrackedRead() {
+    var script = EventScript()
+    script.created(1)
+    // m.count += 1, twice: the macro's _modify accesses, then calls willSet directly.
+    for _ in 0..<2 {
+      script.read(1, 1)
+      script.write(1, 1, willSetFlags: EventFlags.willSetDirect)
+    }
+    // A read the program makes, then a setter's write (through withMutation): the read stays a read.
+    script.read(1, 1)
+    script.write(1, 1, willSetFlags: EventFlags.willSetInWithMutation)
+    // A read of another property, then a _modify of this one: not its access.
+    script.read(1, 2)
+    script.write(1, 1, willSetFlags: EventFlags.willSetDirect)
+    let (replay, _) = script.replay()
+    let untracked = TraceAnalysis.findings(of: replay, definitions: TraceDefinitions()).filter {
+      $0.kind == .untrackedRead
+    }
+    #expect(untracked.map(\.count).sorted() == [1, 1])
+  }
+
   @Test("memory holds live scopes, not finished ones: ten thousand one-shot runs leave nothing behind")
   func finishedRunsAreForgotten() {
     var script = EventScript()
