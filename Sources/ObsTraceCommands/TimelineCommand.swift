@@ -107,6 +107,9 @@ final class TimelinePrinter {
   private var propertyNames: [UInt32: String] = [:]
   private var labels: [UInt32: String] = [:]
   private var sites: [UInt32: String] = [:]
+  /// By stack: how a write through the registrar's `withMutation` was made (the setter or an explicit
+  /// `withMutation`), which takes a walk over the stack's frames.
+  private var withMutationKinds: [UInt32: WriteKind] = [:]
 
   init(filter: Filter) {
     self.filter = filter
@@ -135,6 +138,18 @@ final class TimelinePrinter {
     let text = definitions.labelName(id)
     if definitions.labels[id] != nil { labels[id] = text }
     return text
+  }
+
+  /// How a write was made: from its willSet's flags, and for a write through `withMutation` from its stack, once.
+  private func writeKind(_ flags: UInt8, _ stack: UInt32, _ definitions: TraceDefinitions) -> WriteKind {
+    let willSet = TraceEvent(kind: .willSet, flags: flags, thread: 0, time: 0, stack: stack)
+    guard flags & EventFlags.willSetInWithMutation != 0, flags & EventFlags.willSetDirect == 0 else {
+      return definitions.writeKind(of: willSet)
+    }
+    if let kind = withMutationKinds[stack] { return kind }
+    let kind = definitions.writeKind(of: willSet)
+    if definitions.stacks[stack] != nil { withMutationKinds[stack] = kind }
+    return kind
   }
 
   /// `  at File.swift:12 (function)`, or "" when the stack has no user frame.
@@ -190,9 +205,7 @@ final class TimelinePrinter {
             "\(label($0.label, definitions)) (#\($0.scope)\(write.predicted.contains($0.scope) ? ", predicted" : ""))"
           }
           .joined(separator: ", ")
-      let kind = definitions.writeKind(
-        of: TraceEvent(
-          kind: .willSet, flags: write.writeKind, thread: write.thread, time: write.time, stack: write.stack))
+      let kind = writeKind(write.writeKind, write.stack, definitions)
       let how = kind == .unknown ? "" : " by \(kind)"
       var line =
         prefix(write.time, write.thread) + "write \(object(write.key, definitions))\(how) \(outcome) → \(fired)"
