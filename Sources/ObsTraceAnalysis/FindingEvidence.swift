@@ -27,6 +27,8 @@ public struct FindingEvidence: ReplayConsumer {
 
   public let fanOutThreshold: Int
   private(set) var noopWrites: [SiteKey: Int] = [:]
+  /// Scope runs invalidated by those writes, by site (not the property's total over every site).
+  private(set) var noopWastedInvalidations: [SiteKey: Int] = [:]
   private(set) var staleReads: [SiteKey: Int] = [:]
   private(set) var untrackedReads: [SiteKey: Int] = [:]
   /// The last untracked read, until the next fact: if a direct willSet (`_modify`) of the same property on the
@@ -63,7 +65,9 @@ public struct FindingEvidence: ReplayConsumer {
         write.thread)
     case .write(let write):
       if write.outcome == .unchanged {
-        noopWrites[SiteKey(property: write.key.property, stack: write.stack), default: 0] += 1
+        let site = SiteKey(property: write.key.property, stack: write.stack)
+        noopWrites[site, default: 0] += 1
+        noopWastedInvalidations[site, default: 0] += write.fired.count
       }
       if write.fired.count > fanOutThreshold {
         let previous = fanOuts[write.key.property] ?? (0, 0)

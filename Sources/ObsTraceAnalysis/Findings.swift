@@ -15,7 +15,7 @@ enum Findings {
     let evidence = replay.evidence
     for (key, count) in evidence.noopWrites {
       let property = definitions.propertyName(key.property)
-      let wasted = replay.properties[key.property]?.wastedInvalidations ?? 0
+      let wasted = evidence.noopWastedInvalidations[key] ?? 0
       findings.append(
         Finding(
           kind: .noopWrite, property: property, scope: nil, site: site(key.stack), count: count,

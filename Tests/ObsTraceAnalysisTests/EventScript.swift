@@ -64,9 +64,12 @@ struct EventScript {
   /// A write: willSet, the fires it causes (one-shot tracking is cancelled by its fire), didSet.
   mutating func write(
     _ object: UInt32, _ property: UInt32, firing scopes: [UInt32] = [], unchanged: Bool? = nil, oneShot: Bool = true,
-    willSetFlags: UInt8 = 0, thread: UInt32 = 1
+    willSetFlags: UInt8 = 0, stack: UInt32 = 0, thread: UInt32 = 1
   ) {
-    add(TraceEvent(kind: .willSet, flags: willSetFlags, thread: thread, time: 0, object: object, key: property, aux: 1))
+    add(
+      TraceEvent(
+        kind: .willSet, flags: willSetFlags, thread: thread, time: 0, object: object, key: property, aux: 1,
+        stack: stack))
     for scope in scopes {
       add(TraceEvent(kind: .trackingFired, thread: thread, time: 0, object: object, key: property, scope: scope))
       if oneShot {

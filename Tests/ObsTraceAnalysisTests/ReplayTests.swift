@@ -191,6 +191,22 @@ struct ReplayTests {
     #expect(untracked.map(\.count).sorted() == [1, 1])
   }
 
+  @Test("a no-op write finding counts the invalidations of its own site, not the property's total")
+  func noopWriteCountsItsSite() {
+    var script = EventScript()
+    script.created(1)
+    // Two sites (stacks 1 and 2), each a no-op write that invalidates one run.
+    for (scope, stack) in [(UInt32(1), UInt32(1)), (2, 2)] {
+      script.run(scope, label: scope, reads: [(1, 1)])
+      script.write(1, 1, firing: [scope], unchanged: true, stack: stack)
+    }
+    let (replay, _) = script.replay()
+    #expect(replay.properties[1]?.wastedInvalidations == 2)
+    let noops = TraceAnalysis.findings(of: replay, definitions: TraceDefinitions()).filter { $0.kind == .noopWrite }
+    #expect(noops.count == 2)
+    #expect(noops.allSatisfy { $0.message.hasSuffix("still invalidated 1 scope run") }, "\(noops.map(\.message))")
+  }
+
   @Test("memory holds live scopes, not finished ones: ten thousand one-shot runs leave nothing behind")
   func finishedRunsAreForgotten() {
     var script = EventScript()
