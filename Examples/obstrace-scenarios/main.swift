@@ -6,6 +6,7 @@
 //   obstrace-scenarios noop-modify    writes through _modify that change nothing, and still invalidate
 //                                     (`noop-modify worse`: three times, for the CI check's tests)
 //   obstrace-scenarios threads        writes on worker threads fire a scope installed on the main thread
+//   obstrace-scenarios racing-read    a scope re-run on another thread reads while the write that woke it is in progress
 //   obstrace-scenarios fill-disk      the trace file hits its size limit mid-run; the program goes on
 //   obstrace-scenarios killed         10,000 writes, then SIGKILL: the trace keeps every one of them
 import Dispatch
@@ -171,6 +172,46 @@ func threads() {
   print("completed \(progress.completed) of \(progress.total)")
 }
 
+// MARK: racing-read
+
+/// Re-tracks on another thread as soon as onChange runs, while the write that woke it is still inside its willSet
+/// on this thread: the re-run reads the value before it is stored, and its tracking, installed after that read,
+/// misses the change (Observations loops woken on another thread hit the same race). The writer waits in onChange
+/// until the re-run is done, so the race is won the same way every time.
+@Observable
+final class Meter: @unchecked Sendable {
+  var level = 0
+}
+
+func racingRead() {
+  let meter = Meter()
+  let woke = DispatchSemaphore(value: 0)
+  let reran = DispatchSemaphore(value: 0)
+  let done = DispatchSemaphore(value: 0)
+  let installed = DispatchSemaphore(value: 0)
+  @Sendable func observe() -> Int {
+    withObservationTracking(named: "RacingObserver.observe") {
+      meter.level
+    } onChange: {
+      woke.signal()
+      reran.wait()
+    }
+  }
+  let observer = Thread {
+    print("  observer reads level: \(observe())")
+    installed.signal()
+    woke.wait()
+    print("  observer re-reads level while it is being set to 1: \(observe())")
+    reran.signal()
+    done.signal()
+  }
+  observer.start()
+  installed.wait()
+  meter.level = 1
+  done.wait()
+  print("level is now \(meter.level)")
+}
+
 // MARK: fill-disk
 
 #if canImport(Glibc)
@@ -224,7 +265,7 @@ func killed() {
 
 let scenarios: [String: () -> Void] = [
   "stale-read": staleRead, "fan-out": fanOut, "noop-modify": noopModify, "threads": threads, "fill-disk": fillDisk,
-  "killed": killed,
+  "killed": killed, "racing-read": racingRead,
 ]
 guard CommandLine.arguments.count > 1, let scenario = scenarios[CommandLine.arguments[1]] else {
   print("usage: obstrace-scenarios \(scenarios.keys.sorted().joined(separator: "|"))")

@@ -8,6 +8,11 @@ public struct FindingEvidence: ReplayConsumer {
     var stack: UInt32
   }
 
+  struct LabelKey: Hashable {
+    var property: UInt32
+    var label: UInt32
+  }
+
   /// A set of threads that costs nothing until a second thread joins: the common case is one.
   struct ThreadSet {
     var first: UInt32 = .max
@@ -30,6 +35,8 @@ public struct FindingEvidence: ReplayConsumer {
   /// Scope runs invalidated by those writes, by site (not the property's total over every site).
   private(set) var noopWastedInvalidations: [SiteKey: Int] = [:]
   private(set) var staleReads: [SiteKey: Int] = [:]
+  /// Reads in a scope that raced a write of their property on another thread, by property and scope label.
+  private(set) var racingReads: [LabelKey: Int] = [:]
   private(set) var untrackedReads: [SiteKey: Int] = [:]
   /// The last untracked read, until the next fact: if a direct willSet (`_modify`) of the same property on the
   /// same thread follows at once, that read was the `_modify`'s own access (`m.count += 1`), part of the write,
@@ -50,6 +57,9 @@ public struct FindingEvidence: ReplayConsumer {
     case .read(let read):
       if read.type != 0 { typeThreads[read.type, default: ThreadSet()].insert(read.thread) }
       if read.stale { staleReads[SiteKey(property: read.key.property, stack: read.stack), default: 0] += 1 }
+      if read.racing, read.scope != 0 {
+        racingReads[LabelKey(property: read.key.property, label: read.label), default: 0] += 1
+      }
       if read.scope == 0 {
         let site = SiteKey(property: read.key.property, stack: read.stack)
         untrackedReads[site, default: 0] += 1

@@ -37,6 +37,19 @@ enum Findings {
           evidence: "reads recorded on the writing thread between the property's willSet and its didSet",
           location: location(key.stack)))
     }
+    for (key, count) in evidence.racingReads {
+      let property = definitions.propertyName(key.property)
+      let scope = definitions.labelName(key.label)
+      findings.append(
+        Finding(
+          kind: .staleRead, property: property, scope: scope, site: nil, count: count,
+          message: "\(count) read\(count == 1 ? "" : "s") of \(property) by \(scope) raced a write of it on another "
+            + "thread and may have seen the old value",
+          hint: "the run read while the value was being replaced (onChange and Observations wake it inside the "
+            + "writer's willSet); a tracking installed after such a read can miss the change and wait for the next one "
+            + "(an Observations loop may never see the last value): make the writer and the reader run on one actor",
+          evidence: "reads recorded on one thread between another thread's willSet and didSet of the same property"))
+    }
     for (property, fanOut) in evidence.fanOuts {
       let name = definitions.propertyName(property)
       findings.append(

@@ -88,6 +88,9 @@ public struct ReadFact: Sendable, Equatable {
   public var label: UInt32
   /// The read happened inside the property's own willSet window: it saw the old value.
   public var stale: Bool
+  /// The read happened on this thread while another thread was writing the property (after that write's willSet,
+  /// before its didSet): it may have seen the old value.
+  public var racing: Bool = false
   public var stack: UInt32
 }
 
@@ -149,6 +152,8 @@ public struct RunEndedFact: Sendable {
   public var redundant: Bool
   /// It read a property inside that property's willSet window.
   public var readStale: Bool
+  /// It read a property while another thread was writing it (see `ReadFact.racing`).
+  public var readRacing: Bool = false
   /// For `Observations` values: the sequence (iterator), else 0.
   public var sequence: UInt32
   /// For `Observations` values: the type of the actor it ran on (0: nonisolated).

@@ -21,6 +21,8 @@ public struct ReplayMachine {
     var ended = false
     var subscribed = false
     var readStale = false
+    /// It read a property while another thread was writing it (between that write's willSet and didSet).
+    var readRacing = false
     /// The `Observations` sequence (iterator) this run is a value of, or 0.
     var sequence: UInt32 = 0
     var isolation: UInt32 = 0
@@ -60,6 +62,8 @@ public struct ReplayMachine {
     var readers: Set<UInt32> = []
     /// Untraced runs subscribed to this property: its next willSet fires them (predicted).
     var untracedRuns: [UInt32] = []
+    /// The threads writing it now: a willSet seen, its didSet not yet (one entry per write in progress).
+    var writingThreads: [UInt32] = []
   }
 
   public private(set) var events = 0
@@ -75,6 +79,8 @@ public struct ReplayMachine {
   public private(set) var mainActorThread: UInt32?
 
   private var sequence: UInt64 = 0
+  /// Writes between their willSet and didSet, over all threads: while none is, a read races nothing.
+  private var writesInProgress = 0
   private var runs: [UInt32: Run] = [:]
   private var instances: [UInt32: Instance] = [:]
   private var keys = KeyTable<KeyState>()
@@ -221,12 +227,18 @@ public struct ReplayMachine {
     let type = noteObject(event)
     let key = PropertyKey(object: event.object, property: event.key)
     let stale = event.flags & EventFlags.staleRead != 0
+    // A read on this thread while another thread is between its willSet and didSet of the same property: the value
+    // is being replaced as it is read, so the read may have seen the old one (and a tracking installed after it may
+    // have missed the change).
+    let racing =
+      writesInProgress > 0 && keys[key]?.writingThreads.contains(where: { $0 != event.thread }) == true
     var label: UInt32 = 0
     if event.scope != 0 {
       // In place: a copy of the run would copy its reads on every access.
       if let index = runs.index(forKey: event.scope), !runs.values[index].ended {
         if runs.values[index].readSet.insert(key).inserted { runs.values[index].reads.append(key) }
         if stale { runs.values[index].readStale = true }
+        if racing { runs.values[index].readRacing = true }
         label = runs.values[index].fact.label
       } else {
         // Not placed in a run (label 0), and not an untracked read either: the recorder saw a scope open.
@@ -238,7 +250,7 @@ public struct ReplayMachine {
       .read(
         ReadFact(
           time: event.time, thread: event.thread, key: key, type: type, scope: scope, label: label, stale: stale,
-          stack: event.stack)))
+          racing: racing, stack: event.stack)))
   }
 
   private mutating func willSet<Consumer: ReplayConsumer>(_ event: TraceEvent, _ consumer: inout Consumer) {
@@ -253,7 +265,11 @@ public struct ReplayMachine {
       for reader in state.readers {
         if let instance = instances[reader], instance.awaitingRerun { coalesced.append(instance.label) }
       }
-      if !state.untracedRuns.isEmpty { keys.withState(key) { swap(&untracedRuns, &$0.untracedRuns) } }
+    }
+    writesInProgress += 1
+    keys.withState(key) { state in
+      state.writingThreads.append(event.thread)
+      if !state.untracedRuns.isEmpty { swap(&untracedRuns, &state.untracedRuns) }
     }
     consumer.consume(
       .writeBegan(
@@ -287,7 +303,11 @@ public struct ReplayMachine {
     }
     let write = writes[event.thread, default: []].remove(at: index)
     let unchanged = event.flags & EventFlags.unchanged != 0
-    if !unchanged { keys.withState(key) { $0.lastRealChange = write.sequence } }
+    writesInProgress -= 1
+    keys.withState(key) { state in
+      if let writer = state.writingThreads.firstIndex(of: event.thread) { state.writingThreads.remove(at: writer) }
+      if !unchanged { state.lastRealChange = write.sequence }
+    }
     consumer.consume(
       .write(
         WriteFact(
@@ -356,9 +376,10 @@ public struct ReplayMachine {
     if let previous = instances[id] {
       first = false
       // Redundant: it read only what its previous run read, and none of it really changed since that run
-      // began (a run that reads something new, a row added or another model, saw something change).
+      // began (a run that reads something new, a row added or another model, saw something change). A run that
+      // read a value while another thread was replacing it raced a change: not redundant (see `readRacing`).
       redundant =
-        !run.reads.isEmpty && !run.readStale
+        !run.reads.isEmpty && !run.readStale && !run.readRacing
         && run.reads.allSatisfy {
           previous.lastReads.contains($0) && (keys[$0]?.lastRealChange ?? 0) < previous.lastRunBeginSequence
         }
@@ -374,7 +395,7 @@ public struct ReplayMachine {
       .runEnded(
         RunEndedFact(
           run: run.fact, end: event.time, reads: run.reads, firstOfInstance: first, redundant: redundant,
-          readStale: run.readStale, sequence: run.sequence, isolation: run.isolation)))
+          readStale: run.readStale, readRacing: run.readRacing, sequence: run.sequence, isolation: run.isolation)))
     if run.fact.kind == .untraced && !run.reads.isEmpty {
       // Observation installs its observers as the tracking returns: from here the next willSet of anything it
       // read fires it (predicted at that willSet).

@@ -96,7 +96,7 @@ enum CheckCommand: TraceCommand {
     var tolerance = 0.0
     if let text = parsed.value("tolerance") {
       let digits = text.hasSuffix("%") ? String(text.dropLast()) : text
-      guard let percent = Double(digits), percent >= 0 else {
+      guard let percent = Double(digits), percent >= 0, percent.isFinite else {
         throw CommandError("obstrace check: --tolerance must be a percentage such as 10%, not '\(text)'")
       }
       tolerance = percent / 100
@@ -106,6 +106,11 @@ enum CheckCommand: TraceCommand {
       guard let limit = BaselineComparison.Limit.parse(text) else {
         throw CommandError(
           "obstrace check: --max '\(text)' is not of the form 'Name:metric<=N' with a metric of 'obstrace baseline'")
+      }
+      // A count is never negative: `<=-1` or `<0` can never pass, which is a mistake, not a limit.
+      guard limit.value >= (limit.comparison == .below ? 1 : 0) else {
+        throw CommandError(
+          "obstrace check: --max '\(text)' can never pass: counts are 0 or more (use '<=0' for none at all)")
       }
       limits.append(limit)
     }
@@ -154,7 +159,8 @@ enum CheckCommand: TraceCommand {
     let printed: String
     switch format {
     case "github":
-      printed = GitHubAnnotations.check(comparison, sites: sites, root: TraceInput.sourceRoot(parsed, command: name))
+      printed = GitHubAnnotations.check(
+        comparison, sites: sites, root: TraceInput.sourceRoot(parsed, command: name))
     case "junit":
       printed = JUnitReport.xml(
         comparison, current: current, baseline: baseline, path: path, tolerance: tolerance, sites: sites)

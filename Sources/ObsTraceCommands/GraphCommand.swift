@@ -68,7 +68,26 @@ enum GraphCommand: TraceCommand {
     var ordered = TimeOrderedEvents(threads: reader.footer.map { Set($0.threads.map(\.thread)) })
     reader.forEachChunk { chunk in ordered.add(chunk) { replay.consume($0) } }
     ordered.finish { replay.consume($0) }
+    try checkFilters(options, reader.definitions, path: path, command: command)
     return dot(replay, reader.definitions, options, writes: writes)
+  }
+
+  /// A --type, --property or --scope the trace does not have is a mistake (a typo draws an empty graph, which
+  /// reads as "nothing is connected"): an error naming the closest names.
+  static func checkFilters(_ options: Options, _ definitions: TraceDefinitions, path: String, command: String)
+    throws(CommandError)
+  {
+    let filters: [(String, String?, [String])] = [
+      ("--type", options.type, definitions.types.keys.map { definitions.typeName($0) }),
+      ("--property", options.property, definitions.properties.keys.map { definitions.propertyName($0) }),
+      ("--scope", options.scope, definitions.labels.keys.map { definitions.labelName($0) }),
+    ]
+    for (flag, wanted, known) in filters {
+      guard let wanted, !known.contains(wanted) else { continue }
+      throw CommandError(
+        "obstrace \(command): \(flag) '\(wanted)' names nothing in \(path); "
+          + NameSuggestions.describe(wanted, in: Array(Set(known))))
+    }
   }
 
   /// Writes by place and property, from the timeline's write entries.

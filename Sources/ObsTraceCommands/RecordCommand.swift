@@ -58,7 +58,20 @@ enum RecordCommand: TraceCommand {
       }
       environment["OBSTRACE_RING_CAPACITY"] = String(capacity)
     }
-    // The trace is created by the traced program; remove a stale one so the summary cannot describe it.
+    // The trace is created by the traced program, which only says on stderr that it could not and runs untraced:
+    // make sure the file can be created before running anything (a directory, a missing folder, no permission).
+    var existing = stat()
+    if stat(path, &existing) == 0, existing.st_mode & S_IFMT == S_IFDIR {
+      throw CommandError("obstrace record: -o \(path) is a directory; give the trace file's path")
+    }
+    let existed = access(path, F_OK) == 0
+    let probe = open(path, O_WRONLY | O_CREAT, 0o644)
+    guard probe >= 0 else {
+      throw CommandError("obstrace record: cannot create -o \(path) (\(String(cString: strerror(errno))))")
+    }
+    close(probe)
+    if !existed { unlink(path) }
+    // Remove a stale trace so the summary cannot describe it.
     unlink(path)
     let status = try spawnAndWait(command, adding: environment)
     output.writeError(summary(path: path, exitStatus: status) + "\n")

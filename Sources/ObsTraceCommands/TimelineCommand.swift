@@ -66,6 +66,9 @@ enum TimelineCommand: TraceCommand {
       }
       if name == "from" { filter.from = UInt64(milliseconds * 1e6) } else { filter.to = UInt64(milliseconds * 1e6) }
     }
+    guard filter.from <= filter.to else {
+      throw CommandError("obstrace timeline: --from must not be later than --to")
+    }
     var out = TextBuffer()
     out.line("time (ms)  thread  what")
     var lines = 0
@@ -73,7 +76,13 @@ enum TimelineCommand: TraceCommand {
     // Facts come as the machine establishes them (a run when it ends); lines are shown in order of beginning.
     var ordered = TimeOrderedFacts()
     var lastDefinitions = TraceDefinitions()
+    // Threads and objects seen, to tell a --thread or --object that names none of the trace's from one that
+    // matches nothing (only when asked: it costs a set insert per fact).
+    var seenThreads = Set<UInt32>()
+    var seenObjects = Set<UInt32>()
+    let noteSeen = filter.thread != nil || filter.object != nil
     func show(_ fact: ReplayFact, _ definitions: TraceDefinitions) {
+      if noteSeen { fact.note(threads: &seenThreads, objects: &seenObjects) }
       guard let line = printer.describe(fact, definitions) else { return }
       out.line(line)
       lines += 1
@@ -82,12 +91,42 @@ enum TimelineCommand: TraceCommand {
         out.text = ""
       }
     }
-    _ = try TraceInput.analyze(path, Replay.Configuration(), command: name) { fact, definitions in
+    let report = try TraceInput.analyze(path, Replay.Configuration(), command: name) { fact, definitions in
       lastDefinitions = definitions
       ordered.consume(fact) { show($0, definitions) }
     }
     ordered.finish { show($0, lastDefinitions) }
-    if lines == 0 { out.line("(nothing matches)") }
+    if lines == 0 {
+      // A name or number the trace does not have is a mistake (a typo shows nothing, which reads as "nothing
+      // happened"), not an empty answer.
+      let definitions = lastDefinitions
+      if let scope = filter.scope {
+        let known = Set(report.scopes.map(\.label)).union(definitions.labels.keys.map { definitions.labelName($0) })
+        if !known.contains(scope) {
+          throw CommandError(
+            "obstrace timeline: --scope '\(scope)' names no scope of \(path); "
+              + NameSuggestions.describe(scope, in: known.sorted()))
+        }
+      }
+      if let property = filter.property {
+        let known = Set(report.properties.map(\.name)).union(
+          definitions.properties.keys.map { definitions.propertyName($0) })
+        if !known.contains(property) {
+          throw CommandError(
+            "obstrace timeline: --property '\(property)' names no property of \(path); "
+              + NameSuggestions.describe(property, in: known.sorted()))
+        }
+      }
+      if let thread = filter.thread, !seenThreads.contains(thread) {
+        throw CommandError(
+          "obstrace timeline: --thread \(thread) is not a thread of \(path) (its threads: "
+            + seenThreads.sorted().map { "T\($0)" }.joined(separator: ", ") + ")")
+      }
+      if let object = filter.object, !seenObjects.contains(object) {
+        throw CommandError("obstrace timeline: --object \(object) is not an object of \(path)")
+      }
+      out.line("(nothing matches)")
+    }
     output.write(out.text)
     return 0
   }
@@ -185,6 +224,7 @@ final class TimelinePrinter {
       return prefix(run.time, run.thread)
         + "run \(label(run.label, definitions)) (\(run.kind), #\(run.scope)) \(reads)"
         + (ended.redundant ? "  [redundant: nothing it read changed]" : "")
+        + (ended.readRacing ? "  [raced a write on another thread: may have read the old value]" : "")
     case .write(let write):
       guard matches(time: write.time, thread: write.thread, keys: [write.key], labels: write.fired.map(\.label)) else {
         return nil
@@ -241,6 +281,41 @@ final class TimelinePrinter {
         + (anomaly.key.map { " " + object($0, definitions) } ?? "")
     case .objectCreated, .objectFreed, .writeBegan, .runBegan, .sequenceEnded:
       return nil
+    }
+  }
+}
+
+extension ReplayFact {
+  /// Adds the thread this fact happened on and the objects it names.
+  fileprivate func note(threads: inout Set<UInt32>, objects: inout Set<UInt32>) {
+    switch self {
+    case .objectCreated(let object), .objectFreed(let object):
+      threads.insert(object.thread)
+      objects.insert(object.object)
+    case .read(let read):
+      threads.insert(read.thread)
+      objects.insert(read.key.object)
+    case .writeBegan(let write):
+      threads.insert(write.thread)
+      objects.insert(write.key.object)
+    case .write(let write):
+      threads.insert(write.thread)
+      objects.insert(write.key.object)
+    case .runBegan(let run):
+      threads.insert(run.thread)
+    case .runEnded(let ended):
+      threads.insert(ended.run.thread)
+      for key in ended.reads { objects.insert(key.object) }
+    case .fire(let fire):
+      threads.insert(fire.thread)
+      if let cause = fire.cause { objects.insert(cause.object) }
+    case .cancel(let cancel):
+      threads.insert(cancel.thread)
+    case .sequenceEnded(let ended):
+      threads.insert(ended.thread)
+    case .anomaly(let anomaly):
+      threads.insert(anomaly.thread)
+      if let key = anomaly.key { objects.insert(key.object) }
     }
   }
 }

@@ -151,15 +151,18 @@ public enum SiteFilter {
   /// The module of a demangled Swift function: `closure #1 in Demo.View.body.getter` → `Demo`.
   public static func moduleName(ofFunction function: String) -> String {
     var name = withoutQualifiers(Substring(function))
+    var inClosure = false
     while let range = name.firstRange(of: " in "), name.hasPrefix("closure") || name.hasPrefix("implicit closure") {
       name = withoutQualifiers(name[range.upperBound...])
+      inClosure = true
     }
     guard let dot = name.firstIndex(of: "."), name[..<dot].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" })
     else {
+      let identifier = !name.isEmpty && name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" })
       // An executable's top-level code is `<module>_main`.
-      if name.hasSuffix("_main"), name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) {
-        return String(name.dropLast(5))
-      }
+      if identifier, name.hasSuffix("_main") { return String(name.dropLast(5)) }
+      // A closure in top-level code is `closure #2 … in <module>`: its context is the module itself.
+      if identifier, inClosure { return String(name) }
       return ""
     }
     return String(name[..<dot])

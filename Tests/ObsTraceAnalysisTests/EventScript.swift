@@ -66,6 +66,17 @@ struct EventScript {
     _ object: UInt32, _ property: UInt32, firing scopes: [UInt32] = [], unchanged: Bool? = nil, oneShot: Bool = true,
     willSetFlags: UInt8 = 0, stack: UInt32 = 0, thread: UInt32 = 1
   ) {
+    beginWrite(
+      object, property, firing: scopes, oneShot: oneShot, willSetFlags: willSetFlags, stack: stack, thread: thread)
+    finishWrite(object, property, unchanged: unchanged, thread: thread)
+  }
+
+  /// The first half of a write: its willSet and the fires it causes; other threads' events may follow before
+  /// `finishWrite`.
+  mutating func beginWrite(
+    _ object: UInt32, _ property: UInt32, firing scopes: [UInt32] = [], oneShot: Bool = true,
+    willSetFlags: UInt8 = 0, stack: UInt32 = 0, thread: UInt32 = 1
+  ) {
     add(
       TraceEvent(
         kind: .willSet, flags: willSetFlags, thread: thread, time: 0, object: object, key: property, aux: 1,
@@ -78,6 +89,10 @@ struct EventScript {
         )
       }
     }
+  }
+
+  /// The didSet that ends a write begun with `beginWrite`.
+  mutating func finishWrite(_ object: UInt32, _ property: UInt32, unchanged: Bool? = nil, thread: UInt32 = 1) {
     let flags: UInt8 = unchanged.map { $0 ? EventFlags.unchanged : EventFlags.changed } ?? 0
     add(TraceEvent(kind: .didSet, flags: flags, thread: thread, time: 0, object: object, key: property, aux: 1))
   }

@@ -135,6 +135,51 @@ struct ReplayTests {
     #expect(writeThreads == [2])
   }
 
+  @Test(
+    "a re-run on another thread that reads while the write that woke it is still in progress raced it: a stale read, not redundant"
+  )
+  func racingRead() {
+    var script = EventScript()
+    script.run(1, label: 1, reads: [(1, 1)], thread: 2, instance: 7)
+    // Thread 1 writes; its willSet wakes the scope, which re-runs on thread 2 before thread 1's didSet.
+    script.beginWrite(1, 1, firing: [1], thread: 1)
+    script.run(2, label: 1, reads: [(1, 1)], thread: 2, instance: 7)
+    script.finishWrite(1, 1, unchanged: false, thread: 1)
+    // The same after the didSet: the change is seen, nothing raced.
+    script.write(1, 1, firing: [2], unchanged: false, thread: 1)
+    script.run(3, label: 1, reads: [(1, 1)], thread: 2, instance: 7)
+    let (replay, timeline) = script.replay()
+    let runs = timeline.compactMap { entry -> (redundant: Bool, racing: Bool)? in
+      if case .runEnded(let run) = entry { return (run.redundant, run.readRacing) }
+      return nil
+    }
+    #expect(runs.map(\.redundant) == [false, false, false])
+    #expect(runs.map(\.racing) == [false, true, false])
+    #expect(replay.scopes[1]?.redundantRuns == 0)
+    let findings = TraceAnalysis.findings(of: replay, definitions: TraceDefinitions())
+    #expect(!findings.contains { $0.kind == .redundantRun })
+    let raced = findings.filter { $0.kind == .staleRead }
+    #expect(raced.count == 1)
+    #expect(raced.first?.count == 1)
+    #expect(raced.first?.scope != nil)
+    #expect(raced.first?.message.contains("raced a write of it on another thread") == true)
+  }
+
+  @Test("a read inside a write of the same thread does not race it (that is the recorder's own stale read)")
+  func sameThreadWriteDoesNotRace() {
+    var script = EventScript()
+    script.run(1, label: 1, reads: [(1, 1)], thread: 1, instance: 7)
+    script.beginWrite(1, 1, firing: [1], thread: 1)
+    script.run(2, label: 1, reads: [(1, 1)], thread: 1, instance: 7)
+    script.finishWrite(1, 1, unchanged: false, thread: 1)
+    let (_, timeline) = script.replay()
+    let racing = timeline.compactMap { entry -> Bool? in
+      if case .read(let read) = entry { return read.racing }
+      return nil
+    }
+    #expect(racing == [false, false])
+  }
+
   @Test("a fire with no write in progress is unexplained (an object freed, or untraced code)")
   func unexplained() {
     var script = EventScript()

@@ -114,6 +114,29 @@ struct EndToEndTests {
     #expect(sites == ["main.swift"])
   }
 
+  @Test(
+    "a scope re-run on another thread while the write that woke it is in progress raced it: a stale read, not redundant"
+  )
+  func racingRead() throws {
+    let trace = Paths.temporary("racing.trc")
+    let result = try Run.program("obstrace-scenarios", ["racing-read"], environment: ["OBSTRACE_OUTPUT": trace])
+    #expect(result.status == 0)
+    // The program shows the race: the re-run read the old value.
+    #expect(result.standardOutput.contains("re-reads level while it is being set to 1: 0"))
+    let report = Run.command(["report", "--format", "json", trace])
+    let json = try #require(try JSONSerialization.jsonObject(with: Data(report.standardOutput.utf8)) as? [String: Any])
+    let findings = try #require(json["findings"] as? [[String: Any]])
+    #expect(!findings.contains { $0["kind"] as? String == "redundant-run" })
+    let raced = findings.filter { $0["kind"] as? String == "stale-read" }
+    #expect(raced.count == 1)
+    #expect(raced.first?["scope"] as? String == "RacingObserver.observe")
+    #expect(raced.first?["count"] as? Int == 1)
+    let scopes = try #require(json["scopes"] as? [[String: Any]])
+    #expect(scopes.first { $0["label"] as? String == "RacingObserver.observe" }?["redundantRuns"] as? Int == 0)
+    let timeline = Run.command(["timeline", trace, "--scope", "RacingObserver.observe"])
+    #expect(timeline.standardOutput.contains("[raced a write on another thread: may have read the old value]"))
+  }
+
   @Test("the graph renders with dot -Tsvg")
   func graphRenders() throws {
     let dot = Paths.temporary("graph.dot")
@@ -143,6 +166,24 @@ struct CommandLineTests {
       (["record", "--", "true"], "-o"),
       (["record", "-o", "x.trc"], "missing the command"),
       (["frobnicate"], "unknown command"),
+      // Names and numbers the trace does not have: an error naming the closest, never an empty answer.
+      (["timeline", "--scope", "nosuch", Paths.root + "/traces/guide.trc"], "--scope 'nosuch' names no scope"),
+      (["timeline", "--property", "Model.proprety", Paths.root + "/traces/guide.trc"], "closest: Model.property"),
+      (["timeline", "--thread", "99", Paths.root + "/traces/guide.trc"], "--thread 99 is not a thread"),
+      (["timeline", "--object", "999", Paths.root + "/traces/guide.trc"], "--object 999 is not an object"),
+      (["timeline", "--from", "10", "--to", "5", "x.trc"], "--from"),
+      (["graph", "--scope", "FirstView.bod", Paths.root + "/traces/guide.trc"], "closest: FirstView.body"),
+      (["graph", "--type", "Modle", Paths.root + "/traces/guide.trc"], "--type 'Modle'"),
+      // Limits that can never pass, and a tolerance that lets everything pass.
+      (["check", Paths.root + "/traces/guide.trc", "--max", "Model.property:invalidations<=-1"], "can never pass"),
+      (["check", Paths.root + "/traces/guide.trc", "--max", "Model.property:invalidations<0"], "can never pass"),
+      (
+        ["check", Paths.root + "/traces/guide.trc", "--max", "Model.property:writes<=9", "--tolerance", "inf"],
+        "--tolerance"
+      ),
+      // A trace file that cannot be created: said before running the command, which would run untraced.
+      (["record", "-o", "/tmp", "--", "true"], "-o /tmp is a directory"),
+      (["record", "-o", "/nonexistent/dir/run.trc", "--", "true"], "cannot create -o /nonexistent/dir/run.trc"),
     ])
   func badInput(arguments: [String], mention: String) {
     let result = Run.command(arguments)

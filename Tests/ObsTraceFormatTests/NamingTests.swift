@@ -24,6 +24,11 @@ struct NamingTests {
       ("closure #1 () -> () in Demo.Store.reload() -> ()", "Demo/main.swift:49"),
       ("(3) suspend resume partial function for Demo.guide() async -> ()", "Demo/main.swift:49"),
       ("obstrace_demo_main", "obstrace_demo/main.swift:49"),
+      // Closures in top-level code (a Thread's block, a Task's body): their context is the module.
+      ("closure #8 in app", "app/main.swift:49"),
+      ("closure #1 @Sendable () async -> () in app", "app/main.swift:49"),
+      ("(1) suspend resume partial function for closure #1 @Sendable () async -> () in app", "app/main.swift:49"),
+      ("implicit closure #2 () -> Swift.Int in closure #1 () -> () in app", "app/main.swift:49"),
     ])
   func callSiteLabel(function: String, label: String) {
     let frame = SymbolizedFrame(address: 1, function: function, file: "/src/Demo/main.swift", line: 49)
