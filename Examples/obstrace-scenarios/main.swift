@@ -258,6 +258,12 @@ func fillDisk() {
 /// age), then dies by SIGKILL: no exit handler runs, and the trace must still hold every write.
 func killed() {
   let counter = Counter()
+  // A scope labelled by its call site: a killed process writes no symbol table, so only `obstrace symbolize`
+  // can name it.
+  withObservationTracking {
+    _ = counter.count
+  } onChange: {
+  }
   for value in 1...10_000 { counter.count = value }
   Thread.sleep(forTimeInterval: 1.5)
   kill(getpid(), SIGKILL)

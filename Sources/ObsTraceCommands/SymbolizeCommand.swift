@@ -1,3 +1,4 @@
+import Foundation
 import ObsTraceFormat
 import ObsTraceSymbols
 
@@ -18,7 +19,8 @@ enum SymbolizeCommand: TraceCommand {
     A recording writes its symbol table when it stops; a process that was killed leaves a trace without one.
     The trace records the modules the process had loaded and where; this command resolves the key-path getters
     and call stacks against those files with libdw (they must be unchanged) and writes the trace again with a
-    symbol table. Whole chunks are copied; a truncated trace stays marked truncated.
+    symbol table. Everything else is copied byte for byte: a damaged or truncated trace stays damaged or truncated
+    (and fails 'obstrace check' as before).
 
     OPTIONS:
       -o, --output <file>   Where to write (default: replace the input).
@@ -34,7 +36,17 @@ enum SymbolizeCommand: TraceCommand {
       arguments)
     let path = try TraceInput.singlePath(parsed, command: name)
     let reader = try TraceInput.open(path, command: name)
-    reader.forEachChunk { _ in }  // gathers every definition
+    // Gathers every definition, and the stack each call-site label's `withObservationTracking` scopes began with:
+    // a trace recorded before labels stated their own stack names such a label from its first scope's stack (an
+    // `Observations` run begins in the iterator, away from the call site its label names: never from there).
+    var beginStacks: [UInt32: UInt32] = [:]
+    reader.forEachEvent { event in
+      if event.kind == .scopeBegin, event.flags == ScopeKind.tracking.rawValue, event.stack != 0,
+        beginStacks[event.key] == nil
+      {
+        beginStacks[event.key] = event.stack
+      }
+    }
     let definitions = reader.definitions
     guard !reader.modules.isEmpty else {
       throw CommandError("obstrace symbolize: \(path) has no module map; it cannot be symbolized after the fact")
@@ -47,42 +59,85 @@ enum SymbolizeCommand: TraceCommand {
     var callerLabels: [(label: UInt32, stack: [UInt64])] = []
     let prefix = "<call site of stack #"
     for (label, text) in definitions.labels where text.hasPrefix(prefix) {
-      if let id = UInt32(text.dropFirst(prefix.count).prefix { $0.isNumber }), let stack = definitions.stacks[id] {
+      let own = UInt32(text.dropFirst(prefix.count).prefix { $0.isNumber }).flatMap { definitions.stacks[$0] }
+      if let stack = own ?? beginStacks[label].flatMap({ definitions.stacks[$0] }) {
         callerLabels.append((label, stack))
       }
     }
     let sources = SymbolSources(
       properties: definitions.properties.map { ($0.key, $0.value) }, types: [],
       stacks: Array(definitions.stacks.values), callerLabels: callerLabels)
-    let table = SymbolTableBuilder.build(sources) { addresses, returnAddresses in
+    var table = SymbolTableBuilder.build(sources) { addresses, returnAddresses in
       symbolizer.resolve(Array(addresses), returnAddresses: returnAddresses)
     }
+    let resolved = table
+    // What a clean stop already named stays as it was.
+    table.merge(definitions.symbols)
     let destination = parsed.value("output") ?? path
+    try rewrite(reader, with: table, to: destination)
+    // Damage and a cut end are copied as they are: the rewritten trace reads (and fails `check`) the same way.
+    var kept: [String] = []
+    if !reader.damage.isEmpty {
+      kept.append("\(reader.damage.count) damaged chunk\(reader.damage.count == 1 ? "" : "s")")
+    }
+    if reader.truncated { kept.append("truncated") }
+    output.writeError(
+      "obstrace symbolize: named \(resolved.propertyNames.count) of \(definitions.properties.count) properties, "
+        + "\(resolved.labelNames.count) call-site labels, \(resolved.frames.count) frames; wrote \(destination)"
+        + (kept.isEmpty ? "" : " (still " + kept.joined(separator: ", ") + ", as the input)") + "\n")
+    return 0
+  }
+
+  /// Writes the trace again, byte for byte, with `table` as a symbols chunk right after the header in place of
+  /// the whole symbols chunks it had: damaged chunks, the footer (or its absence) and a cut end are copied as they
+  /// are, so the result is exactly as complete as the input.
+  static func rewrite(_ reader: TraceReader, with table: SymbolTable, to destination: String) throws(CommandError) {
+    var replaced: [Range<UInt64>] = []
+    reader.forEachWholeChunkRange { type, range in
+      if type == .symbols { replaced.append(range) }
+    }
+    guard let symbols = TraceFileWriter.chunk(.symbols, payload: ChunkPayload.symbols(table)) else {
+      throw CommandError("obstrace symbolize: zlib could not compress the symbol table")
+    }
     let temporary = destination + ".symbolizing"
+    guard let input = FileHandle(forReadingAtPath: reader.path) else {
+      throw CommandError("obstrace symbolize: cannot read \(reader.path)")
+    }
+    defer { try? input.close() }
+    guard FileManager.default.createFile(atPath: temporary, contents: nil),
+      let result = FileHandle(forWritingAtPath: temporary)
+    else {
+      throw CommandError("obstrace symbolize: cannot write \(temporary) (\(String(cString: strerror(errno))))")
+    }
     do {
-      let writer = try TraceFileWriter(path: temporary, header: reader.header)
-      var footer: [UInt8]?
-      try reader.forEachWholeChunk { type, payload throws(TraceFileError) in
-        switch type {
-        case .symbols: break
-        case .footer: footer = payload
-        default: try writer.writeChunk(type, payload: payload)
+      func copy(_ range: Range<UInt64>) throws {
+        try input.seek(toOffset: range.lowerBound)
+        var remaining = range.count
+        while remaining > 0 {
+          let block = try input.read(upToCount: min(remaining, 1 << 20)) ?? Data()
+          if block.isEmpty { break }
+          try result.write(contentsOf: block)
+          remaining -= block.count
         }
       }
-      try writer.writeChunk(.symbols, payload: ChunkPayload.symbols(table))
-      if let footer { try writer.writeChunk(.footer, payload: footer) }
-      writer.close()
+      try copy(0..<reader.chunksOffset)
+      try result.write(contentsOf: Data(symbols))
+      var position = reader.chunksOffset
+      for range in replaced {
+        try copy(position..<range.lowerBound)
+        position = range.upperBound
+      }
+      let size = try input.seekToEnd()
+      try copy(position..<max(position, size))
+      try result.close()
     } catch {
+      try? result.close()
       unlink(temporary)
-      throw CommandError("obstrace symbolize: \(error)")
+      throw CommandError("obstrace symbolize: cannot write \(destination) (\(error.localizedDescription))")
     }
     guard rename(temporary, destination) == 0 else {
       unlink(temporary)
       throw CommandError("obstrace symbolize: cannot write \(destination) (\(String(cString: strerror(errno))))")
     }
-    output.writeError(
-      "obstrace symbolize: named \(table.propertyNames.count) of \(definitions.properties.count) properties, "
-        + "\(table.labelNames.count) call-site labels, \(table.frames.count) frames; wrote \(destination)\n")
-    return 0
   }
 }

@@ -171,13 +171,7 @@ public struct ChunkEncoder {
       break
     }
     if scope != 0 { defineScope(scope, definitions, stamps, into: &bytes) }
-    if stack != 0, stamps.mark(.stack, stack, generation) {
-      let frames = definitions.stack(stack)
-      bytes.append(DefinitionTag.stack.rawValue)
-      bytes.appendVarint(stack)
-      bytes.appendVarint(frames.count)
-      for frame in frames { bytes.appendVarint(frame) }
-    }
+    if stack != 0 { defineStack(stack, definitions, stamps, into: &bytes) }
     if !bytes.isEmpty { write(bytes) }
     // Remember what is now stated, for `append`'s fast path: an object counts once its type was given with it.
     if Self.carriesObjectType(kind.rawValue) && object != 0 && aux != 0 {
@@ -213,9 +207,24 @@ public struct ChunkEncoder {
     _ id: UInt32, _ definitions: TraceDefinitionSource, _ stamps: DefinitionStamps, into bytes: inout [UInt8]
   ) {
     guard stamps.mark(.label, id, generation) else { return }
+    // The stack a call-site label is named from at stop: stated with the label, since no event need carry it
+    // (`obstrace symbolize` names the label from it when the process was killed before stop).
+    let stack = definitions.labelStack(id)
+    if stack != 0 { defineStack(stack, definitions, stamps, into: &bytes) }
     bytes.append(DefinitionTag.label.rawValue)
     bytes.appendVarint(id)
     bytes.appendString(definitions.label(id))
+  }
+
+  private func defineStack(
+    _ id: UInt32, _ definitions: TraceDefinitionSource, _ stamps: DefinitionStamps, into bytes: inout [UInt8]
+  ) {
+    guard stamps.mark(.stack, id, generation) else { return }
+    let frames = definitions.stack(id)
+    bytes.append(DefinitionTag.stack.rawValue)
+    bytes.appendVarint(id)
+    bytes.appendVarint(frames.count)
+    for frame in frames { bytes.appendVarint(frame) }
   }
 
   private func defineScope(

@@ -6,4 +6,11 @@ public protocol TraceDefinitionSource: AnyObject {
   func label(_ id: UInt32) -> String
   func scope(_ id: UInt32) -> ScopeDefinition?
   func stack(_ id: UInt32) -> [UInt64]
+  /// For a label that is a call site named after it at stop (`<call site of stack #N>`), the stack N to find the
+  /// site in; 0 otherwise. A trace states it with the label, so that a killed process's trace can be symbolized.
+  func labelStack(_ id: UInt32) -> UInt32
+}
+
+extension TraceDefinitionSource {
+  public func labelStack(_ id: UInt32) -> UInt32 { 0 }
 }

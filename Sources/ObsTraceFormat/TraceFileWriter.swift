@@ -55,9 +55,21 @@ public final class TraceFileWriter {
 
   /// Compresses `payload` and appends it as one chunk.
   public func writeChunk(_ type: ChunkType, payload: [UInt8]) throws(TraceFileError) {
-    guard let compressed = deflater.compress(payload) else {
+    guard let frame = Self.chunk(type, payload: payload, deflater: deflater) else {
       throw TraceFileError(.cannotWrite, path: path, "zlib could not compress a chunk")
     }
+    try writeAll(frame)
+    chunksWritten += 1
+  }
+
+  /// One whole chunk as it is written in a file: framed, compressed, checksummed (for rewriting a trace byte for
+  /// byte around it); nil when zlib fails.
+  public static func chunk(_ type: ChunkType, payload: [UInt8]) -> [UInt8]? {
+    chunk(type, payload: payload, deflater: Deflater())
+  }
+
+  private static func chunk(_ type: ChunkType, payload: [UInt8], deflater: Deflater) -> [UInt8]? {
+    guard let compressed = deflater.compress(payload) else { return nil }
     var frame = TraceFormat.chunkMagic
     frame.reserveCapacity(TraceFormat.chunkHeaderSize + compressed.count)
     frame.append(type.rawValue)
@@ -66,8 +78,7 @@ public final class TraceFileWriter {
     let checksum = crc32Checksum(compressed, initial: crc32Checksum(Array(frame[4..<13])))
     frame.appendLittleEndian(checksum)
     frame.append(contentsOf: compressed)
-    try writeAll(frame)
-    chunksWritten += 1
+    return frame
   }
 
   /// Closes the file; later writes fail.

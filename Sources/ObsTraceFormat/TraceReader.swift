@@ -145,6 +145,17 @@ public final class TraceReader {
     while let chunk = Self.nextChunk(in: file, from: &offset, &scan) { try body(chunk.type, chunk.payload) }
   }
 
+  /// Where the first chunk begins: the bytes before it are the header.
+  public var chunksOffset: UInt64 { firstChunkOffset }
+
+  /// Calls `body` with the type and byte range of every whole chunk, in file order; what lies between them is
+  /// damage or a cut end (for rewriting a trace that keeps them as they are).
+  public func forEachWholeChunkRange(_ body: (ChunkType, Range<UInt64>) throws -> Void) rethrows {
+    var offset = firstChunkOffset
+    var scan = ChunkScan(reporting: false)
+    while let chunk = Self.nextChunk(in: file, from: &offset, &scan) { try body(chunk.type, chunk.offset..<offset) }
+  }
+
   /// Calls `body` with every whole events chunk, in file order (each thread's chunks in its own order).
   public func forEachChunk(_ body: (EventChunk) throws -> Void) rethrows {
     damage = trailingDamage

@@ -277,4 +277,5 @@ final class FlusherDefinitions: TraceDefinitionSource {
   func label(_ id: UInt32) -> String { Interner.shared.label(id) }
   func scope(_ id: UInt32) -> ScopeDefinition? { scopes[id] }
   func stack(_ id: UInt32) -> [UInt64] { Interner.shared.stack(id) }
+  func labelStack(_ id: UInt32) -> UInt32 { Interner.shared.labelStack(id) }
 }

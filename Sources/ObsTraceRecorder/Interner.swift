@@ -231,6 +231,11 @@ final class Interner: Sendable {
     tables.withLock { Int(id) < $0.labels.count ? $0.labels[Int(id)] : "" }
   }
 
+  /// The stack a call-site label is named from at stop, or 0 (a name).
+  func labelStack(_ id: UInt32) -> UInt32 {
+    tables.withLock { $0.callerLabels[id] ?? 0 }
+  }
+
   func stack(_ id: UInt32) -> [UInt64] {
     tables.withLock { Int(id) < $0.stacks.count ? $0.stacks[Int(id)] : [] }
   }

@@ -112,6 +112,35 @@ struct EndToEndTests {
     #expect(named.truncated)
     #expect(named.definitions.propertyName(1) == "Counter.count")
     #expect(sites == ["main.swift"])
+    // Its scope, labelled by its call site, is named too: the label's stack is stated with the label.
+    let scopes = Run.command(["report", symbolized]).standardOutput
+    #expect(scopes.contains("obstrace_scenarios/main.swift:\(killedScopeLine) "), "\(scopes)")
+    #expect(!scopes.contains("<call site of stack"))
+
+    // A damaged chunk and the cut end stay as they were: symbolize never makes a trace look complete.
+    var bytes = try Data(contentsOf: URL(fileURLWithPath: trace))
+    bytes[bytes.count / 2] ^= 0x5a
+    let damaged = Paths.temporary("killed-damaged.trc")
+    try bytes.write(to: URL(fileURLWithPath: damaged))
+    let reportBefore = Run.command(["report", damaged]).standardOutput.split(separator: "\n")[1]
+    #expect(reportBefore.contains("1 damaged"))
+    #expect(reportBefore.contains("TRUNCATED"))
+    let rewritten = Run.command(["symbolize", damaged])  // in place
+    #expect(rewritten.status == 0)
+    #expect(rewritten.standardError.contains("still 1 damaged chunk, truncated"), "\(rewritten.standardError)")
+    let after = Run.command(["check", damaged, "--max", "Counter.count:writes<=10000"])
+    #expect(after.status == 1)
+    #expect(after.standardOutput.contains("FAILED: the trace was cut short"))
+    #expect(after.standardOutput.contains("1 damaged chunk(s) were skipped"))
+    #expect(Run.command(["report", damaged]).standardOutput.split(separator: "\n")[1] == reportBefore)
+  }
+
+  /// The line of the scope in `obstrace-scenarios killed`.
+  var killedScopeLine: Int {
+    let source = try! String(contentsOfFile: Paths.root + "/Examples/obstrace-scenarios/main.swift", encoding: .utf8)
+    let lines = source.split(separator: "\n", omittingEmptySubsequences: false)
+    let start = lines.firstIndex { $0.hasPrefix("func killed()") }!
+    return lines[start...].firstIndex { $0.contains("withObservationTracking {") }! + 1
   }
 
   @Test(
