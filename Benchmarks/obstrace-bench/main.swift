@@ -132,23 +132,33 @@ if CommandLine.arguments.count == 5, CommandLine.arguments[1] == "--write-trace"
   exit(0)
 }
 
-// `obstrace-bench --profile scope|read|write|loop N`: only run one traced case N times, recording (perf record).
-// `--profile-off …` runs it without recording, `--profile-plain …` its untraced twin.
+// `obstrace-bench --profile scope|read|write|loop N`: only run one traced case N times, recording with the options
+// of the environment (`OBSTRACE_BACKTRACES`…), for perf record or callgrind; prints the case's ns per operation and
+// the whole run's CPU (every thread, from before the start to after the stop) on stderr. `--profile-off …` runs it
+// without recording, `--profile-plain …` its untraced twin.
 if CommandLine.arguments.count == 4, CommandLine.arguments[1].hasPrefix("--profile"),
   let count = Int(CommandLine.arguments[3])
 {
   let mode = CommandLine.arguments[1]
+  let cpuBefore = obstrace_bench_process_cpu()
   if mode == "--profile" {
-    try! Recorder.start(to: NSTemporaryDirectory() + "obstrace-profile.trc", options: RecordingOptions())
+    let options = RecordingOptions.fromEnvironment(ProcessInfo.processInfo.environment).options
+    try! Recorder.start(to: NSTemporaryDirectory() + "obstrace-profile.trc", options: options)
   }
   let plain = mode == "--profile-plain"
+  let start = obstrace_bench_now()
   switch CommandLine.arguments[2] {
   case "scope": blackHole(plain ? plainScopes(count) : tracedScopes(count))
   case "read": blackHole(plain ? plainReads(count) : tracedReads(count))
   case "write": blackHole(plain ? plainWrites(count) : tracedWrites(count))
   default: blackHole(plain ? plainLoop(count) : tracedLoop(count))
   }
+  let elapsed = obstrace_bench_now() - start
   if mode == "--profile" { Recorder.stop() }
+  let cpu = obstrace_bench_process_cpu() - cpuBefore
+  FileHandle.standardError.write(
+    "\(fixed(Double(elapsed) / Double(count))) ns/op; CPU \(fixed(Double(cpu) / Double(count))) ns/op\n".data(
+      using: .utf8)!)
   exit(0)
 }
 

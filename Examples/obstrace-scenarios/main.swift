@@ -8,7 +8,7 @@
 //   obstrace-scenarios threads        writes on worker threads fire a scope installed on the main thread
 //   obstrace-scenarios racing-read    a scope re-run on another thread reads while the write that woke it is in progress
 //   obstrace-scenarios fill-disk      the trace file hits its size limit mid-run; the program goes on
-//   obstrace-scenarios killed         10,000 writes, then SIGKILL: the trace keeps every one of them
+//   obstrace-scenarios killed         10,000 writes in two chunks, then SIGKILL: the trace keeps every one of them
 import Dispatch
 import Foundation
 import ObsTrace
@@ -264,7 +264,10 @@ func killed() {
     _ = counter.count
   } onChange: {
   }
-  for value in 1...10_000 { counter.count = value }
+  // Two halves a chunk's age apart, so that the trace has two events chunks (the test damages one of them).
+  for value in 1...5_000 { counter.count = value }
+  Thread.sleep(forTimeInterval: 0.5)
+  for value in 5_001...10_000 { counter.count = value }
   Thread.sleep(forTimeInterval: 1.5)
   kill(getpid(), SIGKILL)
 }

@@ -23,6 +23,9 @@ public struct ChunkEncoder {
   private var statedProperty: UInt32 = 0
   private var statedScope: UInt32 = 0
   private var statedStack: UInt32 = 0
+  /// The object and key of the chunk's previous event (0 before the first), for `EventMask.sameObjectAndKey`.
+  private var previousObject: UInt32 = 0
+  private var previousKey: UInt32 = 0
 
   /// The most bytes one event takes: kind, flags, mask, a 64-bit delta and six 32-bit fields as varints.
   static let maximumEventSize = 3 + 10 + 6 * 5
@@ -87,55 +90,71 @@ public struct ChunkEncoder {
   ///
   /// Layout: kind, flags, a presence mask, the time delta, then only the fields the mask names (depth, object,
   /// key, scope, aux, stack, in that order) that are not zero. An event about an object whose type the chunk has
-  /// stated leaves `aux` (the type) out: the reader takes it from the object's definition.
+  /// stated leaves `aux` (the type) out: the reader takes it from the object's definition. Two mask bits make the
+  /// common events short (version 2): `EventMask.sameObjectAndKey` (the object and key of the chunk's previous
+  /// event, written once for a run of events about one property) and `EventMask.sameTime` (no time delta: the
+  /// event took its thread's previous time, as didSets and most reads do).
   public mutating func append(
     kind: UInt8, flags: UInt8, time: UInt64, depth: UInt16, object: UInt32, key: UInt32, scope: UInt32, aux: UInt32,
     stack: UInt32, definitions: TraceDefinitionSource, stamps: DefinitionStamps
   ) {
     let carriesObjectType = Self.carriesObjectType(kind)
-    // The common case (an access, willSet or didSet of what the previous event was about) states nothing.
-    if !(carriesObjectType && object == statedObject && key == statedProperty && scope == statedScope
-      && stack == statedStack)
-    {
+    // The common case (an access, willSet or didSet of what an earlier event was about) states nothing, or only a
+    // stack: a write's stack alternates with its didSet's and its reads' none.
+    if !(carriesObjectType && object == statedObject && key == statedProperty && scope == statedScope) {
       define(kind: kind, object: object, key: key, scope: scope, aux: aux, stack: stack, definitions, stamps)
+    } else if stack != 0 && stack != statedStack {
+      var bytes: [UInt8] = []
+      defineStack(stack, definitions, stamps, into: &bytes)
+      if !bytes.isEmpty { write(bytes) }
+      statedStack = stack
     }
     let time = max(time, lastTime)
+    let delta = time &- lastTime
     let auxIsObjectType = object != 0 && carriesObjectType
+    let sameObjectAndKey = object == previousObject && key == previousKey && (object | key) != 0
     var mask: UInt8 = 0
-    if depth != 0 { mask |= 1 }
-    if object != 0 { mask |= 2 }
-    if key != 0 { mask |= 4 }
-    if scope != 0 { mask |= 8 }
-    if aux != 0 && !auxIsObjectType { mask |= 16 }
-    if stack != 0 { mask |= 32 }
+    if depth != 0 { mask |= EventMask.depth }
+    if !sameObjectAndKey {
+      if object != 0 { mask |= EventMask.object }
+      if key != 0 { mask |= EventMask.key }
+    } else {
+      mask |= EventMask.sameObjectAndKey
+    }
+    if scope != 0 { mask |= EventMask.scope }
+    if aux != 0 && !auxIsObjectType { mask |= EventMask.aux }
+    if stack != 0 { mask |= EventMask.stack }
+    if delta == 0 { mask |= EventMask.sameTime }
     reserve(Self.maximumEventSize)
-    let delta = time - lastTime
     byteCount = storage.withUnsafeMutableBufferPointer { buffer in
+      let base = buffer.baseAddress!
       var count = byteCount
       @inline(__always) func put(_ value: UInt64) {
         var value = value
         while value >= 0x80 {
-          buffer[count] = UInt8(truncatingIfNeeded: value) | 0x80
-          count += 1
+          base[count] = UInt8(truncatingIfNeeded: value) | 0x80
+          count &+= 1
           value >>= 7
         }
-        buffer[count] = UInt8(value)
-        count += 1
+        base[count] = UInt8(truncatingIfNeeded: value)
+        count &+= 1
       }
-      buffer[count] = kind
-      buffer[count + 1] = flags
-      buffer[count + 2] = mask
-      count += 3
-      put(delta)
-      if mask & 1 != 0 { put(UInt64(depth)) }
-      if mask & 2 != 0 { put(UInt64(object)) }
-      if mask & 4 != 0 { put(UInt64(key)) }
-      if mask & 8 != 0 { put(UInt64(scope)) }
-      if mask & 16 != 0 { put(UInt64(aux)) }
-      if mask & 32 != 0 { put(UInt64(stack)) }
+      base[count] = kind
+      base[count &+ 1] = flags
+      base[count &+ 2] = mask
+      count &+= 3
+      if mask & EventMask.sameTime == 0 { put(delta) }
+      if mask & EventMask.depth != 0 { put(UInt64(depth)) }
+      if mask & EventMask.object != 0 { put(UInt64(object)) }
+      if mask & EventMask.key != 0 { put(UInt64(key)) }
+      if mask & EventMask.scope != 0 { put(UInt64(scope)) }
+      if mask & EventMask.aux != 0 { put(UInt64(aux)) }
+      if mask & EventMask.stack != 0 { put(UInt64(stack)) }
       return count
     }
     lastTime = time
+    previousObject = object
+    previousKey = key
     eventCount += 1
   }
 
@@ -178,8 +197,19 @@ public struct ChunkEncoder {
       statedObject = object
       statedProperty = key
       statedScope = scope
-      statedStack = stack
     }
+    if stack != 0 { statedStack = stack }
+  }
+
+  private func defineStack(
+    _ id: UInt32, _ definitions: TraceDefinitionSource, _ stamps: DefinitionStamps, into bytes: inout [UInt8]
+  ) {
+    guard stamps.mark(.stack, id, generation) else { return }
+    let frames = definitions.stack(id)
+    bytes.append(DefinitionTag.stack.rawValue)
+    bytes.appendVarint(id)
+    bytes.appendVarint(frames.count)
+    for frame in frames { bytes.appendVarint(frame) }
   }
 
   private func defineType(
@@ -214,17 +244,6 @@ public struct ChunkEncoder {
     bytes.append(DefinitionTag.label.rawValue)
     bytes.appendVarint(id)
     bytes.appendString(definitions.label(id))
-  }
-
-  private func defineStack(
-    _ id: UInt32, _ definitions: TraceDefinitionSource, _ stamps: DefinitionStamps, into bytes: inout [UInt8]
-  ) {
-    guard stamps.mark(.stack, id, generation) else { return }
-    let frames = definitions.stack(id)
-    bytes.append(DefinitionTag.stack.rawValue)
-    bytes.appendVarint(id)
-    bytes.appendVarint(frames.count)
-    for frame in frames { bytes.appendVarint(frame) }
   }
 
   private func defineScope(

@@ -2,7 +2,8 @@
 /// together, and bump `version` for any change an older reader could misread. Version 2 (unreleased; later changes of
 /// this session extend it): header flags, the `untraced` scope kind, inlined frames in the symbols chunk, a
 /// scope's instance in `scopeBegin`, the reason of `trackingCancelled`,
-/// didSet flag 4 (`_modify`), event kind 13 (`objectBound`).
+/// didSet flag 4 (`_modify`), event kind 13 (`objectBound`), the event mask's `sameObjectAndKey` and `sameTime`
+/// bits.
 public enum TraceFormat {
   /// The first eight bytes of every trace file.
   public static let magic: [UInt8] = Array("OBSTRACE".utf8)
@@ -175,6 +176,22 @@ public enum HeaderFlags {
 public enum ChunkFlags {
   /// The thread exited: no chunk of it follows.
   public static let threadEnded: UInt8 = 1
+}
+
+/// The bits of an event's presence mask: which fields follow the event's kind, flags and mask.
+public enum EventMask {
+  public static let depth: UInt8 = 1
+  public static let object: UInt8 = 2
+  public static let key: UInt8 = 4
+  public static let scope: UInt8 = 8
+  public static let aux: UInt8 = 16
+  public static let stack: UInt8 = 32
+  /// Version 2: the object and key are those of the chunk's previous event (0 and 0 before its first); bits 1 and
+  /// 2 are then clear.
+  public static let sameObjectAndKey: UInt8 = 64
+  /// Version 2: no time delta follows; the event has the time of the chunk's previous event (its first time for
+  /// the first).
+  public static let sameTime: UInt8 = 128
 }
 
 /// The kinds of scopes, stored in the `flags` of `scopeBegin`.

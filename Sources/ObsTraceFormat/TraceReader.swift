@@ -460,6 +460,9 @@ public final class TraceReader {
         var time = firstTime
         var lastObject: UInt32 = 0
         var lastObjectType: UInt32 = 0
+        // The previous event's object and key, for `EventMask.sameObjectAndKey`.
+        var previousObject: UInt32 = 0
+        var previousKey: UInt32 = 0
         result.events.reserveCapacity(raw.count / 8)
         while !cursor.isAtEnd {
           let tag = try cursor.readByte()
@@ -475,15 +478,28 @@ public final class TraceReader {
           guard let kind = EventKind(rawValue: tag) else { throw CursorError.malformed }
           let flags = try cursor.readByte()
           let mask = try cursor.readByte()
-          let (sum, overflow) = time.addingReportingOverflow(try cursor.readVarint())
-          if overflow { throw CursorError.timeOverflow }
-          time = sum
-          let depth = mask & 1 != 0 ? try cursor.readVarint() : 0
-          let object = mask & 2 != 0 ? try cursor.readVarint32() : 0
-          let key = mask & 4 != 0 ? try cursor.readVarint32() : 0
-          let scope = mask & 8 != 0 ? try cursor.readVarint32() : 0
-          var aux = mask & 16 != 0 ? try cursor.readVarint32() : 0
-          let stack = mask & 32 != 0 ? try cursor.readVarint32() : 0
+          if mask & EventMask.sameTime == 0 {
+            let (sum, overflow) = time.addingReportingOverflow(try cursor.readVarint())
+            if overflow { throw CursorError.timeOverflow }
+            time = sum
+          }
+          let depth = mask & EventMask.depth != 0 ? try cursor.readVarint() : 0
+          let object: UInt32
+          let key: UInt32
+          if mask & EventMask.sameObjectAndKey != 0 {
+            // The writer never names a field it says is repeated.
+            if mask & (EventMask.object | EventMask.key) != 0 { throw CursorError.malformed }
+            object = previousObject
+            key = previousKey
+          } else {
+            object = mask & EventMask.object != 0 ? try cursor.readVarint32() : 0
+            key = mask & EventMask.key != 0 ? try cursor.readVarint32() : 0
+          }
+          previousObject = object
+          previousKey = key
+          let scope = mask & EventMask.scope != 0 ? try cursor.readVarint32() : 0
+          var aux = mask & EventMask.aux != 0 ? try cursor.readVarint32() : 0
+          let stack = mask & EventMask.stack != 0 ? try cursor.readVarint32() : 0
           if aux == 0, object != 0, ChunkEncoder.carriesObjectType(tag) {
             // Runs of events about one object are the rule: look its type up once per run.
             if object != lastObject {

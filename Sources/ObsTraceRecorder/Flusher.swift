@@ -176,9 +176,16 @@ final class Flusher: @unchecked Sendable {
       let stamps = self.stamps
       var lastTime = lastTimes[thread] ?? 0
       defer { lastTimes[thread] = lastTime }
+      // An untimed event (a didSet, most reads) repeats the ticks of the event before it: no conversion for it.
+      var lastTicks = UInt64.max
+      var lastTicksTime: UInt64 = 0
       for record in records {
         definitions.note(record)
-        let time = max(clock.nanoseconds(record.time), lastTime)
+        if record.time != lastTicks {
+          lastTicks = record.time
+          lastTicksTime = clock.nanoseconds(record.time)
+        }
+        let time = max(lastTicksTime, lastTime)
         lastTime = time
         // The in-test recording tag (objectCreated's aux) stays in the process.
         let tagged = record.kind == EventKind.objectCreated.rawValue
@@ -256,7 +263,14 @@ final class FlusherDefinitions: TraceDefinitionSource {
   static let maximumScopes = 1 << 20
   private var scopes: [UInt32: ScopeDefinition] = [:]
 
+  @inline(__always)
   func note(_ record: obstrace_record) {
+    // Accesses, willSets and didSets (kinds 1–3), most of every trace, define no scope.
+    if record.kind <= EventKind.didSet.rawValue { return }
+    noteScope(record)
+  }
+
+  private func noteScope(_ record: obstrace_record) {
     switch record.kind {
     case EventKind.scopeBegin.rawValue:
       if scopes.count >= Self.maximumScopes { scopes.removeAll(keepingCapacity: true) }

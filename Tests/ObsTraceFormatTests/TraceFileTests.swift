@@ -154,6 +154,82 @@ struct TraceFileTests {
     #expect(events.last?.flags == (version >= 2 ? 2 : 0))
   }
 
+  @Test("a run of events about one property, without a clock read, is written in three bytes an event and read back")
+  func repeatedObjectAndTime() throws {
+    let path = temporaryPath("runs.trc")
+    let writer = try TraceFileWriter(
+      path: path,
+      header: TraceHeader(
+        startWallClockNanoseconds: 1, processID: 42, executable: "/bin/fixture", dropWhenFull: false,
+        ringCapacity: 64, stackLevel: 1))
+    let definitions = SyntheticDefinitions()
+    let stamps = DefinitionStamps()
+    var encoder = ChunkEncoder(thread: 1, osThreadID: 101, sequence: 0, firstTime: 100, stamps: stamps)
+    var written: [TraceEvent] = []
+    var sizes: [Int] = []
+    // A write with its stack and its didSet, then reads of the same property at the write's time, twice over; then
+    // an event about another object, and one with neither object nor key.
+    let kinds: [EventKind] = [.willSet, .didSet, .access, .access, .willSet, .didSet, .access]
+    for (index, kind) in kinds.enumerated() {
+      let time: UInt64 = index < 4 ? 150 : 170
+      written.append(
+        TraceEvent(
+          kind: kind, flags: 0, thread: 1, time: time, depth: 0, object: 9, key: 4, scope: 0, aux: 2,
+          stack: kind == .willSet ? 6 : 0))
+    }
+    written.append(
+      TraceEvent(kind: .access, flags: 0, thread: 1, time: 170, depth: 0, object: 8, key: 4, scope: 0, aux: 2, stack: 0)
+    )
+    written.append(
+      TraceEvent(
+        kind: .trackingCancelled, flags: 0, thread: 1, time: 170, depth: 0, object: 0, key: 0, scope: 3, aux: 0,
+        stack: 0))
+    for event in written {
+      let before = encoder.byteCount
+      encoder.append(
+        kind: event.kind.rawValue, flags: event.flags, time: event.time, depth: event.depth, object: event.object,
+        key: event.key, scope: event.scope, aux: event.aux, stack: event.stack, definitions: definitions,
+        stamps: stamps)
+      sizes.append(encoder.byteCount - before)
+    }
+    // Kind, flags and mask only: the object and key of the event before, and its time.
+    #expect(sizes[1] == 3 && sizes[2] == 3 && sizes[3] == 3 && sizes[5] == 3 && sizes[6] == 3)
+    // The second write: kind, flags, mask, its time delta and its stack, nothing else.
+    #expect(sizes[4] == 5)
+    try writer.writeChunk(.events, payload: encoder.payload(droppedSinceLastChunk: 0))
+    writer.close()
+    let (reader, events) = try readAll(path)
+    #expect(reader.damage.isEmpty)
+    #expect(events == written)
+  }
+
+  @Test("an event that says its object and key repeat the previous event's and also names them is damage")
+  func repeatedObjectAndKeyNamedAgain() throws {
+    let path = temporaryPath("repeat-named.trc")
+    let writer = try TraceFileWriter(
+      path: path,
+      header: TraceHeader(
+        startWallClockNanoseconds: 1, processID: 42, executable: "/bin/fixture", dropWhenFull: false,
+        ringCapacity: 64, stackLevel: 1))
+    let run = EventKind.observationsRun.rawValue
+    // Header: thread 1, OS thread 101, sequence 0, none dropped, first time 0, flags 0.
+    let header: [UInt8] = [1, 101, 0, 0, 0, 0]
+    // An event naming object 5 and key 7 (of a kind whose ids need no definition), then one that repeats them.
+    let good =
+      header + [run, 0, EventMask.object | EventMask.key | EventMask.scope, 3, 5, 7, 2]
+      + [run, 0, EventMask.sameObjectAndKey | EventMask.scope | EventMask.sameTime, 2]
+    let bad = header + [run, 0, EventMask.sameObjectAndKey | EventMask.object | EventMask.sameTime, 5]
+    try writer.writeChunk(.events, payload: good)
+    try writer.writeChunk(.events, payload: bad)
+    writer.close()
+    let (reader, events) = try readAll(path)
+    #expect(events.map(\.object) == [5, 5])
+    #expect(events.map(\.key) == [7, 7])
+    #expect(events.map(\.time) == [3, 3])
+    #expect(reader.damage.count == 1)
+    #expect(reader.damage.first?.message.contains("malformed") == true)
+  }
+
   @Test("reading ahead on a second thread: a consumer that stops early stops it, and a second pass reads all")
   func pipelineStopsEarly() throws {
     struct Enough: Error {}
