@@ -23,7 +23,7 @@ public struct DenseTable<Value>: Sequence {
   var denseSlots: Int { values.count }
 
   public subscript(id: UInt32) -> Value? {
-    get {
+    @inline(__always) get {
       let index = Int(id)
       if index < values.count { return values[index] }
       return sparse.isEmpty ? nil : sparse[id]
@@ -52,35 +52,67 @@ public struct DenseTable<Value>: Sequence {
   public subscript(id: UInt32, default value: @autoclosure () -> Value) -> Value {
     get { self[id] ?? value() }
     _modify {
-      if placeDensely(id) {
-        let index = Int(id)
-        if values[index] == nil {
-          values[index] = value()
-          count += 1
-          insertions += 1
-        }
-        yield &values[index]!
+      // One yield, not one per storage: the optimizer inlines an accessor with a single yield into its caller,
+      // while one with two stays a coroutine whose frame is allocated on every call (a malloc per event). The
+      // value is moved out of its slot (no copy: what it holds stays uniquely referenced), then moved back.
+      let dense = placeDensely(id)
+      var current: Value
+      if let existing = dense ? values[Int(id)].take() : sparse.removeValue(forKey: id) {
+        current = existing
       } else {
-        if sparse[id] == nil {
-          count += 1
-          insertions += 1
-        }
-        yield &sparse[id, default: value()]
+        current = value()
+        count += 1
+        insertions += 1
       }
+      defer {
+        if dense { values[Int(id)] = current } else { sparse[id] = current }
+      }
+      yield &current
     }
   }
 
   /// Mutates the value of `id` in place (created from `value` when absent).
+  @inline(__always)
   public mutating func withValue<Result>(
     _ id: UInt32, default value: @autoclosure () -> Value, _ body: (inout Value) -> Result
   ) -> Result {
-    body(&self[id, default: value()])
+    if placeDensely(id) {
+      let index = Int(id)
+      if values[index] == nil {
+        values[index] = value()
+        count += 1
+        insertions += 1
+      }
+      return body(&values[index]!)
+    }
+    if sparse[id] == nil {
+      count += 1
+      insertions += 1
+    }
+    return body(&sparse[id, default: value()])
+  }
+
+  /// Mutates the value of `id` in place if there is one; nil (and `body` not called) when there is none.
+  @inline(__always)
+  public mutating func withExisting<Result>(_ id: UInt32, _ body: (inout Value) -> Result) -> Result? {
+    let index = Int(id)
+    if index < values.count {
+      guard values[index] != nil else { return nil }
+      return body(&values[index]!)
+    }
+    guard !sparse.isEmpty, sparse[id] != nil else { return nil }
+    return body(&sparse[id]!)
   }
 
   /// Whether `id` lives in the array, growing it when the entries justify it.
+  @inline(__always)
   private mutating func placeDensely(_ id: UInt32) -> Bool {
     let index = Int(id)
     if index < values.count { return true }
+    return grow(toPlace: index)
+  }
+
+  private mutating func grow(toPlace index: Int) -> Bool {
     guard index < Self.denseSlack + 4 * insertions else { return false }
     let newCount = Swift.max(index + 1, Swift.min(values.count * 2, Self.denseSlack + 4 * insertions))
     values.append(contentsOf: repeatElement(nil, count: newCount - values.count))

@@ -37,7 +37,17 @@ public struct FindingEvidence: ReplayConsumer {
   private(set) var staleReads: [SiteKey: Int] = [:]
   /// Reads in a scope that raced a write of their property on another thread, by property and scope label.
   private(set) var racingReads: [LabelKey: Int] = [:]
-  private(set) var untrackedReads: [SiteKey: Int] = [:]
+  /// Reads outside any scope, by site.
+  var untrackedReads: [SiteKey: Int] {
+    guard let pending = pendingUntrackedReads, pending.count != 0 else { return untrackedReadCounts }
+    var counts = untrackedReadCounts
+    counts[pending.site, default: 0] += pending.count
+    return counts
+  }
+  private var untrackedReadCounts: [SiteKey: Int] = [:]
+  /// Untracked reads of one site in a row, not yet added to `untrackedReadCounts` (one hash per run of reads, not
+  /// per read: a loop reads one property at one site millions of times).
+  private var pendingUntrackedReads: (site: SiteKey, count: Int)?
   /// The last untracked read, until the next fact: if a direct willSet (`_modify`) of the same property on the
   /// same thread follows at once, that read was the `_modify`'s own access (`m.count += 1`), part of the write,
   /// not a read the program made.
@@ -45,6 +55,10 @@ public struct FindingEvidence: ReplayConsumer {
   private(set) var fanOuts: [UInt32: (count: Int, largest: Int)] = [:]
   private var writers = KeyTable<ThreadSet>()
   private var typeThreads = DenseTable<ThreadSet>()
+  /// The last (type, thread) and (object property, thread) put in the sets above: inserting them again changes
+  /// nothing, and runs of one thread's events about one object are the rule.
+  private var lastTypeThread: (type: UInt32, thread: UInt32) = (0, .max)
+  private var lastWriter: (key: PropertyKey, thread: UInt32) = (PropertyKey(object: 0, property: 0), .max)
 
   public init(fanOutThreshold: Int = 10) {
     self.fanOutThreshold = fanOutThreshold
@@ -55,24 +69,35 @@ public struct FindingEvidence: ReplayConsumer {
     lastUntrackedRead = nil
     switch fact {
     case .read(let read):
-      if read.type != 0 { typeThreads[read.type, default: ThreadSet()].insert(read.thread) }
+      noteTypeThread(read.type, read.thread)
       if read.stale { staleReads[SiteKey(property: read.key.property, stack: read.stack), default: 0] += 1 }
       if read.racing, read.scope != 0 {
         racingReads[LabelKey(property: read.key.property, label: read.label), default: 0] += 1
       }
       if read.scope == 0 {
         let site = SiteKey(property: read.key.property, stack: read.stack)
-        untrackedReads[site, default: 0] += 1
+        if let pending = pendingUntrackedReads, pending.site == site {
+          pendingUntrackedReads!.count += 1
+        } else {
+          if let pending = pendingUntrackedReads, pending.count != 0 {
+            untrackedReadCounts[pending.site, default: 0] += pending.count
+          }
+          pendingUntrackedReads = (site, 1)
+        }
         lastUntrackedRead = (read.thread, read.key, site)
       }
     case .writeBegan(let write):
       if write.direct, let read = previousUntrackedRead, read.thread == write.thread, read.key == write.key {
-        untrackedReads[read.site]! -= 1
-        if untrackedReads[read.site] == 0 { untrackedReads[read.site] = nil }
+        // That read was the last one counted: it is in the pending run.
+        pendingUntrackedReads!.count -= 1
       }
-      if write.type != 0 { typeThreads[write.type, default: ThreadSet()].insert(write.thread) }
-      writers.byObject[write.key.object, default: DenseTable()][write.key.property, default: ThreadSet()].insert(
-        write.thread)
+      noteTypeThread(write.type, write.thread)
+      if lastWriter.key != write.key || lastWriter.thread != write.thread {
+        lastWriter = (write.key, write.thread)
+        writers.byObject.withValue(write.key.object, default: DenseTable()) {
+          $0.withValue(write.key.property, default: ThreadSet()) { $0.insert(write.thread) }
+        }
+      }
     case .write(let write):
       if write.outcome == .unchanged {
         let site = SiteKey(property: write.key.property, stack: write.stack)
@@ -86,6 +111,13 @@ public struct FindingEvidence: ReplayConsumer {
     case .objectCreated, .objectFreed, .runBegan, .runEnded, .fire, .cancel, .sequenceEnded, .anomaly:
       break
     }
+  }
+
+  @inline(__always)
+  private mutating func noteTypeThread(_ type: UInt32, _ thread: UInt32) {
+    guard type != 0, lastTypeThread.type != type || lastTypeThread.thread != thread else { return }
+    lastTypeThread = (type, thread)
+    typeThreads.withValue(type, default: ThreadSet()) { $0.insert(thread) }
   }
 
   /// Properties of objects that more than one thread wrote: how many such objects, and the most threads that

@@ -70,6 +70,9 @@ public struct ReplayMachine {
   public private(set) var firstTime: UInt64?
   public private(set) var lastTime: UInt64 = 0
   private var threadSeen = DenseTable<Bool>()
+  /// The thread of the previous event: runs of one thread's events are the rule, and `threadSeen` is not touched
+  /// again for them.
+  private var lastThread: UInt32 = .max
   /// Threads that recorded events.
   public var threadsSeen: Set<UInt32> { Set(threadSeen.map(\.key)) }
   /// What the machine could not place, by kind.
@@ -103,7 +106,10 @@ public struct ReplayMachine {
     sequence += 1
     if firstTime == nil { firstTime = event.time }
     lastTime = max(lastTime, event.time)
-    threadSeen[event.thread] = true
+    if event.thread != lastThread {
+      lastThread = event.thread
+      threadSeen[event.thread] = true
+    }
     switch event.kind {
     case .objectCreated:
       liveObjects[event.object] = event.aux
@@ -256,18 +262,17 @@ public struct ReplayMachine {
   private mutating func willSet<Consumer: ReplayConsumer>(_ event: TraceEvent, _ consumer: inout Consumer) {
     let type = noteObject(event)
     let key = PropertyKey(object: event.object, property: event.key)
-    writes[event.thread, default: []].append(
-      Write(key: key, sequence: sequence, time: event.time, stack: event.stack, kind: event.flags))
+    writes.withValue(event.thread, default: []) {
+      $0.append(Write(key: key, sequence: sequence, time: event.time, stack: event.stack, kind: event.flags))
+    }
     // Coalesced: instances that read this and already fired, waiting to run again, hear nothing of this write.
     var coalesced: [UInt32] = []
     var untracedRuns: [UInt32] = []
-    if let state = keys[key] {
+    writesInProgress += 1
+    keys.withState(key) { state in
       for reader in state.readers {
         if let instance = instances[reader], instance.awaitingRerun { coalesced.append(instance.label) }
       }
-    }
-    writesInProgress += 1
-    keys.withState(key) { state in
       state.writingThreads.append(event.thread)
       if !state.untracedRuns.isEmpty { swap(&untracedRuns, &state.untracedRuns) }
     }
@@ -298,15 +303,24 @@ public struct ReplayMachine {
 
   private mutating func didSet<Consumer: ReplayConsumer>(_ event: TraceEvent, _ consumer: inout Consumer) {
     let key = PropertyKey(object: event.object, property: event.key)
-    guard let index = writes[event.thread]?.lastIndex(where: { $0.key == key }) else {
+    // In place: the thread's open writes are not copied, and the last one (the rule) is popped.
+    var found: Write?
+    writes.withExisting(event.thread) { open in
+      if !open.isEmpty, open[open.count - 1].key == key {
+        found = open.removeLast()
+      } else if let index = open.lastIndex(where: { $0.key == key }) {
+        found = open.remove(at: index)
+      }
+    }
+    guard let write = found else {
       return anomaly(.didSetWithoutWillSet, event, &consumer, key: key)
     }
-    let write = writes[event.thread, default: []].remove(at: index)
     let unchanged = event.flags & EventFlags.unchanged != 0
     writesInProgress -= 1
+    let sequence = write.sequence
     keys.withState(key) { state in
       if let writer = state.writingThreads.firstIndex(of: event.thread) { state.writingThreads.remove(at: writer) }
-      if !unchanged { state.lastRealChange = write.sequence }
+      if !unchanged { state.lastRealChange = sequence }
     }
     consumer.consume(
       .write(
@@ -447,9 +461,17 @@ struct KeyTable<State> {
   }
 }
 
+extension KeyTable {
+  /// Mutates the state of `key` in place, if it has one (nothing is created, nothing copied).
+  @inline(__always)
+  mutating func withExisting<Result>(_ key: PropertyKey, _ body: (inout State) -> Result) -> Result? {
+    byObject.withExisting(key.object) { $0.withExisting(key.property, body) } ?? nil
+  }
+}
+
 extension KeyTable where State == ReplayMachine.KeyState {
   /// Mutates the state of `key` in place (created empty).
   mutating func withState<Result>(_ key: PropertyKey, _ body: (inout State) -> Result) -> Result {
-    body(&byObject[key.object, default: DenseTable()][key.property, default: State()])
+    byObject.withValue(key.object, default: DenseTable()) { $0.withValue(key.property, default: State(), body) }
   }
 }

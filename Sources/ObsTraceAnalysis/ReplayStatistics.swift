@@ -25,16 +25,17 @@ public struct ReplayStatistics: ReplayConsumer {
   /// Mutates a label's statistics in place if the label began a run (`scopes[label]?.x += 1` would copy them,
   /// and their dictionaries, on every call).
   private mutating func modifyScope(_ label: UInt32, _ body: (inout ScopeStatistics) -> Void) {
-    guard scopes[label] != nil else { return }
-    scopes.withValue(label, default: ScopeStatistics(kind: .tracking), body)
+    _ = scopes.withExisting(label, body)
   }
 
   public mutating func consume(_ fact: ReplayFact) {
     switch fact {
     case .read(let read):
-      properties[read.key.property, default: PropertyStatistics()].reads += 1
-      if read.scope != 0 { properties[read.key.property, default: PropertyStatistics()].trackedReads += 1 }
-      if read.stale { properties[read.key.property, default: PropertyStatistics()].staleReads += 1 }
+      properties.withValue(read.key.property, default: PropertyStatistics()) {
+        $0.reads += 1
+        if read.scope != 0 { $0.trackedReads += 1 }
+        if read.stale { $0.staleReads += 1 }
+      }
       if read.label != 0 {
         modifyScope(read.label) { $0.reads[read.key.property, default: 0] += 1 }
         if collectsEdges {
@@ -42,11 +43,11 @@ public struct ReplayStatistics: ReplayConsumer {
         }
       }
     case .writeBegan(let write):
-      properties[write.key.property, default: PropertyStatistics()].writes += 1
-      for label in write.coalescedInto {
-        properties[write.key.property, default: PropertyStatistics()].coalescedWrites += 1
-        modifyScope(label) { $0.coalescedWrites += 1 }
+      properties.withValue(write.key.property, default: PropertyStatistics()) {
+        $0.writes += 1
+        $0.coalescedWrites += write.coalescedInto.count
       }
+      for label in write.coalescedInto { modifyScope(label) { $0.coalescedWrites += 1 } }
     case .write(let write):
       let fanOut = write.fired.count
       properties.withValue(write.key.property, default: PropertyStatistics()) { statistics in
@@ -84,8 +85,10 @@ public struct ReplayStatistics: ReplayConsumer {
         if fire.predicted { $0.predictedInvalidations += 1 }
       }
       if let cause = fire.cause {
-        properties[cause.property, default: PropertyStatistics()].invalidations += 1
-        if fire.predicted { properties[cause.property, default: PropertyStatistics()].predictedInvalidations += 1 }
+        properties.withValue(cause.property, default: PropertyStatistics()) {
+          $0.invalidations += 1
+          if fire.predicted { $0.predictedInvalidations += 1 }
+        }
         if collectsEdges {
           invalidationEdges[Edge(object: cause.object, property: cause.property, label: fire.label), default: (0, 0)]
             .all += 1

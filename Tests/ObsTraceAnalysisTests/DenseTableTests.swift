@@ -30,4 +30,20 @@ struct DenseTableTests {
     #expect(table[20_000] == 7)
     #expect(Array(table.map(\.key)) == Array(UInt32(1)...30_000))
   }
+
+  @Test("mutating in place counts an entry once, in the array and in the dictionary; withExisting creates nothing")
+  func mutationInPlace() {
+    var table = DenseTable<[Int]>()
+    for id in [UInt32(3), 1 << 30] {
+      table[id, default: []].append(1)
+      table[id, default: []].append(2)
+      table.withValue(id, default: []) { $0.append(3) }
+      #expect(table.withExisting(id) { $0.append(4) } != nil)
+      #expect(table[id] == [1, 2, 3, 4])
+    }
+    #expect(table.count == 2)
+    #expect(table.withExisting(4) { $0.append(1) } == nil)
+    #expect(table.withExisting(1 << 29) { $0.append(1) } == nil)
+    #expect(table.count == 2 && table[4] == nil && table[1 << 29] == nil)
+  }
 }

@@ -33,13 +33,15 @@ struct EventScript {
   }
 
   mutating func read(
-    _ object: UInt32, _ property: UInt32, in scope: UInt32 = 0, stale: Bool = false, thread: UInt32 = 1
+    _ object: UInt32, _ property: UInt32, in scope: UInt32 = 0, stale: Bool = false, thread: UInt32 = 1,
+    stack: UInt32 = 0
   ) {
     var flags: UInt8 = scope != 0 ? EventFlags.accessInScope : 0
     if stale { flags |= EventFlags.staleRead }
     add(
       TraceEvent(
-        kind: .access, flags: flags, thread: thread, time: 0, object: object, key: property, scope: scope, aux: 1))
+        kind: .access, flags: flags, thread: thread, time: 0, object: object, key: property, scope: scope, aux: 1,
+        stack: stack))
   }
 
   mutating func end(_ scope: UInt32, thread: UInt32 = 1) {

@@ -236,6 +236,25 @@ struct ReplayTests {
     #expect(untracked.map(\.count).sorted() == [1, 1])
   }
 
+  @Test("untracked reads are counted by site, however the sites interleave, less the accesses of _modify writes")
+  func untrackedReadsBySite() {
+    var script = EventScript()
+    script.created(1)
+    // Site 1 three times, site 2 twice, site 1 again, a _modify of property 1 right after a read at site 2 (its
+    // own access), then site 2 once more and a read of another property at site 1.
+    for stack in [UInt32(1), 1, 1, 2, 2, 1] { script.read(1, 1, stack: stack) }
+    script.read(1, 1, stack: 2)
+    script.write(1, 1, willSetFlags: EventFlags.willSetDirect)
+    script.read(1, 1, stack: 2)
+    script.read(1, 2, stack: 1)
+    let (replay, _) = script.replay()
+    let untracked = TraceAnalysis.findings(of: replay, definitions: TraceDefinitions()).filter {
+      $0.kind == .untrackedRead
+    }
+    // Property 1 at site 1: 4; at site 2: 3; property 2 at site 1: 1.
+    #expect(untracked.map(\.count).sorted() == [1, 3, 4])
+  }
+
   @Test("a no-op write finding counts the invalidations of its own site, not the property's total")
   func noopWriteCountsItsSite() {
     var script = EventScript()
