@@ -70,8 +70,12 @@ public struct ScopeStatistics: Sendable, Equatable {
   public var reads: [UInt32: Int] = [:]
   /// For `Observations` runs: the type of the actor each ran on (0: nonisolated) → runs.
   public var isolations: [UInt32: Int] = [:]
-  /// For `Observations` sequences: how they ended (cancelled, finished, threw) → count.
+  /// For `Observations`: the sequences (iterators) that ran.
+  public var sequences = 0
+  /// For `Observations` sequences: how they ended (cancelled, finished, threw, abandoned) → count.
   public var endings: [String: Int] = [:]
+  /// For `Observations`: sequences with no end recorded when the trace ended (a loop still waiting, or cut off).
+  public var sequencesRunningAtEnd: Int { max(0, sequences - endings.values.reduce(0, +)) }
   /// Runs whose observers were removed without a fire, by reason (sequence ended, objects freed).
   public var endedWithoutFire: [String: Int] = [:]
   /// Threads its runs ran on.
@@ -94,6 +98,7 @@ public struct ScopeStatistics: Sendable, Equatable {
     sum.coalescedWrites += other.coalescedWrites
     sum.reads.merge(other.reads, uniquingKeysWith: +)
     sum.isolations.merge(other.isolations, uniquingKeysWith: +)
+    sum.sequences += other.sequences
     sum.endings.merge(other.endings, uniquingKeysWith: +)
     sum.endedWithoutFire.merge(other.endedWithoutFire, uniquingKeysWith: +)
     sum.threads.formUnion(other.threads)

@@ -85,6 +85,9 @@ public struct ReplayMachine {
   /// Writes between their willSet and didSet, over all threads: while none is, a read races nothing.
   private var writesInProgress = 0
   private var runs: [UInt32: Run] = [:]
+  /// `Observations` runs the machine ended itself (every object they read was freed): the recorder still cancels
+  /// such a run when its sequence ends, and that cancel is of a run known to have ended, not of an unknown one.
+  private var endedWhenFreed: Set<UInt32> = []
   private var instances: [UInt32: Instance] = [:]
   private var keys = KeyTable<KeyState>()
   private var writes = DenseTable<[Write]>()
@@ -159,6 +162,8 @@ public struct ReplayMachine {
       guard runs[event.scope] != nil else {
         // One-shot tracking was already cancelled by its fire, just before.
         if event.flags == CancelReason.fired.rawValue { return }
+        // An Observations run ended when its objects were freed; its sequence ended since.
+        if endedWhenFreed.remove(event.scope) != nil { return }
         return anomaly(.eventOfUnknownScope, event, &consumer)
       }
       cancel(
@@ -360,6 +365,7 @@ public struct ReplayMachine {
     run.subscribed = false
     if run.ended {
       runs[scope] = nil
+      if derived && reason == .objectsFreed && run.sequence != 0 { endedWhenFreed.insert(scope) }
     } else {
       runs[scope] = run
     }

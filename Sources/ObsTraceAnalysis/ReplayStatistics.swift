@@ -77,6 +77,7 @@ public struct ReplayStatistics: ReplayConsumer {
         if ended.firstOfInstance { statistics.instances += 1 }
         if ended.redundant { statistics.redundantRuns += 1 }
         if ended.sequence != 0 { statistics.isolations[ended.isolation, default: 0] += 1 }
+        if ended.sequence != 0 && ended.firstOfInstance { statistics.sequences += 1 }
         statistics.threads.insert(ended.run.thread)
       }
     case .fire(let fire):

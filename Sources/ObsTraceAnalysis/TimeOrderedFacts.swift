@@ -29,7 +29,8 @@ public struct TimeOrderedFacts {
     case .fire(let fire): fire.cause == nil ? fire.time : nil
     case .cancel(let cancel): cancel.reason == .fired ? nil : cancel.time
     case .anomaly(let anomaly): anomaly.time
-    case .objectCreated, .objectFreed, .writeBegan, .runBegan, .sequenceEnded: nil
+    case .sequenceEnded(let ended): ended.ending == nil ? nil : ended.time
+    case .objectCreated, .objectFreed, .writeBegan, .runBegan: nil
     }
   }
 

@@ -138,8 +138,8 @@ enum RecordCommand: TraceCommand {
       + "\(report.scopes.count) scope label\(report.scopes.count == 1 ? "" : "s"); "
       + "\(trace.droppedEvents) dropped"
     if trace.truncated { text += "; the trace is truncated (the command did not exit cleanly)" }
-    let warnings = report.findings.filter { !$0.isInformational }.count
-    text += ". \(warnings) finding\(warnings == 1 ? "" : "s"): see 'obstrace report \(path)'."
+    // The report's own count, in the report's own words.
+    text += ". Findings: \(TraceInput.findingCounts(report)): see 'obstrace report \(path)'."
     return text
   }
 }

@@ -83,6 +83,13 @@ extension TraceInput {
     return configuration
   }
 
+  /// How many findings, as the report and `record`'s summary both say it: "2 warnings, 3 informational".
+  static func findingCounts(_ report: AnalysisReport) -> String {
+    let warnings = report.findings.filter { !$0.isInformational }.count
+    let information = report.findings.count - warnings
+    return "\(warnings) warning\(warnings == 1 ? "" : "s"), \(information) informational"
+  }
+
   static func positiveInteger(
     _ parsed: ParsedArguments, _ name: String, flag: String, command: String
   ) throws(CommandError) -> Int? {
@@ -147,11 +154,13 @@ enum ReportPrinter {
       }
       table.render(into: &out, more: report.scopes.count - top)
       for scope in report.scopes.prefix(top) where scope.statistics.kind == .observations {
-        let endings = scope.statistics.endings.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
+        var endings = scope.statistics.endings.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
+        let running = scope.statistics.sequencesRunningAtEnd
+        if running > 0 { endings.append("\(running) still running at the end (no end recorded)") }
         out.line(
           "  \(scope.label): ran on \(scope.isolations.joined(separator: ", ")), "
             + "\(scope.statistics.coalescedWrites) write\(scope.statistics.coalescedWrites == 1 ? "" : "s") coalesced, "
-            + "sequences " + (endings.isEmpty ? "still running at the end" : endings.joined(separator: ", ")))
+            + "sequences: " + endings.joined(separator: ", "))
       }
     }
     out.line()
@@ -171,7 +180,7 @@ enum ReportPrinter {
 
     let warnings = report.findings.filter { !$0.isInformational }
     let information = report.findings.filter(\.isInformational)
-    out.line("Findings: \(warnings.count) warning\(warnings.count == 1 ? "" : "s"), \(information.count) informational")
+    out.line("Findings: " + TraceInput.findingCounts(report))
     if report.findings.isEmpty { out.line("  none") }
     for finding in warnings + information.prefix(top) {
       out.line("  \(finding.isInformational ? "info" : "warning") [\(finding.kind.rawValue)] \(finding.message)")
@@ -230,6 +239,7 @@ enum ReportPrinter {
         + "\"wastedInvalidations\":\(s.wastedInvalidations),\"redundantRuns\":\(s.redundantRuns),"
         + "\"unexplainedInvalidations\":\(s.unexplainedInvalidations),\"coalescedWrites\":\(s.coalescedWrites),"
         + "\"threads\":\(s.threads.count),\"isolations\":[\(scope.isolations.map(Formatting.json).joined(separator: ","))],"
+        + "\"sequences\":\(s.sequences),\"sequencesRunningAtEnd\":\(s.sequencesRunningAtEnd),"
         + "\"endings\":{\(s.endings.sorted { $0.key < $1.key }.map { "\(Formatting.json($0.key)):\($0.value)" }.joined(separator: ","))},"
         + "\"reads\":[\(scope.reads.map(Formatting.json).joined(separator: ","))]}"
     }

@@ -270,8 +270,11 @@ final class TimelinePrinter {
         matches(time: cancel.time, thread: cancel.thread, keys: [], labels: [cancel.label]),
         filter.object == nil, filter.property == nil
       else { return nil }
+      let reason =
+        cancel.reason == .objectsFreed
+        ? "every object it read was freed, nothing can fire it" : cancel.reason.description
       return prefix(cancel.time, cancel.thread)
-        + "ended \(label(cancel.label, definitions)) (#\(cancel.scope)) without a fire: \(cancel.reason)"
+        + "ended \(label(cancel.label, definitions)) (#\(cancel.scope)) without a fire: \(reason)"
     case .anomaly(let anomaly):
       guard matches(time: anomaly.time, thread: anomaly.thread, keys: anomaly.key.map { [$0] } ?? [], labels: []),
         filter.scope == nil
@@ -279,7 +282,14 @@ final class TimelinePrinter {
       return prefix(anomaly.time, anomaly.thread) + "INCONSISTENT: \(anomaly.kind.rawValue)"
         + (anomaly.scope != 0 ? " (#\(anomaly.scope))" : "")
         + (anomaly.key.map { " " + object($0, definitions) } ?? "")
-    case .objectCreated, .objectFreed, .writeBegan, .runBegan, .sequenceEnded:
+    case .sequenceEnded(let ended):
+      guard let ending = ended.ending,
+        matches(time: ended.time, thread: ended.thread, keys: [], labels: [ended.label]),
+        filter.object == nil, filter.property == nil
+      else { return nil }
+      return prefix(ended.time, ended.thread)
+        + "sequence \(label(ended.label, definitions)) (iterator #\(ended.sequence)) ended: \(ending)"
+    case .objectCreated, .objectFreed, .writeBegan, .runBegan:
       return nil
     }
   }

@@ -154,12 +154,16 @@ public enum SequenceEnding: UInt8, Sendable, CaseIterable, CustomStringConvertib
   case cancelled = 1
   case finished = 2
   case threw = 3
+  /// The iterator was released without ending: the loop over it left early (`break`, `return`, a throw in its
+  /// body), or it was dropped. Version 2, this session.
+  case abandoned = 4
 
   public var description: String {
     switch self {
     case .cancelled: "cancelled"
     case .finished: "finished"
     case .threw: "threw"
+    case .abandoned: "abandoned"
     }
   }
 }

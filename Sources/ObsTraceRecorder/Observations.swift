@@ -147,6 +147,9 @@ public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Se
     let sequence: UInt32
     var started = false
     var lastRun: UInt32 = 0
+    /// Shared by the iterator's copies: when the last goes away before the sequence ended for it (a loop that
+    /// left by `break`), the trace says so.
+    let lifetime: IteratorLifetime
 
     /// Runs the closure under tracking on its own isolation, as a run of this sequence.
     fileprivate static func trackEmission(
@@ -180,10 +183,7 @@ public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Se
     {
       shared?.state.withLock { $0.continuations.removeValue(forKey: id) }?.resume()
       if shared != nil {
-        // The last value's tracking stays installed in Observation until something it read changes; for the
-        // trace, that run ends here (a cancel of a run that already fired is ignored by the replay).
-        TrackingScopes.cancelled(lastRun, reason: EventFlags.cancelledBySequenceEnd)
-        TrackingScopes.sequenceEnded(sequence, lastRun: lastRun, ending)
+        lifetime.end(ending)
       }
       shared = nil
       if let failure { throw failure }
@@ -196,7 +196,10 @@ public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Se
       guard !Task.isCancelled else { return try terminate(id: id, .cancelled) }
       let (iteration, scope) = try await Iterator.trackEmission(
         isolation: emit.isolation, shared: shared, emit: emit, label: label, sequence: sequence)
-      if scope != 0 { lastRun = scope }
+      if scope != 0 {
+        lastRun = scope
+        lifetime.lastRun = scope
+      }
       switch iteration {
       case .finish: return try terminate(id: id, .finished)
       case .next(let element): return element
@@ -246,6 +249,35 @@ public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Se
   }
 
   public func makeAsyncIterator() -> Iterator {
-    Iterator(shared: shared, emit: emit, label: label, sequence: TrackingScopes.nextSequenceSerial())
+    let sequence = TrackingScopes.nextSequenceSerial()
+    return Iterator(
+      shared: shared, emit: emit, label: label, sequence: sequence, lifetime: IteratorLifetime(sequence: sequence))
+  }
+}
+
+/// How an `Observations` iterator ended, recorded once: by `next()` (cancelled, finished, threw) or, when the
+/// iterator is released first, as abandoned.
+final class IteratorLifetime: @unchecked Sendable {
+  let sequence: UInt32
+  /// Its last value's run; set by the iterator, which only one task uses at a time.
+  var lastRun: UInt32 = 0
+  private var ended = false
+
+  init(sequence: UInt32) {
+    self.sequence = sequence
+  }
+
+  func end(_ ending: SequenceEnding) {
+    guard !ended else { return }
+    ended = true
+    guard lastRun != 0 else { return }
+    // The last value's tracking stays installed in Observation until something it read changes; for the trace,
+    // that run ends here (a cancel of a run that already fired or was ended otherwise is ignored by the replay).
+    TrackingScopes.cancelled(lastRun, reason: EventFlags.cancelledBySequenceEnd)
+    TrackingScopes.sequenceEnded(sequence, lastRun: lastRun, ending)
+  }
+
+  deinit {
+    end(.abandoned)
   }
 }

@@ -336,7 +336,39 @@ struct ConcurrencyReplayTests {
     #expect(replay.scopes[1]?.runs == 3)
     #expect(replay.scopes[1]?.isolations == [7: 3])
     #expect(replay.scopes[1]?.endings == ["cancelled": 1])
+    // One story: two sequences ran, one ended, the other is still running at the end.
+    #expect(replay.scopes[1]?.sequences == 2)
+    #expect(replay.scopes[1]?.sequencesRunningAtEnd == 1)
     #expect(replay.machine.liveLoops(reading: 1) == [1])  // sequence 100 never ended and still reads object 1
+  }
+
+  @Test(
+    "an Observations run ended because its objects were freed, whose sequence then ends, is placed: no inconsistency"
+  )
+  func sequenceEndsAfterItsObjectsWereFreed() {
+    var script = EventScript()
+    script.created(1)
+    script.begin(10, label: 1, kind: .observations, instance: 100)
+    script.events.append(TraceEvent(kind: .observationsRun, flags: 1, thread: 1, time: 0, key: 100, scope: 10, aux: 7))
+    script.read(1, 1, in: 10)
+    script.end(10)
+    script.install(10)
+    script.freed(1)  // the model goes away: the run can never fire again
+    // Its deinit cancels the loop's task: the recorder ends the last run and the sequence.
+    script.events.append(
+      TraceEvent(kind: .trackingCancelled, flags: EventFlags.cancelledBySequenceEnd, thread: 1, time: 0, scope: 10))
+    script.events.append(
+      TraceEvent(
+        kind: .observationsEnd, flags: SequenceEnding.cancelled.rawValue, thread: 1, time: 0, key: 100, scope: 10))
+    let (replay, facts) = script.replay()
+    #expect(replay.anomalies.isEmpty)
+    let cancels = facts.compactMap { fact -> CancelReason? in
+      if case .cancel(let cancel) = fact { return cancel.reason }
+      return nil
+    }
+    #expect(cancels == [.objectsFreed])
+    #expect(replay.scopes[1]?.endings == ["cancelled": 1])
+    #expect(replay.scopes[1]?.sequencesRunningAtEnd == 0)
   }
 
   @Test("a type used on the main actor's thread and on others is an off-main-thread finding")

@@ -44,6 +44,10 @@ struct EndToEndTests {
     #expect(result.standardOutput.contains("AGGraphInvalidateValue(#3176)"))
     #expect(result.errorLines.count == 1)
     #expect(result.standardError.contains("events from 1 thread"))
+    // Findings counted as the report counts them, in the same words.
+    let report = Run.command(["report", trace]).standardOutput
+    let counts = try #require(report.split(separator: "\n").first { $0.hasPrefix("Findings: ") })
+    #expect(result.standardError.contains(". \(counts): see 'obstrace report \(trace)'."), "\(result.standardError)")
     let failing = try Run.program(
       "obstrace", ["record", "-o", Paths.temporary("none.trc"), "--", "/bin/sh", "-c", "exit 3"])
     #expect(failing.status == 3)

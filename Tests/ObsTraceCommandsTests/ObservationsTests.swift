@@ -62,6 +62,32 @@ struct ObservationsTests {
     // The weak self-saving model is freed: no leak.
     let findings = report["findings"] as! [[String: Any]]
     #expect(!findings.contains { $0["kind"] as? String == "leaked-object" })
+    // Its loop's last run ended when the model was freed, then its sequence ended (the task was cancelled): the
+    // recorder's cancel of that run is placed, not an inconsistency.
+    #expect(!findings.contains { $0["kind"] as? String == "inconsistent-trace" })
+  }
+
+  @Test("loops that leave by break end their sequences as abandoned, in the report, its JSON and the timeline alike")
+  func abandonedIterators() throws {
+    let trace = Paths.temporary("two-iterators.trc")
+    let traced = try Run.program(
+      "obstrace-observations", ["two-iterators"], environment: ["OBSTRACE_OUTPUT": trace])
+    #expect(traced.status == 0)
+    let json = Run.command(["report", "--format", "json", trace])
+    let report = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+    let scopes = try #require(report["scopes"] as? [[String: Any]])
+    let loop = try #require(scopes.first { $0["kind"] as? String == "observations" })
+    #expect(loop["sequences"] as? Int == 2)
+    #expect(loop["endings"] as? [String: Int] == ["abandoned": 2])
+    #expect(loop["sequencesRunningAtEnd"] as? Int == 0)
+    let text = Run.command(["report", trace]).standardOutput
+    #expect(text.contains("sequences: 2 abandoned"), "\(text)")
+    #expect(!text.contains("still running"))
+    let timeline = Run.command(["timeline", trace]).standardOutput
+    #expect(timeline.components(separatedBy: "ended: abandoned").count == 3, "\(timeline)")
+    let findings = try #require(report["findings"] as? [[String: Any]])
+    #expect(!findings.contains { $0["kind"] as? String == "inconsistent-trace" })
+    #expect(!findings.contains { $0["kind"] as? String == "leaked-object" })
   }
 
   @Test("a loop whose task keeps its model alive is reported as a leak, with the loop's site")
