@@ -66,6 +66,8 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
   // Names resolved once per id: resolving (symbols, module prefixes) costs more than writing an event.
   private var propertyNames: [UInt32: String] = [:]
   private var labelNames: [UInt32: String] = [:]
+  /// A read outside any scope not yet emitted (see `place`).
+  private var pendingRead: (event: ExportEvent, thread: UInt32, key: PropertyKey)?
   private var typeNames: [UInt32: String] = [:]
   private var sites: [UInt32: String] = [:]
 
@@ -91,6 +93,15 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
   }
 
   private mutating func place(_ fact: ReplayFact) throws(CommandError) {
+    // A read outside any scope waits for the next fact: when that is a direct willSet (`_modify`) of the same
+    // property on its thread, it was the write's own access, part of the write slice, not a read of the program.
+    if let pending = pendingRead {
+      pendingRead = nil
+      if case .writeBegan(let write) = fact, write.direct, write.thread == pending.thread, write.key == pending.key {
+      } else {
+        try emit(pending.event)
+      }
+    }
     switch fact {
     case .runBegan(let run):
       var event = ExportEvent(
@@ -122,7 +133,11 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
       if read.scope != 0 { event.arguments.append(("scope", .string(labelName(read.label)))) }
       if read.stale { event.arguments.append(("stale", .flag(true))) }
       if let site = site(read.stack) { event.arguments.append(("site", .string(site))) }
-      try emit(event)
+      if read.scope == 0 {
+        pendingRead = (event, read.thread, read.key)
+      } else {
+        try emit(event)
+      }
     case .writeBegan(let write):
       var event = ExportEvent(
         phase: .begin, thread: write.thread, time: write.time,
@@ -179,6 +194,10 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
 
   /// Ends what is still open (a truncated trace, a run that never ended) at the last time seen, then the file.
   mutating func finish() throws(CommandError) {
+    if let pending = pendingRead {
+      pendingRead = nil
+      try emit(pending.event)
+    }
     if let error { throw error }
     try declareThreads()
     for thread in open.keys.sorted() {

@@ -234,6 +234,23 @@ struct ReplayTests {
       $0.kind == .untrackedRead
     }
     #expect(untracked.map(\.count).sorted() == [1, 1])
+    // The reads column counts the program's reads: not the two accesses of _modify writes outside any scope.
+    #expect(replay.properties[1]?.reads == 1)
+    #expect(replay.properties[2]?.reads == 1)
+    #expect(replay.properties[1]?.writes == 4)
+  }
+
+  @Test("inside a scope the access of a _modify write is a tracked read: Observation subscribes the scope to it")
+  func modifyAccessInAScopeIsARead() {
+    var script = EventScript()
+    script.created(1)
+    script.begin(1, label: 1)
+    script.read(1, 1, in: 1)
+    script.write(1, 1, willSetFlags: EventFlags.willSetDirect)
+    script.end(1)
+    let (replay, _) = script.replay()
+    #expect(replay.properties[1]?.reads == 1)
+    #expect(replay.properties[1]?.trackedReads == 1)
   }
 
   @Test("untracked reads are counted by site, however the sites interleave, less the accesses of _modify writes")
