@@ -151,7 +151,10 @@ enum Findings {
   {
     var findings: [Finding] = []
     let incomplete = trace.map { $0.truncated || $0.droppedEvents > 0 } ?? false
+    func location(_ stack: UInt32) -> SymbolizedFrame? { stack == 0 ? nil : definitions.creationSite(ofStack: stack) }
     var alive: [String: Int] = [:]
+    /// Live objects by type name and creation stack (0: not recorded), for a pile-up's site.
+    var aliveBySite: [String: [UInt32: Int]] = [:]
     var heldByLoops: [String: (count: Int, loops: Set<String>)] = [:]
     for (serial, type) in replay.machine.liveObjectSerials {
       let name = definitions.typeName(type)
@@ -163,6 +166,7 @@ enum Findings {
         heldByLoops[name] = entry
       } else {
         alive[name, default: 0] += 1
+        aliveBySite[name, default: [:]][replay.machine.creationStack(ofObject: serial), default: 0] += 1
       }
     }
     for (name, entry) in heldByLoops {
@@ -185,14 +189,29 @@ enum Findings {
         let name = definitions.typeName(type)
         guard let count = alive[name], count >= pileUpThreshold else { continue }
         piledUp.insert(name)
+        // Where they were created: the site that created most of them (stacks recorded with call stacks on).
+        let sites = (aliveBySite[name] ?? [:]).filter { $0.key != 0 }
+          .compactMap { stack, count in location(stack).map { (frame: $0, count: count) } }
+          .sorted { ($1.count, SiteFormatting.describe($0.frame)) < ($0.count, SiteFormatting.describe($1.frame)) }
+        let top = sites.first
+        let created = top.map { top in
+          " at \(SiteFormatting.describe(top.frame))"
+            + (top.count < count ? " (\(top.count) of them; \(sites.count) sites in all)" : "")
+        }
         findings.append(
           Finding(
-            kind: .leakedObject, property: nil, scope: nil, site: nil, count: count,
-            message: "\(count) \(name) objects piled up: created \(statistics.created) times in the trace, "
-              + "none ever freed",
+            kind: .leakedObject, property: nil, scope: nil, site: top.map { SiteFormatting.describe($0.frame) },
+            count: count,
+            message: "\(count) \(name) objects piled up: created \(statistics.created) times in the trace"
+              + (created ?? "") + ", none ever freed",
             hint: "something keeps every new one alive (a cache, an array, a cycle through a closure capturing self); "
-              + "find who holds them",
-            evidence: "the live count of \(name) grew with each of \(statistics.created) creations and never fell"))
+              + "find who holds them"
+              + (top == nil
+                ? " (record with call stacks on, OBSTRACE_BACKTRACES=writes or all, to see where they are created)"
+                : ""),
+            evidence: "the live count of \(name) grew with each of \(statistics.created) creations and never fell"
+              + (top == nil ? "" : "; the site is the first user frame of the stacks recorded at their creation"),
+            location: top?.frame))
       }
     }
     for (name, count) in alive where !piledUp.contains(name) {

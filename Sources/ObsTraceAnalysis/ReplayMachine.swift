@@ -97,6 +97,8 @@ public struct ReplayMachine {
   // By object serial (dense in a process): arrays, since every access and write looks its object up.
   private var liveObjects = DenseTable<UInt32>()  // serial → type, created in the trace and not freed
   private var seenObjects = DenseTable<Bool>()
+  /// Where each live object was created (objectCreated's stack, recorded with call stacks on), by serial.
+  private var creationStacks = DenseTable<UInt32>()
   private var objectTypes = DenseTable<UInt32>()
   private var types: [UInt32: TypeStatistics] = [:]
 
@@ -117,6 +119,7 @@ public struct ReplayMachine {
     case .objectCreated:
       liveObjects[event.object] = event.aux
       if event.aux != 0 { objectTypes[event.object] = event.aux }
+      if event.stack != 0 { creationStacks[event.object] = event.stack }
       consumer.consume(
         .objectCreated(
           ObjectFact(
@@ -218,6 +221,7 @@ public struct ReplayMachine {
     }
     seenObjects[event.object] = nil
     objectTypes[event.object] = nil
+    if creationStacks[event.object] != nil { creationStacks[event.object] = nil }
     consumer.consume(
       .objectFreed(ObjectFact(time: event.time, thread: event.thread, object: event.object, type: type, stack: 0)))
     // Runs subscribed only to freed objects can never fire again: they end here.
@@ -452,6 +456,9 @@ public struct ReplayMachine {
     for (serial, _) in seenObjects { result[objectTypes[serial] ?? 0, default: TypeStatistics()].seenOnly += 1 }
     return result
   }
+
+  /// The stack a live object was created with (0: not recorded).
+  public func creationStack(ofObject object: UInt32) -> UInt32 { creationStacks[object] ?? 0 }
 
   /// The type of a live object, or 0.
   public func type(ofObject object: UInt32) -> UInt32 { objectTypes[object] ?? 0 }

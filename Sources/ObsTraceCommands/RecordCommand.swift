@@ -20,7 +20,7 @@ enum RecordCommand: TraceCommand {
 
     OPTIONS:
       -o, --output <file>     The trace file to write.
-      --backtraces <level>    Call stacks on: off, writes (default: writes and scope begins), all.
+      --backtraces <level>    Call stacks on: off, writes (default: writes, scope begins, object creations), all.
       --drop                  Drop (and count) events when a ring is full instead of waiting.
       --ring-capacity <n>     Records per thread ring (default 65536).
       -h, --help              Show this help.

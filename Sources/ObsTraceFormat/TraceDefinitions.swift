@@ -55,6 +55,19 @@ public struct TraceDefinitions: Sendable {
     }
   }
 
+  /// Where an object was created, from the stack recorded with its `objectCreated`: the first user frame that is
+  /// not an initializer (the class's own `init`, which the macro's registrar initializer runs in) nor code the
+  /// @Observable macro expanded; nil when none qualifies.
+  public func creationSite(ofStack id: UInt32) -> SymbolizedFrame? {
+    frames(ofStack: id).first { frame in
+      guard !frame.function.isEmpty, !SiteFilter.isMachinery(frame), !frame.file.contains("@__swiftmacro_") else {
+        return false
+      }
+      let function = SiteFilter.withoutQualifiers(Substring(frame.function))
+      return !function.contains(".init(") && !function.contains(".__allocating_init(")
+    }
+  }
+
   /// How the write that `willSet` opens was made. Certain from the event's flags: `_modify` (the registrar's
   /// `willSet` called directly) against the registrar's `withMutation`. Between the macro's setter and an explicit
   /// `withMutation(keyPath:)`, which both call the registrar's `withMutation`, the stack decides: the frame that

@@ -31,7 +31,7 @@ public struct RecordingOptions: Sendable, Equatable {
   public enum Backtraces: String, Sendable, CaseIterable {
     /// No stacks at all.
     case off
-    /// Writes (willSet) and scope begins, and stale reads: the default.
+    /// Writes (willSet), scope begins and object creations, and stale reads: the default.
     case writes
     /// Every event: the most detail, at the highest cost.
     case all

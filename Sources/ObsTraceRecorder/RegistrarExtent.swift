@@ -39,7 +39,9 @@ final class RegistrarExtent: Sendable {
       // Told now, not when the flusher meets this event: another thread's ring may be drained first, and its
       // writes to this object must already find the recording they belong to.
       if tag != 0 { RecordingTaps.tagObject(serial, tag) }
-      obstrace_emit(EventKind.objectCreated.rawValue, 0, serial, 0, 0, tag, 0)
+      // With call stacks on (writes, the default, or all): where it was created, for a pile-up's site.
+      let stack = obstrace_stack_level() >= 1 ? StackCapture.current() : 0
+      obstrace_emit(EventKind.objectCreated.rawValue, 0, serial, 0, 0, tag, stack)
     }
   }
 

@@ -328,6 +328,7 @@ struct LeakEvidenceTests {
     ])
   func pileUp(created: Int, kept: Bool, leak: Bool) async throws {
     let keeper = Keeper()
+    let creationLine = #line + 4  // the line of `Row()` below
     let recorded = try await RecordingTestLock.shared {
       try recordObservation {
         for index in 0..<created {
@@ -340,9 +341,12 @@ struct LeakEvidenceTests {
     let leaks = recorded.findings(.leakedObject)
     #expect(leaks.count == (leak ? 1 : 0))
     if leak {
+      // Named with the place that created them (objectCreated carries a stack with call stacks on).
+      let site = try #require(leaks.first?.site)
+      #expect(site.hasPrefix("RecordedObservationTests.swift:\(creationLine) "), "\(site)")
       #expect(
         leaks.first?.message
-          == "\(created) Row objects piled up: created \(created) times in the trace, none ever freed")
+          == "\(created) Row objects piled up: created \(created) times in the trace at \(site), none ever freed")
       #expect(leaks.first?.evidence.contains("grew with each of \(created) creations") == true)
     } else if kept {
       #expect(recorded.findings(.aliveAtEnd).first?.count == created)
