@@ -316,6 +316,24 @@ void obstrace_registry_release(obstrace_ring *ring) {
   free_ring(ring);
 }
 
+size_t obstrace_registry_running(uint32_t *serials, size_t capacity, uint32_t except) {
+  pthread_mutex_lock(&registry_mutex);
+  size_t count = 0;
+  for (obstrace_ring *ring = registry_head; ring != NULL; ring = ring->next) {
+    // Acquire: pairs with the release store in thread_exited.
+    if (__atomic_load_n(&ring->orphaned, __ATOMIC_ACQUIRE) != 0 || ring->thread_id == except) continue;
+    if (count < capacity) serials[count] = ring->thread_id;
+    count++;
+  }
+  pthread_mutex_unlock(&registry_mutex);
+  return count;
+}
+
+uint32_t obstrace_current_thread_serial(void) {
+  obstrace_ring *ring = obstrace_thread_ring;
+  return ring == NULL ? 0 : ring->thread_id;
+}
+
 void obstrace_flusher_wait(uint32_t milliseconds) {
   struct timespec deadline;
   clock_gettime(CLOCK_REALTIME, &deadline);

@@ -133,6 +133,7 @@ public struct Finding: Sendable, Equatable {
     case droppedEvents = "dropped-events"
     case truncated
     case damagedChunk = "damaged-chunk"
+    case runningAtStop = "running-at-stop"
   }
 
   public var kind: Kind
@@ -148,6 +149,6 @@ public struct Finding: Sendable, Equatable {
   /// the HTML report.
   public var location: SymbolizedFrame? = nil
 
-  /// Warnings cost something; `untracked-read` and `alive-at-end` are information.
-  public var isInformational: Bool { kind == .untrackedRead || kind == .aliveAtEnd }
+  /// Warnings cost something; `untracked-read`, `alive-at-end` and `running-at-stop` are information.
+  public var isInformational: Bool { kind == .untrackedRead || kind == .aliveAtEnd || kind == .runningAtStop }
 }

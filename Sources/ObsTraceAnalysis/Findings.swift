@@ -150,12 +150,16 @@ enum Findings {
     -> [Finding]
   {
     var findings: [Finding] = []
-    let incomplete = trace.map { $0.truncated || $0.droppedEvents > 0 } ?? false
+    let incomplete = trace.map { $0.truncated || $0.droppedEvents > 0 || $0.lostAtStop > 0 } ?? false
     func location(_ stack: UInt32) -> SymbolizedFrame? { stack == 0 ? nil : definitions.creationSite(ofStack: stack) }
     var alive: [String: Int] = [:]
     /// Live objects by type name and creation stack (0: not recorded), for a pile-up's site.
     var aliveBySite: [String: [UInt32: Int]] = [:]
     var heldByLoops: [String: (count: Int, loops: Set<String>)] = [:]
+    // Objects last used by a thread still running at the stop: it may have freed them after (at exit, its last
+    // events may be missing), so they are neither alive at the end nor a pile-up.
+    let runningAtStop = Set(trace?.runningAtStop ?? [])
+    var maybeFreedAfter: [String: Int] = [:]
     for (serial, type) in replay.machine.liveObjectSerials {
       let name = definitions.typeName(type)
       let loops = replay.machine.liveLoops(reading: serial)
@@ -164,10 +168,15 @@ enum Findings {
         entry.count += 1
         entry.loops.formUnion(loops.map { definitions.labelName($0) })
         heldByLoops[name] = entry
+      } else if runningAtStop.contains(replay.machine.lastThread(ofObject: serial)) {
+        maybeFreedAfter[name, default: 0] += 1
       } else {
         alive[name, default: 0] += 1
         aliveBySite[name, default: [:]][replay.machine.creationStack(ofObject: serial), default: 0] += 1
       }
+    }
+    if let trace, !trace.runningAtStop.isEmpty || trace.lostAtStop > 0 {
+      findings.append(runningAtStopFinding(trace, maybeFreedAfter: maybeFreedAfter))
     }
     for (name, entry) in heldByLoops {
       let count = entry.count
@@ -222,10 +231,40 @@ enum Findings {
           hint: "information: globals and objects the program still held when recording stopped are alive at the "
             + "end; that alone is not a leak",
           evidence: incomplete
-            ? "the trace is incomplete (truncated or with dropped events): frees may be missing, so nothing is "
+            ? "the trace is incomplete (truncated, or with dropped or lost events): frees may be missing, so nothing is "
               + "concluded" : "created in the trace, no free recorded"))
     }
     return findings
+  }
+
+  /// Threads still running when the recording stopped, and what that leaves out.
+  static func runningAtStopFinding(_ trace: AnalysisReport.Trace, maybeFreedAfter: [String: Int]) -> Finding {
+    let threads = trace.runningAtStop
+    let shown = threads.prefix(8).map { "T\($0)" }.joined(separator: ", ") + (threads.count > 8 ? ", …" : "")
+    var message =
+      threads.isEmpty
+      ? "the recording stopped while threads were still recording"
+      : "\(threads.count) thread\(threads.count == 1 ? " was" : "s were") still running when the recording stopped "
+        + "(\(shown)): what \(threads.count == 1 ? "it" : "they") did after the stop is not in the trace"
+    if trace.lostAtStop > 0 {
+      message +=
+        "; \(trace.lostAtStop) event\(trace.lostAtStop == 1 ? "" : "s") recorded during the stop "
+        + "\(trace.lostAtStop == 1 ? "was" : "were") lost"
+    }
+    let objects = maybeFreedAfter.values.reduce(0, +)
+    if objects > 0 {
+      let types = maybeFreedAfter.keys.sorted().joined(separator: ", ")
+      message +=
+        "; \(objects) object\(objects == 1 ? "" : "s") (\(types)) last used on \(threads.count == 1 ? "it" : "them") "
+        + "may have been freed after the stop: no alive-at-end or leak finding counts \(objects == 1 ? "it" : "them")"
+    }
+    return Finding(
+      kind: .runningAtStop, property: nil, scope: nil, site: nil, count: max(1, threads.count),
+      message: message,
+      hint: "the program stopped recording (or exited) while these threads worked; join them (or stop recording "
+        + "after they are done) for a trace that holds their last events",
+      evidence: "the footer: threads that had recorded and had not exited when recording was switched off"
+        + (trace.lostAtStop > 0 ? ", and the records left in their rings after the final drain" : ""))
   }
 
   /// What the machine could not place, in one finding.

@@ -100,6 +100,9 @@ public struct ReplayMachine {
   /// Where each live object was created (objectCreated's stack, recorded with call stacks on), by serial.
   private var creationStacks = DenseTable<UInt32>()
   private var objectTypes = DenseTable<UInt32>()
+  /// The thread of each object's latest creation, read or write: a thread still running when the recording
+  /// stopped may have freed the object after (see `lastThread(ofObject:)`).
+  private var objectThreads = DenseTable<UInt32>()
   private var types: [UInt32: TypeStatistics] = [:]
 
   public init() {}
@@ -118,6 +121,7 @@ public struct ReplayMachine {
     switch event.kind {
     case .objectCreated:
       liveObjects[event.object] = event.aux
+      objectThreads[event.object] = event.thread
       if event.aux != 0 { objectTypes[event.object] = event.aux }
       if event.stack != 0 { creationStacks[event.object] = event.stack }
       consumer.consume(
@@ -132,11 +136,15 @@ public struct ReplayMachine {
       liveObjects[event.object] = nil
       seenObjects[event.object] = nil
       objectTypes[event.object] = nil
+      objectThreads[event.object] = nil
     case .access:
+      objectThreads[event.object] = event.thread
       access(event, &consumer)
     case .willSet:
+      objectThreads[event.object] = event.thread
       willSet(event, &consumer)
     case .didSet:
+      objectThreads[event.object] = event.thread
       didSet(event, &consumer)
     case .scopeBegin:
       let kind = ScopeKind(rawValue: event.flags) ?? .tracking
@@ -222,6 +230,7 @@ public struct ReplayMachine {
     seenObjects[event.object] = nil
     objectTypes[event.object] = nil
     if creationStacks[event.object] != nil { creationStacks[event.object] = nil }
+    objectThreads[event.object] = nil
     consumer.consume(
       .objectFreed(ObjectFact(time: event.time, thread: event.thread, object: event.object, type: type, stack: 0)))
     // Runs subscribed only to freed objects can never fire again: they end here.
@@ -445,6 +454,9 @@ public struct ReplayMachine {
   public var liveObjectSerials: [(serial: UInt32, type: UInt32)] {
     liveObjects.map { ($0.key, objectTypes[$0.key] ?? $0.value) }
   }
+
+  /// The thread that last created, read or wrote the object `serial` (0 when unknown or freed).
+  public func lastThread(ofObject serial: UInt32) -> UInt32 { objectThreads[serial] ?? 0 }
 
   /// Runs still held: those whose observers are installed, or about to be.
   public var liveRunCount: Int { runs.count }

@@ -16,11 +16,18 @@ public struct AnalysisReport: Sendable {
     public var symbolized: Bool
     /// Whether the recorder could see tracking ObsTrace does not own; nil when the trace does not say (version 1).
     public var seesUntracedTracking: Bool?
+    /// Threads still running when the recording stopped (the footer's): what they did after is not in the trace.
+    public var runningAtStop: [UInt32] = []
+    /// Events stored too late for the recording's final drain (the footer's count): not in the trace.
+    public var lostAtStop: UInt64 = 0
 
     public init(
       path: String, events: Int, threads: Int, droppedEvents: UInt64, truncated: Bool, damage: [TraceDamage],
-      durationNanoseconds: UInt64, backtraces: String, symbolized: Bool, seesUntracedTracking: Bool? = nil
+      durationNanoseconds: UInt64, backtraces: String, symbolized: Bool, seesUntracedTracking: Bool? = nil,
+      runningAtStop: [UInt32] = [], lostAtStop: UInt64 = 0
     ) {
+      self.runningAtStop = runningAtStop
+      self.lostAtStop = lostAtStop
       self.path = path
       self.events = events
       self.threads = threads
@@ -97,7 +104,8 @@ public enum TraceAnalysis {
       droppedEvents: reader.droppedEvents, truncated: reader.truncated, damage: reader.damage,
       durationNanoseconds: reader.footer?.durationNanoseconds ?? reader.lastEventTime,
       backtraces: ["off", "writes", "all"][min(2, Int(reader.header.stackLevel))],
-      symbolized: !reader.definitions.symbols.isEmpty, seesUntracedTracking: reader.header.seesUntracedTracking)
+      symbolized: !reader.definitions.symbols.isEmpty, seesUntracedTracking: reader.header.seesUntracedTracking,
+      runningAtStop: reader.footer?.runningAtStop ?? [], lostAtStop: reader.footer?.lostAtStop ?? 0)
     // The main thread: where main-actor work was seen running; else the process's first thread (its OS thread
     // id is the process id), unless it ended early (an async main hands the main actor to another thread).
     var mainThread = replay.mainActorThread

@@ -178,6 +178,9 @@ enum CheckCommand: TraceCommand {
     var reasons: [String] = []
     if report.trace.truncated { reasons.append("the trace was cut short (the process was killed or crashed)") }
     if report.trace.droppedEvents > 0 { reasons.append("\(report.trace.droppedEvents) events were dropped") }
+    if report.trace.lostAtStop > 0 {
+      reasons.append("\(report.trace.lostAtStop) events were lost as the recording stopped (threads still running)")
+    }
     if !report.trace.damage.isEmpty { reasons.append("\(report.trace.damage.count) damaged chunk(s) were skipped") }
     return reasons.isEmpty ? nil : reasons.joined(separator: ", ")
   }

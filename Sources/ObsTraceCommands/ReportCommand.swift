@@ -108,6 +108,11 @@ enum ReportPrinter {
     let trace = report.trace
     out.line("ObsTrace report: \(trace.path)")
     var status = trace.truncated ? "TRUNCATED (read up to the last whole chunk)" : "complete"
+    if !trace.truncated, !trace.runningAtStop.isEmpty {
+      let count = trace.runningAtStop.count
+      status = "complete up to the stop, \(count) thread\(count == 1 ? "" : "s") still running (see running-at-stop)"
+    }
+    if trace.lostAtStop > 0 { status += ", \(trace.lostAtStop) lost at the stop" }
     if !trace.damage.isEmpty { status += ", \(trace.damage.count) damaged" }
     out.line(
       "  \(trace.events) events, \(trace.threads) thread\(trace.threads == 1 ? "" : "s"), "
@@ -217,6 +222,8 @@ enum ReportPrinter {
       "\"trace\":{\"path\":\(Formatting.json(trace.path)),\"events\":\(trace.events),\"threads\":\(trace.threads),"
         + "\"droppedEvents\":\(trace.droppedEvents),\"truncated\":\(trace.truncated),"
         + "\"damagedChunks\":\(trace.damage.count),"
+        + "\"runningAtStop\":[\(trace.runningAtStop.map(String.init).joined(separator: ","))],"
+        + "\"lostAtStop\":\(trace.lostAtStop),"
         + "\"durationNanoseconds\":\(trace.durationNanoseconds),\"backtraces\":\(Formatting.json(trace.backtraces)),"
         + "\"symbolized\":\(trace.symbolized)}")
     let properties = report.properties.map { property -> String in

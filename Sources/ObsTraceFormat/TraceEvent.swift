@@ -151,11 +151,23 @@ public struct TraceFooter: Sendable, Equatable {
   public var durationNanoseconds: UInt64
   public var chunks: UInt64
   public var threads: [ThreadTotals]
+  /// Version 2: the threads (serials) that had recorded and were still running when the recording stopped, other
+  /// than the one that stopped it: what they did after the stop is not in the trace (at exit, their last events
+  /// may be missing). Empty in version-1 traces and in version-2 traces written before the field was added.
+  public var runningAtStop: [UInt32]
+  /// Version 2: events stored in a ring too late for the final drain (a thread that saw recording on just before
+  /// it was switched off), so not in the trace.
+  public var lostAtStop: UInt64
 
-  public init(durationNanoseconds: UInt64, chunks: UInt64, threads: [ThreadTotals]) {
+  public init(
+    durationNanoseconds: UInt64, chunks: UInt64, threads: [ThreadTotals], runningAtStop: [UInt32] = [],
+    lostAtStop: UInt64 = 0
+  ) {
     self.durationNanoseconds = durationNanoseconds
     self.chunks = chunks
     self.threads = threads
+    self.runningAtStop = runningAtStop
+    self.lostAtStop = lostAtStop
   }
 
   /// Saturating sums: the counts come from a file, which may say anything.

@@ -115,7 +115,8 @@ public final class TraceFileWriter {
 
 /// Payloads of the chunks that are not events.
 public enum ChunkPayload {
-  /// The footer: duration, chunk count, and per-thread totals.
+  /// The footer: duration, chunk count, per-thread totals, the threads still running at the stop and the events
+  /// lost at the stop.
   public static func footer(_ footer: TraceFooter) -> [UInt8] {
     var bytes: [UInt8] = []
     bytes.appendVarint(footer.durationNanoseconds)
@@ -127,6 +128,9 @@ public enum ChunkPayload {
       bytes.appendVarint(thread.recorded)
       bytes.appendVarint(thread.dropped)
     }
+    bytes.appendVarint(footer.runningAtStop.count)
+    for thread in footer.runningAtStop { bytes.appendVarint(thread) }
+    bytes.appendVarint(footer.lostAtStop)
     return bytes
   }
 

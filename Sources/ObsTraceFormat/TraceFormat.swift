@@ -3,7 +3,7 @@
 /// this session extend it): header flags, the `untraced` scope kind, inlined frames in the symbols chunk, a
 /// scope's instance in `scopeBegin`, the reason of `trackingCancelled`,
 /// didSet flag 4 (`_modify`), event kind 13 (`objectBound`), the event mask's `sameObjectAndKey` and `sameTime`
-/// bits.
+/// bits, the footer's threads still running at the stop and events lost at the stop.
 public enum TraceFormat {
   /// The first eight bytes of every trace file.
   public static let magic: [UInt8] = Array("OBSTRACE".utf8)

@@ -377,7 +377,16 @@ public final class TraceReader {
       let dropped = try cursor.readVarint()
       threads.append(ThreadTotals(thread: thread, osThreadID: os, recorded: recorded, dropped: dropped))
     }
-    return TraceFooter(durationNanoseconds: duration, chunks: chunks, threads: threads)
+    // Version 2, added late: footers written before have nothing more.
+    var running: [UInt32] = []
+    var lost: UInt64 = 0
+    if !cursor.isAtEnd {
+      let count = try cursor.readVarint()
+      for _ in 0..<min(count, 1 << 20) { running.append(try cursor.readVarint32()) }
+      lost = try cursor.readVarint()
+    }
+    return TraceFooter(
+      durationNanoseconds: duration, chunks: chunks, threads: threads, runningAtStop: running, lostAtStop: lost)
   }
 
   static func decodeSymbols(_ cursor: inout ByteCursor, budget: inout DefinitionBudget) throws(CursorError)

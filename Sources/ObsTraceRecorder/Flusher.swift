@@ -89,6 +89,22 @@ final class Flusher: @unchecked Sendable {
       drain(final: false)
       flushCompleted.store(request, ordering: .releasing)
     }
+    flusherThreadSerial = obstrace_current_thread_serial()
+  }
+
+  /// The flusher thread's own ring serial (0: it has none), set as it exits and read after the join: not a
+  /// thread of the program still running at the stop.
+  private var flusherThreadSerial: UInt32 = 0
+
+  /// The threads still running now that have recorded (have a ring), except `serial`.
+  private static func runningThreads(except serial: UInt32) -> [UInt32] {
+    var capacity = 64
+    while true {
+      var serials = [UInt32](repeating: 0, count: capacity)
+      let count = obstrace_registry_running(&serials, capacity, serial)
+      if count <= capacity { return Array(serials.prefix(count)) }
+      capacity = count + 16
+    }
   }
 
   /// Returns once every event recorded before the call has been drained (and routed to in-test recordings).
@@ -101,19 +117,33 @@ final class Flusher: @unchecked Sendable {
   }
 
   /// Stops producers, joins the flusher thread, drains everything, writes symbols and footer.
+  ///
+  /// What a stop cannot hold is said in the footer (docs/trace-format.md, "Footer chunk"): the threads still
+  /// running when recording was switched off, listed before the switch (a thread not listed had exited, so every
+  /// event it offered was stored while recording was on, and is drained below; a listed one may go on after the
+  /// switch, and at exit nothing it does then can reach the file), and the records stored too late for the final
+  /// drain, counted.
   func stop() -> RecordingSummary {
+    let stopping = obstrace_current_thread_serial()
+    var stillRunning = Self.runningThreads(except: stopping)
     obstrace_set_enabled(false)
     running.store(false, ordering: .releasing)
     obstrace_flusher_wake()
     pthread_join(thread, nil)
+    if flusherThreadSerial != 0 { stillRunning.removeAll { $0 == flusherThreadSerial } }
     clock.sample()
     drain(final: true)
+    // Before the flusher is marked stopped: until then an exiting thread leaves its ring to the flusher, so
+    // every ring walked here stays allocated.
+    var lostAtStop: UInt64 = 0
+    forEachRing { lostAtStop = lostAtStop.addingSaturating(obstrace_ring_unread($0)) }
     obstrace_set_flusher_running(false)
     // Orphans left by threads that exited after the final drain are freed by the next drain or at their exit.
     if writeError == nil { writeSymbols() }
     let threads = totals.values.sorted { $0.thread < $1.thread }
     let footer = TraceFooter(
-      durationNanoseconds: clock.latestNanoseconds, chunks: writer.chunksWritten + 1, threads: threads)
+      durationNanoseconds: clock.latestNanoseconds, chunks: writer.chunksWritten + 1, threads: threads,
+      runningAtStop: stillRunning.sorted(), lostAtStop: lostAtStop)
     write(.footer, ChunkPayload.footer(footer))
     writer.close()
     return RecordingSummary(

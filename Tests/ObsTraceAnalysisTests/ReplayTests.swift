@@ -501,3 +501,51 @@ struct AnomalyTests {
     #expect(replay.scopes[1]?.endedWithoutFire == ["objects freed": 1])
   }
 }
+
+@Suite("Threads still running at the stop")
+struct RunningAtStopTests {
+  /// Twelve objects of type 1 created and written on thread 2, none freed; one object of type 2 on thread 1.
+  func script() -> EventScript {
+    var script = EventScript()
+    for serial in UInt32(1)...12 { script.created(serial, type: 1, thread: 2) }
+    script.created(13, type: 2, thread: 1)
+    return script
+  }
+
+  func findings(runningAtStop: [UInt32], lostAtStop: UInt64 = 0) -> [Finding] {
+    let (replay, _) = script().replay()
+    var definitions = TraceDefinitions()
+    definitions.types[1] = "Worker"
+    definitions.types[2] = "Model"
+    let trace = AnalysisReport.Trace(
+      path: "t.trc", events: replay.events, threads: 2, droppedEvents: 0, truncated: false, damage: [],
+      durationNanoseconds: 1, backtraces: "off", symbolized: true, runningAtStop: runningAtStop,
+      lostAtStop: lostAtStop)
+    return TraceAnalysis.report(replay, definitions: definitions, trace: trace).findings
+  }
+
+  @Test("objects last used on a thread still running at the stop are neither a pile-up nor alive at the end")
+  func objectsOfRunningThreads() throws {
+    // Without the footer's list, twelve Workers never freed pile up: a leak.
+    let unaware = findings(runningAtStop: [])
+    #expect(unaware.contains { $0.kind == .leakedObject && $0.message.contains("Worker") })
+    #expect(!unaware.contains { $0.kind == .runningAtStop })
+
+    let aware = findings(runningAtStop: [2])
+    #expect(!aware.contains { $0.kind == .leakedObject })
+    let alive = aware.filter { $0.kind == .aliveAtEnd }
+    #expect(alive.map(\.message) == ["1 Model object was alive when the trace ended"])
+    let running = try #require(aware.first { $0.kind == .runningAtStop })
+    #expect(running.isInformational)
+    #expect(running.message.hasPrefix("1 thread was still running when the recording stopped (T2)"))
+    #expect(running.message.contains("12 objects (Worker) last used on it may have been freed after the stop"))
+  }
+
+  @Test("events lost at the stop make the trace incomplete: no leak is concluded, and the finding counts them")
+  func lostAtStop() throws {
+    let findings = findings(runningAtStop: [3], lostAtStop: 5)
+    #expect(!findings.contains { $0.kind == .leakedObject })
+    let running = try #require(findings.first { $0.kind == .runningAtStop })
+    #expect(running.message.contains("5 events recorded during the stop were lost"))
+  }
+}

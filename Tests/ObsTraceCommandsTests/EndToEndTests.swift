@@ -174,6 +174,39 @@ struct EndToEndTests {
     #expect(timeline.standardOutput.contains("[raced a write on another thread: may have read the old value]"))
   }
 
+  @Test(
+    "a thread's last event (a free) racing the exit is in the trace, or the trace says the thread still ran: never complete without it, never a leak (20 runs)"
+  )
+  func exitRace() throws {
+    for _ in 0..<20 {
+      let trace = Paths.temporary("exit-race.trc")
+      let result = try Run.program("obstrace-scenarios", ["exit-race"], environment: ["OBSTRACE_OUTPUT": trace])
+      #expect(result.status == 0)
+      #expect(result.standardOutput == "exiting\n")
+      let reader = try TraceReader(path: trace)
+      var freed = 0
+      var worker: UInt32?
+      reader.forEachEvent { event in
+        if event.kind == .objectFreed { freed += 1 }
+        if event.kind == .objectCreated { worker = event.thread }
+      }
+      let footer = try #require(reader.footer)
+      let report = Run.command(["report", trace]).standardOutput
+      let status = report.split(separator: "\n").dropFirst().first.map(String.init) ?? ""
+      #expect(!report.contains("[leaked-object]"))
+      #expect(!report.contains("[alive-at-end]"), "\(report)")
+      if freed == 0 {
+        // The free was lost with the exit: the worker was still running, and the report says so.
+        #expect(footer.runningAtStop.contains(try #require(worker)))
+        #expect(status.hasSuffix("complete up to the stop, 1 thread still running (see running-at-stop)"), "\(status)")
+        #expect(report.contains("[running-at-stop] 1 thread was still running when the recording stopped"))
+        #expect(report.contains("1 object (Counter) last used on it may have been freed after the stop"))
+      } else {
+        #expect(freed == 1)
+      }
+    }
+  }
+
   @Test("the graph renders with dot -Tsvg")
   func graphRenders() throws {
     let dot = Paths.temporary("graph.dot")

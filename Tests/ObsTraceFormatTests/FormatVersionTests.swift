@@ -20,6 +20,7 @@ struct FormatVersionTests {
     reader.forEachEvent { events.append($0) }
     #expect(events.count == 45)
     #expect(reader.footer?.recorded == 45)
+    #expect(reader.footer?.runningAtStop == [] && reader.footer?.lostAtStop == 0)
     #expect(reader.damage.isEmpty && !reader.truncated)
     let access = try #require(events.first { $0.kind == .access })
     #expect(reader.definitions.propertyName(access.key) == "Model.property")
@@ -53,5 +54,26 @@ struct FormatVersionTests {
     #expect(definitions.frames(ofStack: 1).map(\.line) == [21, 14, 30])
     #expect(definitions.site(ofStack: 1)?.line == 14)
     #expect(TraceFormat.version == 2)
+  }
+
+  @Test("version 2: the footer lists the threads still running at the stop and counts events lost; one without")
+  func version2FooterRunningAtStop() throws {
+    let totals = [ThreadTotals(thread: 1, osThreadID: 10, recorded: 4, dropped: 0)]
+    let footer = TraceFooter(
+      durationNanoseconds: 9, chunks: 1, threads: totals, runningAtStop: [2, 7], lostAtStop: 3)
+    var bytes = ChunkPayload.footer(footer)
+    let decoded = try bytes.withUnsafeBytes { buffer in
+      var cursor = ByteCursor(buffer)
+      return try TraceReader.decodeFooter(&cursor)
+    }
+    #expect(decoded == footer)
+    // A footer written before the fields existed (version 2 earlier in this session) ends after the threads.
+    let plain = ChunkPayload.footer(TraceFooter(durationNanoseconds: 9, chunks: 1, threads: totals))
+    bytes = Array(plain.dropLast(2))  // the empty list and the zero count
+    let older = try bytes.withUnsafeBytes { buffer in
+      var cursor = ByteCursor(buffer)
+      return try TraceReader.decodeFooter(&cursor)
+    }
+    #expect(older == TraceFooter(durationNanoseconds: 9, chunks: 1, threads: totals))
   }
 }

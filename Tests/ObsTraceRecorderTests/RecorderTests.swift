@@ -114,6 +114,56 @@ struct RecorderTests {
     #expect(trace.events(.objectFreed).allSatisfy { trace.definitions.typeName($0.aux) == "Counter" })
   }
 
+  @Test(
+    "the footer lists a thread still running at the stop, not one that exited nor the stopping one; the free it makes after the stop is not in the trace"
+  )
+  func runningAtStop() throws {
+    let created = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    let finished = DispatchSemaphore(value: 0)
+    let ids = LockedIDs()
+    let trace = try RecordingSupport.record {
+      // A thread that records and exits before the stop.
+      let exited = Thread {
+        let model = LocalModel()
+        model.value = 1
+        ids.setCurrentThread("exited")
+      }
+      exited.start()
+      // A thread that is still running (waiting) when the recording stops, and frees its model after.
+      let worker = Thread {
+        do {
+          let model = LocalModel()
+          model.value = 2
+          ids.setCurrentThread("worker")
+          created.signal()
+          release.wait()
+        }
+        finished.signal()
+      }
+      worker.start()
+      created.wait()
+      LocalModel().value = 3
+      ids.setCurrentThread("stopping")
+      // Gone from the kernel's list only after its thread-exit handlers ran (which hand its ring over).
+      let gone = Date().addingTimeInterval(10)
+      while FileManager.default.fileExists(atPath: "/proc/self/task/\(ids.get("exited").os)") && Date() < gone {
+        usleep(1000)
+      }
+    }
+    release.signal()
+    finished.wait()
+    let footer = try #require(trace.reader.footer)
+    let (worker, exited, stopping) = (ids.get("worker").serial, ids.get("exited").serial, ids.get("stopping").serial)
+    #expect(footer.runningAtStop.contains(worker))
+    #expect(!footer.runningAtStop.contains(exited))
+    #expect(!footer.runningAtStop.contains(stopping))
+    // Three objects created; two freed in the trace (the worker's free came after the stop).
+    #expect(trace.events(EventKind.objectCreated).count == 3)
+    let freedOn = Set(trace.events(EventKind.objectFreed).map { $0.thread })
+    #expect(freedOn == [exited, stopping])
+  }
+
   @Test("a setter records willSet then didSet; a read records an access")
   func setterAndGetter() throws {
     let counter = Counter()
@@ -523,4 +573,18 @@ struct RecorderTests {
       #expect(events == Array(trace.events.prefix(events.count)), "cut at \(cut)")
     }
   }
+}
+
+/// The recorder's thread serial and the OS thread id of threads of a test, by name.
+final class LockedIDs: @unchecked Sendable {
+  private let lock = NSLock()
+  private var ids: [String: (serial: UInt32, os: Int32)] = [:]
+
+  /// Notes the calling thread, which must have recorded already (it has a ring).
+  func setCurrentThread(_ name: String) {
+    let ring = obstrace_current_ring()!
+    let id = (obstrace_ring_thread_id(ring), obstrace_ring_os_thread_id(ring))
+    lock.withLock { ids[name] = id }
+  }
+  func get(_ name: String) -> (serial: UInt32, os: Int32) { lock.withLock { ids[name] ?? (0, -1) } }
 }

@@ -451,6 +451,12 @@ size_t obstrace_registry_snapshot(obstrace_ring **rings, size_t capacity);
 uint64_t obstrace_total_dropped(void);
 /// Unlinks and frees an orphaned ring that the flusher has drained.
 void obstrace_registry_release(obstrace_ring *ring);
+/// The threads whose rings are registered and not orphaned (their thread has not exited), except the thread
+/// `except` (a thread serial, 0 for none): their serials into `serials`, at most `capacity`; returns how many
+/// there are. Copied under the registry's lock, so a ring the flusher frees meanwhile is never read.
+size_t obstrace_registry_running(uint32_t *serials, size_t capacity, uint32_t except);
+/// The serial of the calling thread's ring, or 0 when the thread has never recorded.
+uint32_t obstrace_current_thread_serial(void);
 
 /// How many records the flusher can read, and where the contiguous run of them starts.
 static inline size_t obstrace_ring_readable(obstrace_ring *ring, const obstrace_record **first) {
@@ -504,6 +510,12 @@ static inline uint64_t obstrace_ring_dropped(const obstrace_ring *ring) {
 
 static inline uint64_t obstrace_ring_head(const obstrace_ring *ring) {
   return __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+}
+
+/// Records stored and not yet consumed.
+static inline uint64_t obstrace_ring_unread(const obstrace_ring *ring) {
+  // Acquire: pairs with the producer's release store of head in obstrace_store.
+  return __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE) - __atomic_load_n(&ring->tail, __ATOMIC_RELAXED);
 }
 
 static inline bool obstrace_ring_is_orphaned(const obstrace_ring *ring) {
