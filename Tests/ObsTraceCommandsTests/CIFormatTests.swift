@@ -31,7 +31,7 @@ struct CIFormatTests {
     #expect(annotations.allSatisfy { $0.hasPrefix("::warning ") })
     let noop = try #require(annotations.first { $0.contains("title=obstrace noop-write") })
     #expect(property("file", of: noop)?.hasSuffix("Examples/obstrace-scenarios/main.swift") == true)
-    #expect(property("line", of: noop) == "123")
+    #expect(property("line", of: noop) == "\(ScenarioSource.noopWrite)")
     #expect(noop.contains("::1 write to TodoStore.items left the value unchanged"))
     // A finding without a site still shows, on the run rather than a line.
     let redundant = try #require(annotations.first { $0.contains("title=obstrace redundant-run") })
@@ -65,7 +65,10 @@ struct CIFormatTests {
     #expect(output.last == "FAILED")
     let errors = output.filter { $0.hasPrefix("::error ") }
     let items = errors.filter { $0.contains("::property TodoStore.items: ") }
-    #expect(Set(items.compactMap { property("line", of: $0) }) == ["123", "127"])
+    #expect(
+      Set(items.compactMap { property("line", of: $0) }) == [
+        "\(ScenarioSource.noopWrite)", "\(ScenarioSource.changingWrite)",
+      ])
     #expect(items.allSatisfy { $0.contains("wastedInvalidations grew 1 → 3") && $0.contains("noopWrites grew 1 → 3") })
     let body = errors.filter { $0.contains("::scope TodoList.body: ") }
     #expect(body.count == 2)
@@ -112,7 +115,8 @@ struct CIFormatTests {
       cases.first { $0.attribute(forName: "name")?.stringValue == "TodoStore.items wastedInvalidations" })
     let failure = try #require(wasted.elements(forName: "failure").first)
     #expect(failure.attribute(forName: "message")?.stringValue == "grew: 1 → 3")
-    #expect(failure.stringValue?.contains("at main.swift:123 (noopModify()) (3 writes)") == true)
+    #expect(
+      failure.stringValue?.contains("at main.swift:\(ScenarioSource.noopWrite) (noopModify()) (3 writes)") == true)
   }
 
   @Test("check --format junit on a passing check: the same cases, no failure, exit 0")

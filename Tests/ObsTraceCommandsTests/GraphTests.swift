@@ -28,11 +28,15 @@ struct GraphTests {
   @Test("--sites draws each write site → the property it wrote, no-op writes in red")
   func sites() throws {
     let lines = graph("noop-modify-worse", ["--sites"])
-    let noop = try #require(lines.first { $0.contains(":123\" -> \"p:TodoStore.items\"") })
+    let noop = try #require(lines.first { $0.contains(":\(ScenarioSource.noopWrite)\" -> \"p:TodoStore.items\"") })
     #expect(noop.contains("color=red") && noop.contains("label=\"wrote 3 (3 no-op)\""))
-    let changed = try #require(lines.first { $0.contains(":127\" -> \"p:TodoStore.items\"") })
+    let changed = try #require(
+      lines.first { $0.contains(":\(ScenarioSource.changingWrite)\" -> \"p:TodoStore.items\"") })
     #expect(changed.contains("color=steelblue") && changed.contains("label=\"wrote 1\""))
-    #expect(lines.contains { $0.contains("shape=note") && $0.contains("main.swift:123\\nnoopModify()") })
+    #expect(
+      lines.contains {
+        $0.contains("shape=note") && $0.contains("main.swift:\(ScenarioSource.noopWrite)\\nnoopModify()")
+      })
     #expect(!graph("noop-modify-worse").contains { $0.contains("shape=note") })
   }
 

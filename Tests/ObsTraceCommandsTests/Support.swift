@@ -96,3 +96,23 @@ struct MissingBinary: Error, CustomStringConvertible {
   var path: String
   var description: String { "\(path) is not built: run `swift build` (scripts/test does) before `swift test`" }
 }
+
+/// Lines of Examples/obstrace-scenarios/main.swift found by their text, so that a scenario added above does not
+/// break the tests that name a site of the sample traces (re-record them with scripts/make-traces).
+enum ScenarioSource {
+  static let lines: [Substring] = {
+    let text =
+      (try? String(contentsOfFile: Paths.root + "/Examples/obstrace-scenarios/main.swift", encoding: .utf8)) ?? ""
+    return text.split(separator: "\n", omittingEmptySubsequences: false)
+  }()
+
+  /// The 1-based number of the first line that is `text` once trimmed, or 0.
+  static func line(_ text: String) -> Int {
+    (lines.firstIndex { $0.trimmingCharacters(in: .whitespaces) == text } ?? -1) + 1
+  }
+
+  /// The no-op write of `noop-modify` (`store.items[1].done = true`, it already is).
+  static var noopWrite: Int { line("store.items[1].done = true") }
+  /// The real change of `noop-modify` (`store.items[0].done = true`).
+  static var changingWrite: Int { line("store.items[0].done = true") }
+}
