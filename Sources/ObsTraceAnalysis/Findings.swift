@@ -156,9 +156,9 @@ enum Findings {
     /// Live objects by type name and creation stack (0: not recorded), for a pile-up's site.
     var aliveBySite: [String: [UInt32: Int]] = [:]
     var heldByLoops: [String: (count: Int, loops: Set<String>)] = [:]
-    // Objects last used by a thread still running at the stop: it may have freed them after (at exit, its last
-    // events may be missing), so they are neither alive at the end nor a pile-up.
-    let runningAtStop = Set(trace?.runningAtStop ?? [])
+    // Objects a thread still running at the stop had used: it may have freed them after (at exit, its last events
+    // may be missing), so they are neither alive at the end nor a pile-up.
+    let runningAtStop = (trace?.runningAtStop ?? []).reduce(UInt64(0)) { $0 | ReplayMachine.threadBit($1) }
     var maybeFreedAfter: [String: Int] = [:]
     for (serial, type) in replay.machine.liveObjectSerials {
       let name = definitions.typeName(type)
@@ -168,7 +168,7 @@ enum Findings {
         entry.count += 1
         entry.loops.formUnion(loops.map { definitions.labelName($0) })
         heldByLoops[name] = entry
-      } else if runningAtStop.contains(replay.machine.lastThread(ofObject: serial)) {
+      } else if replay.machine.threadBits(ofObject: serial) & runningAtStop != 0 {
         maybeFreedAfter[name, default: 0] += 1
       } else {
         alive[name, default: 0] += 1
@@ -255,7 +255,7 @@ enum Findings {
     if objects > 0 {
       let types = maybeFreedAfter.keys.sorted().joined(separator: ", ")
       message +=
-        "; \(objects) object\(objects == 1 ? "" : "s") (\(types)) last used on \(threads.count == 1 ? "it" : "them") "
+        "; \(objects) object\(objects == 1 ? "" : "s") (\(types)) used on \(threads.count == 1 ? "it" : "them") "
         + "may have been freed after the stop: no alive-at-end or leak finding counts \(objects == 1 ? "it" : "them")"
     }
     return Finding(

@@ -100,9 +100,9 @@ public struct ReplayMachine {
   /// Where each live object was created (objectCreated's stack, recorded with call stacks on), by serial.
   private var creationStacks = DenseTable<UInt32>()
   private var objectTypes = DenseTable<UInt32>()
-  /// The thread of each object's latest creation, read or write: a thread still running when the recording
-  /// stopped may have freed the object after (see `lastThread(ofObject:)`).
-  private var objectThreads = DenseTable<UInt32>()
+  /// The threads that created, read or wrote each object, as a 64-bit set of `threadBit`s: a thread still running
+  /// when the recording stopped may have freed it after (see `threadBits(ofObject:)`).
+  private var objectThreads = DenseTable<UInt64>()
   private var types: [UInt32: TypeStatistics] = [:]
 
   public init() {}
@@ -121,7 +121,7 @@ public struct ReplayMachine {
     switch event.kind {
     case .objectCreated:
       liveObjects[event.object] = event.aux
-      objectThreads[event.object] = event.thread
+      objectThreads[event.object, default: 0] |= Self.threadBit(event.thread)
       if event.aux != 0 { objectTypes[event.object] = event.aux }
       if event.stack != 0 { creationStacks[event.object] = event.stack }
       consumer.consume(
@@ -138,13 +138,13 @@ public struct ReplayMachine {
       objectTypes[event.object] = nil
       objectThreads[event.object] = nil
     case .access:
-      objectThreads[event.object] = event.thread
+      objectThreads[event.object, default: 0] |= Self.threadBit(event.thread)
       access(event, &consumer)
     case .willSet:
-      objectThreads[event.object] = event.thread
+      objectThreads[event.object, default: 0] |= Self.threadBit(event.thread)
       willSet(event, &consumer)
     case .didSet:
-      objectThreads[event.object] = event.thread
+      objectThreads[event.object, default: 0] |= Self.threadBit(event.thread)
       didSet(event, &consumer)
     case .scopeBegin:
       let kind = ScopeKind(rawValue: event.flags) ?? .tracking
@@ -455,8 +455,12 @@ public struct ReplayMachine {
     liveObjects.map { ($0.key, objectTypes[$0.key] ?? $0.value) }
   }
 
-  /// The thread that last created, read or wrote the object `serial` (0 when unknown or freed).
-  public func lastThread(ofObject serial: UInt32) -> UInt32 { objectThreads[serial] ?? 0 }
+  /// The threads that created, read or wrote the object `serial`, as `threadBit`s (0 when unknown or freed).
+  public func threadBits(ofObject serial: UInt32) -> UInt64 { objectThreads[serial] ?? 0 }
+
+  /// A thread's bit in an object's set of threads: serial modulo 64, so that a set costs one word; with more than
+  /// 64 threads two may share a bit, which only errs towards "this thread may have used it".
+  public static func threadBit(_ thread: UInt32) -> UInt64 { 1 << UInt64(thread % 64) }
 
   /// Runs still held: those whose observers are installed, or about to be.
   public var liveRunCount: Int { runs.count }

@@ -504,10 +504,12 @@ struct AnomalyTests {
 
 @Suite("Threads still running at the stop")
 struct RunningAtStopTests {
-  /// Twelve objects of type 1 created and written on thread 2, none freed; one object of type 2 on thread 1.
+  /// Twelve objects of type 1 created on thread 2 and read last on thread 1, none freed; one object of type 2
+  /// on thread 1.
   func script() -> EventScript {
     var script = EventScript()
     for serial in UInt32(1)...12 { script.created(serial, type: 1, thread: 2) }
+    for serial in UInt32(1)...12 { script.read(serial, 1, thread: 1) }
     script.created(13, type: 2, thread: 1)
     return script
   }
@@ -524,7 +526,7 @@ struct RunningAtStopTests {
     return TraceAnalysis.report(replay, definitions: definitions, trace: trace).findings
   }
 
-  @Test("objects last used on a thread still running at the stop are neither a pile-up nor alive at the end")
+  @Test("objects a thread still running at the stop used are neither a pile-up nor alive at the end")
   func objectsOfRunningThreads() throws {
     // Without the footer's list, twelve Workers never freed pile up: a leak.
     let unaware = findings(runningAtStop: [])
@@ -538,7 +540,7 @@ struct RunningAtStopTests {
     let running = try #require(aware.first { $0.kind == .runningAtStop })
     #expect(running.isInformational)
     #expect(running.message.hasPrefix("1 thread was still running when the recording stopped (T2)"))
-    #expect(running.message.contains("12 objects (Worker) last used on it may have been freed after the stop"))
+    #expect(running.message.contains("12 objects (Worker) used on it may have been freed after the stop"))
   }
 
   @Test("events lost at the stop make the trace incomplete: no leak is concluded, and the finding counts them")

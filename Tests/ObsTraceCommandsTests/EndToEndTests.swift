@@ -200,7 +200,7 @@ struct EndToEndTests {
         #expect(footer.runningAtStop.contains(try #require(worker)))
         #expect(status.hasSuffix("complete up to the stop, 1 thread still running (see running-at-stop)"), "\(status)")
         #expect(report.contains("[running-at-stop] 1 thread was still running when the recording stopped"))
-        #expect(report.contains("1 object (Counter) last used on it may have been freed after the stop"))
+        #expect(report.contains("1 object (Counter) used on it may have been freed after the stop"))
       } else {
         #expect(freed == 1)
       }

@@ -124,12 +124,17 @@ struct RecorderTests {
     let ids = LockedIDs()
     let trace = try RecordingSupport.record {
       // A thread that records and exits before the stop.
+      let recorded = DispatchSemaphore(value: 0)
       let exited = Thread {
-        let model = LocalModel()
-        model.value = 1
+        do {
+          let model = LocalModel()
+          model.value = 1
+        }
         ids.setCurrentThread("exited")
+        recorded.signal()
       }
       exited.start()
+      recorded.wait()
       // A thread that is still running (waiting) when the recording stops, and frees its model after.
       let worker = Thread {
         do {
