@@ -373,10 +373,14 @@ uint64_t obstrace_wall_clock_nanoseconds(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-int obstrace_walk_frames(const void *start, uintptr_t low, uintptr_t high, uintptr_t *frames, int capacity,
-                         int skip) {
+/// The frame-pointer walk; with `hash`, also the FNV-1a hash of the frames it keeps (`obstrace_hash_frames`), in the
+/// same pass.
+static inline __attribute__((always_inline)) int walk_frames(const void *start, uintptr_t low, uintptr_t high,
+                                                             uintptr_t *frames, int capacity, int skip,
+                                                             uint64_t *hash) {
   const uintptr_t *frame = start;
   int count = 0;
+  uint64_t key = 1469598103934665603ull;
   while (count < capacity) {
     uintptr_t address = (uintptr_t)frame;
     // A frame record is two words: the caller's frame pointer, then the return address.
@@ -389,18 +393,39 @@ int obstrace_walk_frames(const void *start, uintptr_t low, uintptr_t high, uintp
       skip--;
     } else {
       frames[count++] = return_address;
+      key = (key ^ (uint64_t)return_address) * 1099511628211ull;
     }
     // The chain must climb the stack, and not too far: a pointer that does not is corrupt, or the end.
     if (caller <= address || caller - address > (1u << 20)) break;
     frame = (const uintptr_t *)caller;
   }
+  if (hash != NULL) *hash = key | 1;
   return count;
+}
+
+int obstrace_walk_frames(const void *start, uintptr_t low, uintptr_t high, uintptr_t *frames, int capacity,
+                         int skip) {
+  return walk_frames(start, low, high, frames, capacity, skip, NULL);
 }
 
 int obstrace_capture_stack(uintptr_t *frames, int capacity, int skip) {
   obstrace_ring *ring = obstrace_current_ring();
   if (ring == NULL || ring->stack_high == 0) return 0;
   return obstrace_walk_frames(__builtin_frame_address(0), ring->stack_low, ring->stack_high, frames, capacity, skip);
+}
+
+uint32_t obstrace_capture_stack_cached(uintptr_t *frames, int capacity, int skip, int *count, uint64_t *hash) {
+  obstrace_ring *ring = obstrace_current_ring();
+  *count = 0;
+  if (ring == NULL || ring->stack_high == 0) return 0;
+  uint64_t key = 0;
+  int captured =
+      walk_frames(__builtin_frame_address(0), ring->stack_low, ring->stack_high, frames, capacity, skip, &key);
+  *count = captured;
+  if (captured == 0) return 0;
+  *hash = key;
+  size_t index = (size_t)(key >> 7) & (OBSTRACE_STACK_CACHE_SIZE - 1);
+  return ring->stack_hashes[index] == key ? ring->stack_ids[index] : 0;
 }
 
 __attribute__((noinline)) void obstrace_return_address_into(int level, uintptr_t *out) {

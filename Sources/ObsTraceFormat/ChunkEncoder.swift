@@ -6,10 +6,16 @@
 /// exclusivity check in the common case: bytes go into a buffer sized once per chunk, and an event about the
 /// same object, property, scope and stack as an earlier one of this chunk skips the definitions table.
 public struct ChunkEncoder {
-  /// The encoded definitions and events so far (without the chunk's header), in `storage[0..<byteCount]`.
+  /// The encoded definitions and events so far (without the chunk's header), in `storage[0..<itemByteCount]`.
   private var storage: [UInt8]
+  private var itemByteCount = 0
+  /// The events' time deltas, in order, a column after the items (`ChunkFlags.timesApart`): kept apart, the items
+  /// of a loop repeat exactly and zlib matches them in long runs, while the deltas (the noise) are coded alone.
+  private var times: [UInt8] = []
   /// How many bytes `append` has written so far.
-  public private(set) var byteCount = 0
+  public var byteCount: Int { itemByteCount + times.count }
+  /// The bytes of the time column, which ends the payload (the writer codes it with `Z_HUFFMAN_ONLY`).
+  public var timeColumnByteCount: Int { times.count }
   public private(set) var eventCount = 0
   public let thread: UInt32
   public let osThreadID: Int32
@@ -46,30 +52,34 @@ public struct ChunkEncoder {
     // Uninitialized: every byte below `byteCount` is written before it is read.
     let capacity = max(capacity, Self.maximumEventSize)
     storage = [UInt8](unsafeUninitializedCapacity: capacity) { _, count in count = capacity }
+    times.reserveCapacity(capacity / 4)
   }
 
   /// The encoded definitions and events so far (without the chunk's header).
-  public var bytes: [UInt8] { Array(storage[0..<byteCount]) }
+  public var bytes: [UInt8] { Array(storage[0..<itemByteCount]) }
 
   /// The chunk's payload: its header (thread, OS thread id, sequence, events the thread dropped since its
-  /// previous chunk, first time, flags), then the encoded items.
+  /// previous chunk, first time, flags, the items' length), then the encoded items, then the time column (its last
+  /// `timeColumnByteCount` bytes).
   public func payload(droppedSinceLastChunk: UInt64, threadEnded: Bool = false) -> [UInt8] {
     var payload: [UInt8] = []
-    payload.reserveCapacity(byteCount + 32)
+    payload.reserveCapacity(byteCount + 40)
     payload.appendVarint(thread)
     payload.appendVarint(UInt32(bitPattern: osThreadID))
     payload.appendVarint(sequence)
     payload.appendVarint(droppedSinceLastChunk)
     payload.appendVarint(firstTime)
-    payload.append(threadEnded ? ChunkFlags.threadEnded : 0)
-    payload.append(contentsOf: storage[0..<byteCount])
+    payload.append((threadEnded ? ChunkFlags.threadEnded : 0) | ChunkFlags.timesApart)
+    payload.appendVarint(itemByteCount)
+    payload.append(contentsOf: storage[0..<itemByteCount])
+    payload.append(contentsOf: times)
     return payload
   }
 
   /// Room for `count` more bytes, growing the buffer by doubling (rare: it starts at 64 KiB).
   @inline(__always)
   private mutating func reserve(_ count: Int) {
-    if byteCount + count > storage.count { grow(byteCount + count) }
+    if itemByteCount + count > storage.count { grow(itemByteCount + count) }
   }
 
   @inline(never)
@@ -81,15 +91,15 @@ public struct ChunkEncoder {
   private mutating func write(_ bytes: [UInt8]) {
     reserve(bytes.count)
     storage.withUnsafeMutableBufferPointer { buffer in
-      for (offset, byte) in bytes.enumerated() { buffer[byteCount + offset] = byte }
+      for (offset, byte) in bytes.enumerated() { buffer[itemByteCount + offset] = byte }
     }
-    byteCount += bytes.count
+    itemByteCount += bytes.count
   }
 
   /// Appends one event, stating first any definition it needs.
   ///
-  /// Layout: kind, flags, a presence mask, the time delta, then only the fields the mask names (depth, object,
-  /// key, scope, aux, stack, in that order) that are not zero. An event about an object whose type the chunk has
+  /// Layout: kind, flags, a presence mask, then only the fields the mask names (depth, object, key, scope, aux,
+  /// stack, in that order) that are not zero; the time delta goes to the time column. An event about an object whose type the chunk has
   /// stated leaves `aux` (the type) out: the reader takes it from the object's definition. Two mask bits make the
   /// common events short (version 2): `EventMask.sameObjectAndKey` (the object and key of the chunk's previous
   /// event, written once for a run of events about one property) and `EventMask.sameTime` (no time delta: the
@@ -125,10 +135,11 @@ public struct ChunkEncoder {
     if aux != 0 && !auxIsObjectType { mask |= EventMask.aux }
     if stack != 0 { mask |= EventMask.stack }
     if delta == 0 { mask |= EventMask.sameTime }
+    if delta != 0 { times.appendVarint(delta) }
     reserve(Self.maximumEventSize)
-    byteCount = storage.withUnsafeMutableBufferPointer { buffer in
+    itemByteCount = storage.withUnsafeMutableBufferPointer { buffer in
       let base = buffer.baseAddress!
-      var count = byteCount
+      var count = itemByteCount
       @inline(__always) func put(_ value: UInt64) {
         var value = value
         while value >= 0x80 {
@@ -143,7 +154,6 @@ public struct ChunkEncoder {
       base[count &+ 1] = flags
       base[count &+ 2] = mask
       count &+= 3
-      if mask & EventMask.sameTime == 0 { put(delta) }
       if mask & EventMask.depth != 0 { put(UInt64(depth)) }
       if mask & EventMask.object != 0 { put(UInt64(object)) }
       if mask & EventMask.key != 0 { put(UInt64(key)) }

@@ -53,9 +53,10 @@ public final class TraceFileWriter {
     if descriptor >= 0 { _ = Glibc.close(descriptor) }
   }
 
-  /// Compresses `payload` and appends it as one chunk.
-  public func writeChunk(_ type: ChunkType, payload: [UInt8]) throws(TraceFileError) {
-    guard let frame = Self.chunk(type, payload: payload, deflater: deflater) else {
+  /// Compresses `payload` and appends it as one chunk; its last `huffmanOnlyTail` bytes (an events chunk's time
+  /// column, `ChunkEncoder.timeColumnByteCount`) are coded without string matching.
+  public func writeChunk(_ type: ChunkType, payload: [UInt8], huffmanOnlyTail: Int = 0) throws(TraceFileError) {
+    guard let frame = Self.chunk(type, payload: payload, huffmanOnlyTail: huffmanOnlyTail, deflater: deflater) else {
       throw TraceFileError(.cannotWrite, path: path, "zlib could not compress a chunk")
     }
     try writeAll(frame)
@@ -68,8 +69,10 @@ public final class TraceFileWriter {
     chunk(type, payload: payload, deflater: Deflater())
   }
 
-  private static func chunk(_ type: ChunkType, payload: [UInt8], deflater: Deflater) -> [UInt8]? {
-    guard let compressed = deflater.compress(payload) else { return nil }
+  private static func chunk(_ type: ChunkType, payload: [UInt8], huffmanOnlyTail: Int = 0, deflater: Deflater)
+    -> [UInt8]?
+  {
+    guard let compressed = deflater.compress(payload, huffmanOnlyTail: huffmanOnlyTail) else { return nil }
     var frame = TraceFormat.chunkMagic
     frame.reserveCapacity(TraceFormat.chunkHeaderSize + compressed.count)
     frame.append(type.rawValue)

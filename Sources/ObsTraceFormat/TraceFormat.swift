@@ -3,7 +3,8 @@
 /// this session extend it): header flags, the `untraced` scope kind, inlined frames in the symbols chunk, a
 /// scope's instance in `scopeBegin`, the reason of `trackingCancelled`,
 /// didSet flag 4 (`_modify`), event kind 13 (`objectBound`), the event mask's `sameObjectAndKey` and `sameTime`
-/// bits, the footer's threads still running at the stop and events lost at the stop.
+/// bits, the footer's threads still running at the stop and events lost at the stop, the events chunk's time column
+/// (`ChunkFlags.timesApart`).
 public enum TraceFormat {
   /// The first eight bytes of every trace file.
   public static let magic: [UInt8] = Array("OBSTRACE".utf8)
@@ -180,6 +181,9 @@ public enum HeaderFlags {
 public enum ChunkFlags {
   /// The thread exited: no chunk of it follows.
   public static let threadEnded: UInt8 = 1
+  /// Version 2: the events' time deltas are a column after the items, whose length follows the flags (a varint);
+  /// without it, each event's delta follows its mask.
+  public static let timesApart: UInt8 = 2
 }
 
 /// The bits of an event's presence mask: which fields follow the event's kind, flags and mask.

@@ -466,6 +466,18 @@ public final class TraceReader {
           offset: chunk.offset, thread: thread, osThreadID: osThread, sequence: sequence,
           droppedSinceLastChunk: dropped,
           firstTime: firstTime, threadEnded: flags & ChunkFlags.threadEnded != 0, events: [])
+        // Version 2: the time deltas in a column after the items, whose length follows the flags.
+        let timesApart = flags & ChunkFlags.timesApart != 0
+        var times = ByteCursor(UnsafeRawBufferPointer(start: nil, count: 0))
+        if timesApart {
+          let itemsLength = try cursor.readVarint()
+          guard itemsLength <= UInt64(raw.count - cursor.offset) else { throw CursorError.malformed }
+          let itemsEnd = cursor.offset + Int(itemsLength)
+          times = ByteCursor(UnsafeRawBufferPointer(rebasing: raw[itemsEnd...]))
+          var items = ByteCursor(UnsafeRawBufferPointer(rebasing: raw[..<itemsEnd]))
+          items.offset = cursor.offset
+          cursor = items
+        }
         var time = firstTime
         var lastObject: UInt32 = 0
         var lastObjectType: UInt32 = 0
@@ -488,7 +500,8 @@ public final class TraceReader {
           let flags = try cursor.readByte()
           let mask = try cursor.readByte()
           if mask & EventMask.sameTime == 0 {
-            let (sum, overflow) = time.addingReportingOverflow(try cursor.readVarint())
+            let delta = timesApart ? try times.readVarint() : try cursor.readVarint()
+            let (sum, overflow) = time.addingReportingOverflow(delta)
             if overflow { throw CursorError.timeOverflow }
             time = sum
           }
@@ -531,6 +544,8 @@ public final class TraceReader {
               kind: kind, flags: flags, thread: thread, time: time, depth: UInt16(truncatingIfNeeded: depth),
               object: object, key: key, scope: scope, aux: aux, stack: stack))
         }
+        // Every delta of the column belongs to an event.
+        if !times.isAtEnd { throw CursorError.malformed }
         return result
       } catch {
         failure = error as? CursorError

@@ -5,8 +5,10 @@ import CObsTraceZlib
 final class Deflater {
   private var stream = z_stream()
   private let ready: Bool
+  private let level: Int32
 
   init(level: Int32 = 1) {
+    self.level = level
     ready = deflateInit_(&stream, level, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
   }
 
@@ -14,19 +16,35 @@ final class Deflater {
     if ready { deflateEnd(&stream) }
   }
 
-  /// Compresses `input` whole; nil only if zlib fails (out of memory).
-  func compress(_ input: [UInt8]) -> [UInt8]? {
-    guard ready, deflateReset(&stream) == Z_OK else { return nil }
-    let bound = Int(deflateBound(&stream, uLong(input.count)))
+  /// Compresses `input` whole, into one zlib stream; nil only if zlib fails (out of memory). Its last
+  /// `huffmanOnlyTail` bytes (an events chunk's time column: short varints with no repeats worth finding) are coded
+  /// with `Z_HUFFMAN_ONLY`, which skips the string matching that costs most on such bytes; any inflate reads the
+  /// stream as one.
+  func compress(_ input: [UInt8], huffmanOnlyTail: Int = 0) -> [UInt8]? {
+    // The strategy stays set across a reset: every chunk starts with the default one.
+    guard ready, deflateReset(&stream) == Z_OK, deflateParams(&stream, level, Z_DEFAULT_STRATEGY) == Z_OK else {
+      return nil
+    }
+    let tail = max(0, min(huffmanOnlyTail, input.count))
+    // Room for the extra block the strategy change ends.
+    let bound = Int(deflateBound(&stream, uLong(input.count))) + 64
     var output = [UInt8](repeating: 0, count: bound)
     var produced = 0
     let status: Int32 = input.withUnsafeBufferPointer { source in
       output.withUnsafeMutableBufferPointer { destination in
         stream.next_in = UnsafeMutablePointer(mutating: source.baseAddress)
-        stream.avail_in = uInt(source.count)
+        stream.avail_in = uInt(source.count - tail)
         stream.next_out = destination.baseAddress
         stream.avail_out = uInt(destination.count)
-        let status = deflate(&stream, Z_FINISH)
+        var status = Z_OK
+        if tail > 0 {
+          // Takes the head whole (the output has room for all of it); the change of strategy then codes it.
+          status = deflate(&stream, Z_NO_FLUSH)
+          if status == Z_OK && stream.avail_in == 0 { status = deflateParams(&stream, level, Z_HUFFMAN_ONLY) }
+          stream.next_in = UnsafeMutablePointer(mutating: source.baseAddress.map { $0 + (source.count - tail) })
+          stream.avail_in = uInt(tail)
+        }
+        if status == Z_OK { status = deflate(&stream, Z_FINISH) }
         produced = destination.count - Int(stream.avail_out)
         // The stream must not keep pointers into buffers that are about to go away.
         stream.next_in = nil

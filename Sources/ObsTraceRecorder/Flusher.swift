@@ -256,13 +256,15 @@ final class Flusher: @unchecked Sendable {
     total.recorded += UInt64(chunk.encoder.eventCount)
     total.dropped += dropped
     totals[thread] = total
-    write(.events, chunk.encoder.payload(droppedSinceLastChunk: dropped, threadEnded: threadEnded))
+    write(
+      .events, chunk.encoder.payload(droppedSinceLastChunk: dropped, threadEnded: threadEnded),
+      huffmanOnlyTail: chunk.encoder.timeColumnByteCount)
   }
 
-  private func write(_ type: ChunkType, _ payload: [UInt8]) {
+  private func write(_ type: ChunkType, _ payload: [UInt8], huffmanOnlyTail: Int = 0) {
     guard writeError == nil else { return }
     do {
-      try writer.writeChunk(type, payload: payload)
+      try writer.writeChunk(type, payload: payload, huffmanOnlyTail: huffmanOnlyTail)
     } catch {
       // The program goes on untraced: stop recording, say so once, keep what was written.
       writeError = error.description

@@ -27,6 +27,13 @@ public enum RecordingTaps {
 
   static let routing = LockedValue(Routing())
   static let activeTaps = Atomic<Int>(0)
+
+  /// `currentTag`, without reading the task-local when no in-test recording is open (a scope's begin asks on every
+  /// run). A tag is bound only while its tap is open: `open` counts the tap before the caller binds the tag, and
+  /// `close` uncounts it after the bound code returned.
+  static var currentTagIfAny: UInt32 {
+    activeTaps.load(ordering: .acquiring) > 0 ? currentTag : 0
+  }
   static let nextTag = Atomic<UInt32>(1)
 
   /// Opens a tap; the caller binds the returned tag around the code to record.

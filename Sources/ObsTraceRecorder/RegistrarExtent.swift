@@ -285,14 +285,22 @@ extension Equatable {
 
 /// Captures and interns the calling thread's stack by walking frame pointers.
 enum StackCapture {
+  /// The id of the calling thread's stack: walked, hashed and looked up in the thread's cache in one C call; the
+  /// interner's lock is taken only for a stack this thread has not met (or has lost from its cache).
   static func current(minimumDepth: Int32 = 0) -> UInt32 {
     withUnsafeTemporaryAllocation(of: UInt.self, capacity: Int(OBSTRACE_MAX_STACK_DEPTH)) { buffer in
       let depth = min(max(Int32(obstrace_stack_depth()), minimumDepth), OBSTRACE_MAX_STACK_DEPTH)
-      let count = Int(obstrace_capture_stack(buffer.baseAddress!, depth, 1))
-      guard count > 0 else { return 0 }
-      let frames = UnsafeBufferPointer(rebasing: buffer[0..<count])
-      let hash = obstrace_hash_frames(frames.baseAddress!, Int32(count))
-      return Interner.shared.stackID(frames, hash: hash)
+      var count: Int32 = 0
+      var hash: UInt64 = 0
+      let cached = obstrace_capture_stack_cached(buffer.baseAddress!, depth, 1, &count, &hash)
+      if cached != 0 { return cached }
+      return intern(UnsafeBufferPointer(rebasing: buffer[0..<Int(count)]), hash: hash)
     }
+  }
+
+  /// A stack the thread's cache did not have (0 for none).
+  @inline(never)
+  private static func intern(_ frames: UnsafeBufferPointer<UInt>, hash: UInt64) -> UInt32 {
+    frames.isEmpty ? 0 : Interner.shared.stackID(frames, hash: hash)
   }
 }

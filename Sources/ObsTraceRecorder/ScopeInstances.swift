@@ -38,6 +38,11 @@ enum ScopeInstances {
   /// A label's queue of fired instances is capped: an observer that is never re-tracked is not kept forever.
   static let maximumWaiting = 1024
   private static let state = Mutex(State())
+  /// How many instances wait in `state.waiting`, all labels together; changed under the lock. A re-track reads it
+  /// first: with none waiting (a scope that never fired, the common case) it needs neither the lock nor the
+  /// task-local `firing`. A fire on this thread is counted before its handler runs, so a re-track from the handler
+  /// always sees it.
+  private static let waitingCount = Atomic<Int>(0)
 
   /// A new instance id (from the scope serials, so it never equals a scope or an iterator).
   static func newInstance() -> UInt32 { obstrace_next_scope_serial() }
@@ -55,6 +60,8 @@ enum ScopeInstances {
         return instance
       }
     case .afterFire:
+      // Acquiring: pairs with the releasing updates under the lock (a fire on another thread).
+      if waitingCount.load(ordering: .acquiring) == 0 { return newInstance() }
       let firing = firing
       let found: UInt32? = state.withLock { state in
         guard var queue = state.waiting[label], !queue.isEmpty else { return nil }
@@ -64,6 +71,7 @@ enum ScopeInstances {
           } ?? 0
         let instance = queue.remove(at: index)
         state.waiting[label] = queue.isEmpty ? nil : queue
+        waitingCount.subtract(1, ordering: .releasing)
         return instance
       }
       return found ?? newInstance()
@@ -74,7 +82,11 @@ enum ScopeInstances {
   static func fired(label: UInt32, instance: UInt32) {
     state.withLock { state in
       var queue = state.waiting[label] ?? []
-      if queue.count >= maximumWaiting { queue.removeFirst() }
+      if queue.count >= maximumWaiting {
+        queue.removeFirst()
+      } else {
+        waitingCount.add(1, ordering: .releasing)
+      }
       queue.append(instance)
       state.waiting[label] = queue
     }

@@ -58,7 +58,13 @@ struct TickMapping {
     }
     ticks.append(sampleTicks)
     nanoseconds.append(time)
+    let last = ticks.count - 1
+    slopes.append(Double(nanoseconds[last] - nanoseconds[last - 1]) / Double(ticks[last] - ticks[last - 1]))
   }
+
+  /// Nanoseconds per tick of each segment (`slopes[i]` between samples i and i + 1), divided once when the segment
+  /// is added: converting a tick multiplies, and gives the same answer whichever drain converts it.
+  private var slopes: [Double] = []
 
   /// Nanoseconds since the start for a tick: interpolated between the samples around it, 0 before the first,
   /// the latest sample's time after it.
@@ -78,9 +84,7 @@ struct TickMapping {
       }
       low = lower
     }
-    let spanTicks = Double(ticks[low + 1] - ticks[low])
-    let spanNanoseconds = Double(nanoseconds[low + 1] - nanoseconds[low])
-    let offset = UInt64(Double(tick - ticks[low]) * spanNanoseconds / spanTicks)
+    let offset = UInt64(Double(tick - ticks[low]) * slopes[low])
     return min(nanoseconds[low] + offset, nanoseconds[low + 1])
   }
 }

@@ -66,7 +66,7 @@ public enum TrackingScopes {
     let instance = ScopeInstances.resolve(rule, label: labelID)
     if obstrace_stack_level() == 0 { stack = 0 }
     // The in-test recording this scope belongs to, if any, is told before the flusher can meet the scope.
-    let tag = RecordingTaps.currentTag
+    let tag = RecordingTaps.currentTagIfAny
     if tag != 0 { RecordingTaps.tagScope(scope, tag) }
     // object: the instance this run continues.
     obstrace_emit(EventKind.scopeBegin.rawValue, kind.rawValue, instance, labelID, scope, parent, stack)

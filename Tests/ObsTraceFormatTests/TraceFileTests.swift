@@ -203,6 +203,62 @@ struct TraceFileTests {
     #expect(events == written)
   }
 
+  @Test("time deltas go to the chunk's time column: events that differ only in their times encode the same items")
+  func timeColumn() throws {
+    func encoded(_ step: UInt64) -> ChunkEncoder {
+      let stamps = DefinitionStamps()
+      var encoder = ChunkEncoder(thread: 1, osThreadID: 101, sequence: 0, firstTime: 0, stamps: stamps)
+      for index in 1...50 {
+        encoder.append(
+          kind: EventKind.willSet.rawValue, flags: 0, time: UInt64(index) * step, depth: 0, object: 3, key: 2,
+          scope: 0, aux: 1, stack: 0, definitions: SyntheticDefinitions(), stamps: stamps)
+      }
+      return encoder
+    }
+    let fast = encoded(40)
+    let slow = encoded(170)
+    #expect(fast.bytes == slow.bytes)
+    #expect(fast.timeColumnByteCount == 50 && slow.timeColumnByteCount == 100)
+    // Read back whole, through a file (the column is coded with Z_HUFFMAN_ONLY).
+    let path = temporaryPath("times.trc")
+    let writer = try TraceFileWriter(
+      path: path,
+      header: TraceHeader(
+        startWallClockNanoseconds: 1, processID: 42, executable: "/bin/fixture", dropWhenFull: false,
+        ringCapacity: 64, stackLevel: 1))
+    try writer.writeChunk(
+      .events, payload: slow.payload(droppedSinceLastChunk: 0), huffmanOnlyTail: slow.timeColumnByteCount)
+    writer.close()
+    let (reader, events) = try readAll(path)
+    #expect(reader.damage.isEmpty)
+    #expect(events.map(\.time) == (1...50).map { UInt64($0) * 170 })
+  }
+
+  @Test(
+    "a time column that is longer or shorter than its events need is damage",
+    arguments: [
+      // Items length past the payload; a delta left over; a delta missing.
+      (itemsLength: UInt8(40), times: [UInt8]([5])), (itemsLength: UInt8(3), times: [5, 6]),
+      (itemsLength: UInt8(3), times: []),
+    ])
+  func timeColumnDamage(itemsLength: UInt8, times: [UInt8]) throws {
+    let path = temporaryPath("times-damage.trc")
+    let writer = try TraceFileWriter(
+      path: path,
+      header: TraceHeader(
+        startWallClockNanoseconds: 1, processID: 42, executable: "/bin/fixture", dropWhenFull: false,
+        ringCapacity: 64, stackLevel: 1))
+    // Header (thread 1, OS thread 101, sequence 0, none dropped, first time 0, flags: times apart), the items'
+    // length, one event with a time delta and no field, then the column.
+    let payload: [UInt8] =
+      [1, 101, 0, 0, 0, ChunkFlags.timesApart, itemsLength, EventKind.scopeEnd.rawValue, 0, 0] + times
+    try writer.writeChunk(.events, payload: payload)
+    writer.close()
+    let (reader, events) = try readAll(path)
+    #expect(events.isEmpty)
+    #expect(reader.damage.count == 1)
+  }
+
   @Test("an event that says its object and key repeat the previous event's and also names them is damage")
   func repeatedObjectAndKeyNamedAgain() throws {
     let path = temporaryPath("repeat-named.trc")

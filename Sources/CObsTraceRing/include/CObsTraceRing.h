@@ -537,6 +537,11 @@ uint64_t obstrace_wall_clock_nanoseconds(void);
 /// pointer that is null, misaligned, not above the previous one or too far from it ends the walk.
 int obstrace_capture_stack(uintptr_t *frames, int capacity, int skip);
 
+/// `obstrace_capture_stack` and the thread's stack cache in one call, the stack capture of a write: returns the
+/// stack's interned id when the cache has it, else 0 with the frames' count in `*count` (0: no stack) and their hash
+/// (`obstrace_hash_frames`) in `*hash`, for the caller to intern and `obstrace_cache_stack`.
+uint32_t obstrace_capture_stack_cached(uintptr_t *frames, int capacity, int skip, int *count, uint64_t *hash);
+
 /// Stores through `out` the return address `level` frames up the frame-pointer chain (0: where this function
 /// returns to in its caller, 1: where that caller returns to, and so on), validated as `obstrace_capture_stack`
 /// validates a walk; 0 when the chain does not reach it or this thread has no ring. The result goes through a
