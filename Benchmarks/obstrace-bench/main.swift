@@ -402,7 +402,7 @@ reportRow(
   "the loop's trace, \(loopDefault.events / 1_000_000)M events", path: loopTracePath, events: loopDefault.events)
 
 // 100 k objects, 10 k scopes: the replay's state is per object and per scope; memory must not grow with the events.
-for rounds in [6, 24] {
+for rounds in [2, 8] {
   let path = directory + "/many-\(rounds).trc"
   try! Recorder.start(to: path, options: RecordingOptions(backtraces: .off))
   manyObjectsWorkload(objects: 100_000, scopes: 10_000, rounds: rounds)
@@ -428,7 +428,7 @@ func timelineRate(_ path: String) -> (linesPerSecond: Double, lines: Int) {
   return (Double(lines) / seconds, lines)
 }
 
-let timelineIterations = 300_000
+let timelineIterations = 1_000_000
 let timelinePath = directory + "/timeline.trc"
 try! Recorder.start(to: timelinePath, options: RecordingOptions())
 blackHole(tracedLoop(timelineIterations))
