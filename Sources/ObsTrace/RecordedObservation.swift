@@ -16,8 +16,7 @@ public struct RecordedObservation: Sendable {
     of property: String,
     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    statistics(property, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))?.invalidations
-      ?? 0
+    count(of: property, \.invalidations, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
   }
   /// Of `invalidations(of:)`, those predicted for tracking ObsTrace does not own (a `withObservationTracking` in a
   /// file without `import ObsTrace`), not recorded.
@@ -25,8 +24,9 @@ public struct RecordedObservation: Sendable {
     of property: String,
     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    statistics(property, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))?
-      .predictedInvalidations ?? 0
+    count(
+      of: property, \.predictedInvalidations,
+      SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
   }
   /// Invalidations caused by writes of `property` that changed nothing. When a write of `property` through
   /// `_modify` was not compared, the test fails with how to compare it: the answer would not be known.
@@ -34,20 +34,24 @@ public struct RecordedObservation: Sendable {
     of property: String,
     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    let location = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
-    return compared(property, location)?.wastedInvalidations ?? 0
+    count(
+      of: property, \.wastedInvalidations,
+      SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column), compared: true)
   }
+  /// Writes of `property`: through its setter, `_modify` or `withMutation`.
   public func writes(
     of property: String,
     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    statistics(property, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))?.writes ?? 0
+    count(of: property, \.writes, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
   }
+  /// Reads of `property` the program made (the access a `_modify` write makes outside any scope is part of that
+  /// write; inside a scope it is a read, which Observation subscribes the scope to).
   public func reads(
     of property: String,
     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    statistics(property, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))?.reads ?? 0
+    count(of: property, \.reads, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
   }
   /// Writes of `property` through `_modify` that left its value unchanged. When a write of `property` through
   /// `_modify` was not compared, the test fails with how to compare it, so that "0" never means "not looked at".
@@ -55,16 +59,16 @@ public struct RecordedObservation: Sendable {
     of property: String,
     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    let location = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
-    return compared(property, location)?.noopWrites ?? 0
+    count(
+      of: property, \.noopWrites, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column),
+      compared: true)
   }
   /// Reads of `property` inside its own willSet window (they saw the old value).
   public func staleReads(
     of property: String,
     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    statistics(property, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))?.staleReads
-      ?? 0
+    count(of: property, \.staleReads, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
   }
 
   /// Runs of the scope labelled `scope` (`"FirstView.body"`, or a call site `"Module/File.swift:12"`).
@@ -72,39 +76,39 @@ public struct RecordedObservation: Sendable {
     of scope: String,
     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    scopeStatistics(scope, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))?.runs ?? 0
+    count(ofScope: scope, \.runs, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
   }
   /// Instances of `scope`: a harness, an iterator, an observer re-tracked after each fire is one.
   public func instances(
     of scope: String,
     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    scopeStatistics(scope, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))?.instances
-      ?? 0
+    count(ofScope: scope, \.instances, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
   }
   /// Times runs of `scope` were invalidated.
   public func invalidations(
     ofScope scope: String,
     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    scopeStatistics(scope, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))?
-      .invalidations ?? 0
+    count(
+      ofScope: scope, \.invalidations, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
   }
   /// Of `invalidations(ofScope:)`, those predicted (an `untraced` scope), not recorded.
   public func predictedInvalidations(
     ofScope scope: String,
     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    scopeStatistics(scope, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))?
-      .predictedInvalidations ?? 0
+    count(
+      ofScope: scope, \.predictedInvalidations,
+      SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
   }
   /// Runs of `scope` that read nothing that really changed since its previous run.
   public func redundantRuns(
     of scope: String,
     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    scopeStatistics(scope, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))?
-      .redundantRuns ?? 0
+    count(
+      ofScope: scope, \.redundantRuns, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
   }
 
   /// Findings of one kind (`.noopWrite`, `.staleRead`, `.fanOut`, …).
@@ -124,6 +128,20 @@ public struct RecordedObservation: Sendable {
     let message =
       "recordObservation: no \(kind) is named '\(name)'; " + NameSuggestions.describe(name, in: known.sorted())
     Issue.record(Comment(rawValue: message), sourceLocation: location)
+  }
+
+  /// One count of `property`'s statistics: every property lookup above is this, with its metric. `compared`: fail
+  /// the test when writes of it through `_modify` were not compared (a no-op count would not be known).
+  private func count(
+    of property: String, _ metric: KeyPath<PropertyStatistics, Int>, _ location: SourceLocation, compared: Bool = false
+  ) -> Int {
+    (compared ? self.compared(property, location) : statistics(property, location))?[keyPath: metric] ?? 0
+  }
+
+  /// One count of `scope`'s statistics: every scope lookup above is this, with its metric.
+  private func count(ofScope scope: String, _ metric: KeyPath<ScopeStatistics, Int>, _ location: SourceLocation) -> Int
+  {
+    scopeStatistics(scope, location)?[keyPath: metric] ?? 0
   }
 
   private func statistics(_ property: String, _ location: SourceLocation) -> PropertyStatistics? {

@@ -80,8 +80,7 @@ enum HTMLReport {
     let invalidations = report.properties.reduce(0) { $0 + $1.statistics.invalidations }
     let redundant = report.scopes.reduce(0) { $0 + $1.statistics.redundantRuns }
     let runs = report.scopes.reduce(0) { $0 + $1.statistics.runs }
-    var status = trace.truncated ? "truncated" : "complete"
-    if !trace.damage.isEmpty { status += ", \(trace.damage.count) damaged chunks" }
+    let (status, complete) = TraceInput.completeness(trace)
     html += "<section id=\"summary\" class=\"cards\">\n"
     html += card("warnings", "\(warnings.count)", tone: warnings.isEmpty ? "good" : "bad")
     html += card("wasted invalidations", "\(wasted) of \(invalidations)", tone: wasted == 0 ? "good" : "bad")
@@ -90,7 +89,7 @@ enum HTMLReport {
     html += card("threads", "\(trace.threads)")
     html += card("duration", Formatting.duration(trace.durationNanoseconds))
     html += card("dropped events", "\(trace.droppedEvents)", tone: trace.droppedEvents == 0 ? "" : "bad")
-    html += card("trace", status, tone: status == "complete" ? "" : "bad")
+    html += card("trace", status, tone: complete ? "" : "bad")
     html += "</section>\n"
     var notes: [String] = []
     if trace.backtraces == "off" {

@@ -83,6 +83,29 @@ extension TraceInput {
     return configuration
   }
 
+  /// Whether the trace holds every event its process recorded, said plainly: "complete" only when nothing was
+  /// dropped, damaged or cut off (what `check` requires); otherwise what is missing.
+  static func completeness(_ trace: AnalysisReport.Trace) -> (text: String, complete: Bool) {
+    let damaged =
+      trace.damage.isEmpty
+      ? nil
+      : "\(trace.damage.count) damaged chunk\(trace.damage.count == 1 ? "" : "s") skipped (their events are lost)"
+    let lost = trace.lostAtStop > 0 ? "\(trace.lostAtStop) events lost at the stop (threads still running)" : nil
+    let missing = [damaged, lost].compactMap { $0 }
+    if trace.truncated {
+      return ("TRUNCATED (read up to the last whole chunk)" + missing.map { ", " + $0 }.joined(), false)
+    }
+    if !missing.isEmpty { return ("INCOMPLETE: " + missing.joined(separator: ", "), false) }
+    if trace.droppedEvents > 0 { return ("INCOMPLETE: events were dropped", false) }
+    if !trace.runningAtStop.isEmpty {
+      let count = trace.runningAtStop.count
+      return (
+        "complete up to the stop, \(count) thread\(count == 1 ? "" : "s") still running (see running-at-stop)", true
+      )
+    }
+    return ("complete", true)
+  }
+
   /// How many findings, as the report and `record`'s summary both say it: "2 warnings, 3 informational".
   static func findingCounts(_ report: AnalysisReport) -> String {
     let warnings = report.findings.filter { !$0.isInformational }.count
@@ -107,16 +130,10 @@ enum ReportPrinter {
     var out = TextBuffer()
     let trace = report.trace
     out.line("ObsTrace report: \(trace.path)")
-    var status = trace.truncated ? "TRUNCATED (read up to the last whole chunk)" : "complete"
-    if !trace.truncated, !trace.runningAtStop.isEmpty {
-      let count = trace.runningAtStop.count
-      status = "complete up to the stop, \(count) thread\(count == 1 ? "" : "s") still running (see running-at-stop)"
-    }
-    if trace.lostAtStop > 0 { status += ", \(trace.lostAtStop) lost at the stop" }
-    if !trace.damage.isEmpty { status += ", \(trace.damage.count) damaged" }
     out.line(
       "  \(trace.events) events, \(trace.threads) thread\(trace.threads == 1 ? "" : "s"), "
-        + "\(Formatting.duration(trace.durationNanoseconds)), \(trace.droppedEvents) dropped, \(status)")
+        + "\(Formatting.duration(trace.durationNanoseconds)), \(trace.droppedEvents) dropped, "
+        + TraceInput.completeness(trace).text)
     out.line(
       "  call stacks: \(trace.backtraces)"
         + (trace.backtraces == "off" ? " (no sites: record with OBSTRACE_BACKTRACES=writes or all)" : "")

@@ -286,6 +286,25 @@ struct CommandLineTests {
     #expect(result.standardOutput.contains("EXAMPLE"))
   }
 
+  @Test("a trace with a damaged chunk is never called complete: the report says what was lost")
+  func damagedTraceIsNotComplete() throws {
+    let source = Paths.root + "/traces/fan-out.trc"
+    var events: Range<UInt64>?
+    try TraceReader(path: source).forEachWholeChunkRange { type, range in
+      if type == .events && events == nil { events = range }
+    }
+    let range = try #require(events)
+    var bytes = try Data(contentsOf: URL(fileURLWithPath: source))
+    bytes[Int(range.lowerBound + range.upperBound) / 2] ^= 0x5a
+    let path = Paths.temporary("damaged.trc")
+    try bytes.write(to: URL(fileURLWithPath: path))
+    let status = Run.command(["report", path]).standardOutput.split(separator: "\n")[1]
+    #expect(status.hasSuffix("INCOMPLETE: 1 damaged chunk skipped (their events are lost)"), "\(status)")
+    #expect(!status.contains("complete,"))
+    let clean = Run.command(["report", source]).standardOutput.split(separator: "\n")[1]
+    #expect(clean.hasSuffix(", complete"))
+  }
+
   @Test("a truncated trace is still reported, and says so")
   func truncatedTrace() throws {
     let bytes = try Data(contentsOf: URL(fileURLWithPath: Paths.root + "/traces/fan-out.trc"))
