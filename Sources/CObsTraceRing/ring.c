@@ -103,6 +103,8 @@ obstrace_ring *obstrace_ring_attach(void) {
   return ring;
 }
 
+bool obstrace_thread_has_ring(void) { return obstrace_thread_ring != NULL; }
+
 bool obstrace_ring_make_room(obstrace_ring *ring, uint64_t head) {
   uint64_t half = (ring->mask + 1) / 2;
   for (unsigned attempt = 0;; attempt++) {

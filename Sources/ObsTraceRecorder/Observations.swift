@@ -1,3 +1,4 @@
+import CObsTraceRing
 import ObsTraceFormat
 import Synchronization
 
@@ -98,14 +99,19 @@ public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Se
 
   let shared: Shared
   let emit: Emit
-  /// The label of every run: the call site of the initializer, or a name.
-  let label: UInt32
+  /// What labels every run: a name, or the call site of the initializer (0 when it was created while not
+  /// recording). Interned at the first run that is recorded, not here: a sequence of a program that is not
+  /// recording must do nothing but what Observation's own does (interning walks the stack and gives the thread a
+  /// ring, megabytes zeroed, on the thread that creates the sequence).
+  let name: String?
+  let callSite: UInt
 
   init(emit: Emit, name: String?, callSite: UInt = 0) {
     self.emit = emit
     self.shared = Shared()
     Recorder.startFromEnvironmentIfNeeded()
-    self.label = ScopeLabel.intern(name, callSite: callSite)
+    self.name = name
+    self.callSite = callSite
   }
 
   /// A sequence of the values of `emit`: the first at once, then one each time something it read changes.
@@ -142,7 +148,10 @@ public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Se
     /// Nil once the sequence ended for this iterator.
     var shared: Shared?
     let emit: Emit
-    let label: UInt32
+    let name: String?
+    let callSite: UInt
+    /// The label of this iterator's runs, interned at its first recorded run; 0 until then.
+    var label: UInt32 = 0
     /// This iterator's serial: its runs are one instance in the trace.
     let sequence: UInt32
     var started = false
@@ -153,10 +162,11 @@ public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Se
 
     /// Runs the closure under tracking on its own isolation, as a run of this sequence.
     fileprivate static func trackEmission(
-      isolation trackingIsolation: isolated (any Actor)?, shared: Shared, emit: Emit, label: UInt32, sequence: UInt32
+      isolation trackingIsolation: isolated (any Actor)?, shared: Shared, emit: Emit, label: ScopeLabel,
+      sequence: UInt32
     ) throws(Failure) -> (Iteration, UInt32) {
       let (result, scope) = TracedTracking.track(
-        .observations, .interned(label), instance: .continuing(sequence), sequence: sequence,
+        .observations, label, instance: .continuing(sequence), sequence: sequence,
         isolation: trackingIsolation
       ) { () -> Result<Iteration, Failure> in
         do throws(Failure) {
@@ -194,8 +204,10 @@ public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Se
       isolation iterationIsolation: isolated (any Actor)?, shared: Shared, id: Int
     ) async throws(Failure) -> Element? {
       guard !Task.isCancelled else { return try terminate(id: id, .cancelled) }
+      if label == 0 && obstrace_is_enabled() { label = ScopeLabel.intern(name, callSite: callSite) }
       let (iteration, scope) = try await Iterator.trackEmission(
-        isolation: emit.isolation, shared: shared, emit: emit, label: label, sequence: sequence)
+        isolation: emit.isolation, shared: shared, emit: emit,
+        label: label != 0 ? .interned(label) : name.map { .name($0) } ?? .callSite(callSite), sequence: sequence)
       if scope != 0 {
         lastRun = scope
         lifetime.lastRun = scope
@@ -251,7 +263,8 @@ public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Se
   public func makeAsyncIterator() -> Iterator {
     let sequence = TrackingScopes.nextSequenceSerial()
     return Iterator(
-      shared: shared, emit: emit, label: label, sequence: sequence, lifetime: IteratorLifetime(sequence: sequence))
+      shared: shared, emit: emit, name: name, callSite: callSite, sequence: sequence,
+      lifetime: IteratorLifetime(sequence: sequence))
   }
 }
 

@@ -152,7 +152,10 @@ final class RegistrarExtent: Sendable {
     let (object, type) = identity(address, subject)
     let flags = inWithMutation ? EventFlags.willSetInWithMutation : EventFlags.willSetDirect
     obstrace_emit(EventKind.willSet.rawValue, flags, object, key, obstrace_innermost_scope(), type, stack)
-    return WillSetWindow(key: key, comparison: comparison(id), saved: obstrace_set_writing(object, key))
+    // A setter's write (withMutation) is never compared: the macro skips an equal Equatable value itself. Only a
+    // `_modify` looks for its stored field (which may name the getter, once per property).
+    let plan = inWithMutation ? WriteComparisonPlan(key: key, field: 0, equatable: false) : comparison(id)
+    return WillSetWindow(key: key, comparison: plan, saved: obstrace_set_writing(object, key))
   }
 
   @usableFromInline

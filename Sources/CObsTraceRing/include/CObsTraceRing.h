@@ -140,6 +140,9 @@ extern __thread obstrace_ring *obstrace_thread_ring __attribute__((tls_model("in
 
 /// The slow half of `obstrace_current_ring`: allocates and registers this thread's ring.
 obstrace_ring *obstrace_ring_attach(void);
+/// Whether the calling thread has a ring (without attaching one): a program that is not recording must never
+/// give a thread one (tests check it).
+bool obstrace_thread_has_ring(void);
 /// The slow half of `obstrace_emit`, taken when `head` reaches `check_at`: at half full it wakes the flusher (so that
 /// it drains while the thread goes on) and moves `check_at` to full; when full it waits for the flusher
 /// (lossless) or counts a drop.

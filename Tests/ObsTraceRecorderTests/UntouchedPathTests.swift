@@ -1,0 +1,101 @@
+import CObsTraceRing
+import Foundation
+import ObsTrace
+import ObsTraceTestSupport
+import Observation
+import Testing
+
+/// A model only these tests write, so that no other test has looked up its stored fields.
+@Observable
+final class SetterOnlyModel: @unchecked Sendable {
+  var value = 0
+}
+
+/// A task executor that runs every job on one thread of its own, created for the test: what that thread was given
+/// (a ring) is what the test's code gave it.
+final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
+  private let condition = NSCondition()
+  private var jobs: [UnownedJob] = []
+  private var stopping = false
+
+  init() {
+    let thread = Thread { [self] in run() }
+    thread.start()
+  }
+
+  func enqueue(_ job: consuming ExecutorJob) {
+    let job = UnownedJob(job)
+    condition.lock()
+    jobs.append(job)
+    condition.signal()
+    condition.unlock()
+  }
+
+  func stop() {
+    condition.lock()
+    stopping = true
+    condition.signal()
+    condition.unlock()
+  }
+
+  private func run() {
+    while true {
+      condition.lock()
+      while jobs.isEmpty && !stopping { condition.wait() }
+      if jobs.isEmpty {
+        condition.unlock()
+        return
+      }
+      let job = jobs.removeFirst()
+      condition.unlock()
+      job.runSynchronously(on: asUnownedTaskExecutor())
+    }
+  }
+}
+
+/// What ObsTrace does where Observation's own code would do nothing more: a program that is not recording runs
+/// as without ObsTrace, and a recording adds no work where a race of the program is decided.
+extension RecorderTests {
+  @Test("while not recording, an Observations loop gives the thread that creates and iterates it no ring")
+  func observationsNotRecordingAttachNoRing() async throws {
+    try await RecordingTestLock.exclusiveWithoutBlocking {
+      let model = SetterOnlyModel()
+      let executor = DedicatedThreadExecutor()
+      defer { executor.stop() }
+      // Giving a thread a ring zeroes megabytes on it: on a loaded machine that was enough to change which
+      // writes of an Observations loop raced its re-read (the loop of the tryout hung 2-3 times as often).
+      let (values, threadHasRing) = await Task(executorPreference: executor) {
+        var values: [Int] = []
+        for await value in Observations({ model.value }) {
+          values.append(value)
+          break
+        }
+        // The rest of the drop-in surface, not recording, gives no ring either.
+        values.append(
+          withObservationTracking {
+            model.value
+          } onChange: {
+          })
+        model.value = 2
+        model.value += 1
+        values.append(model.value)
+        return (values, obstrace_thread_has_ring())
+      }.value
+      #expect(values == [0, 0, 3])
+      #expect(!threadHasRing)
+    }
+  }
+
+  @Test("a setter's write looks up no stored field (that names the getter with libdw); a _modify's does")
+  func setterLooksUpNoStoredField() throws {
+    let model = SetterOnlyModel()
+    let setter = try RecordingSupport.record { model.value = 1 }
+    let key = try #require(setter.events(.willSet).first).key
+    // The setter needs no comparison (the macro skips an equal value itself): the first write of a property
+    // used to open the process's symbol tables here, about 50 ms, before the write's willSet.
+    #expect(obstrace_property_field(key) == 0)
+    let modify = try RecordingSupport.record { model.value += 1 }
+    #expect(modify.events(.willSet).first?.key == key)
+    #expect(obstrace_property_field(key) != 0)
+  }
+}
