@@ -50,6 +50,11 @@ public struct ReplayMachine {
     var predicted: [UInt32] = []
   }
 
+  struct SubscriberList {
+    var scopes: [UInt32] = []
+    var compactAt = 8
+  }
+
   struct Sequence {
     var label: UInt32
     var lastObjects: Set<UInt32> = []
@@ -93,7 +98,10 @@ public struct ReplayMachine {
   private var writes = DenseTable<[Write]>()
   private var sequences: [UInt32: Sequence] = [:]
   /// Installed runs subscribed to each object (object serial → scope ids).
-  private var subscribers = DenseTable<[UInt32]>()
+  /// A run stops being subscribed at its fire or cancel but stays listed until its object's list is compacted:
+  /// when the list reaches twice what was live at its previous compaction, ids of runs no longer subscribed are
+  /// dropped. The lists hold the live runs (amortized O(1) per install), not every run that ever read the object.
+  private var subscribers = DenseTable<SubscriberList>()
   // By object serial (dense in a process): arrays, since every access and write looks its object up.
   private var liveObjects = DenseTable<UInt32>()  // serial → type, created in the trace and not freed
   private var seenObjects = DenseTable<Bool>()
@@ -163,7 +171,13 @@ public struct ReplayMachine {
       run.subscribed = true
       var objects: Set<UInt32> = []
       for key in run.readSet where objects.insert(key.object).inserted {
-        subscribers[key.object, default: []].append(event.scope)
+        subscribers.withValue(key.object, default: SubscriberList()) { list in
+          if list.scopes.count >= list.compactAt {
+            list.scopes.removeAll { runs[$0]?.subscribed != true }
+            list.compactAt = max(8, 2 * list.scopes.count)
+          }
+          list.scopes.append(event.scope)
+        }
       }
       run.liveObjects = objects.count
       runs[event.scope] = run
@@ -234,7 +248,7 @@ public struct ReplayMachine {
     consumer.consume(
       .objectFreed(ObjectFact(time: event.time, thread: event.thread, object: event.object, type: type, stack: 0)))
     // Runs subscribed only to freed objects can never fire again: they end here.
-    if let scopes = subscribers[event.object] {
+    if let scopes = subscribers[event.object]?.scopes {
       subscribers[event.object] = nil
       for scope in scopes {
         guard var run = runs[scope], run.subscribed else { continue }
@@ -464,6 +478,9 @@ public struct ReplayMachine {
 
   /// Runs still held: those whose observers are installed, or about to be.
   public var liveRunCount: Int { runs.count }
+
+  /// Entries of the per-object subscriber lists (for tests: what the replay holds for runs that subscribed).
+  var subscriptionCount: Int { subscribers.reduce(0) { $0 + $1.value.scopes.count } }
 
   /// Per-type created/freed counts, including objects still alive at the end.
   public var typeStatistics: [UInt32: TypeStatistics] {

@@ -7,12 +7,32 @@ public struct TraceDefinitions: Sendable {
   /// Object serial → type id.
   public var objects: [UInt32: UInt32] = [:]
   public var stacks: [UInt32: [UInt64]] = [:]
+  /// Scopes as defined by the chunks read, the most recent `retainedScopes` of them: the recorder defines one scope
+  /// per run, so keeping all would grow with the trace's length; the replay takes scopes from their events.
   public var scopes: [UInt32: ScopeDefinition] = [:]
+  /// Scope ids in the order first defined (from `scopeOrderStart`): the oldest is forgotten first.
+  private var scopeOrder: [UInt32] = []
+  private var scopeOrderStart = 0
+  public static let retainedScopes = 1 << 16
   public var symbols = SymbolTable()
   /// The type of the last object definition read (the reader checks that the type is defined).
   var lastObjectType: UInt32 = 0
 
   public init() {}
+
+  /// Defines a scope as a chunk states it, forgetting the oldest one past `retainedScopes`.
+  mutating func defineScope(_ id: UInt32, _ scope: ScopeDefinition) {
+    guard scopes.updateValue(scope, forKey: id) == nil else { return }
+    scopeOrder.append(id)
+    if scopeOrder.count - scopeOrderStart > Self.retainedScopes {
+      scopes[scopeOrder[scopeOrderStart]] = nil
+      scopeOrderStart += 1
+      if scopeOrderStart >= Self.retainedScopes {
+        scopeOrder.removeFirst(scopeOrderStart)
+        scopeOrderStart = 0
+      }
+    }
+  }
 
   /// A type's display name, without its module: `Model`, `Box<Int>`.
   public func typeName(_ id: UInt32) -> String {

@@ -621,7 +621,7 @@ public final class TraceReader {
       let label = try cursor.readVarint32()
       let parent = try cursor.readVarint32()
       if definitions.scopes[id] == nil { try budget.charge(new: 0) }
-      definitions.scopes[id] = ScopeDefinition(kind: kind, label: label, parent: parent)
+      definitions.defineScope(id, ScopeDefinition(kind: kind, label: label, parent: parent))
     case nil:
       throw .malformed
     }

@@ -86,6 +86,22 @@ func writeBytes(_ bytes: [UInt8], to path: String) {
 
 @Suite("Trace files")
 struct TraceFileTests {
+  @Test("the definitions keep the most recent scopes, not one per run of a long trace")
+  func scopeDefinitionsAreBounded() {
+    var definitions = TraceDefinitions()
+    let count = UInt32(TraceDefinitions.retainedScopes) * 3 + 5
+    for id in 1...count {
+      definitions.defineScope(id, ScopeDefinition(kind: .tracking, label: id % 7, parent: 0))
+      // A chunk restating a scope it already holds changes nothing.
+      definitions.defineScope(id, ScopeDefinition(kind: .tracking, label: id % 7, parent: 0))
+    }
+    #expect(definitions.scopes.count == TraceDefinitions.retainedScopes)
+    #expect(definitions.scopes[count]?.label == count % 7)
+    #expect(definitions.scopes[count - UInt32(TraceDefinitions.retainedScopes) + 1] != nil)
+    #expect(definitions.scopes[count - UInt32(TraceDefinitions.retainedScopes)] == nil)
+    #expect(definitions.scopes[1] == nil)
+  }
+
   @Test("varints round-trip at every width, and a cut varint throws")
   func varints() throws {
     let values: [UInt64] = [0, 1, 127, 128, 300, 16_383, 16_384, UInt64(UInt32.max), UInt64.max]
