@@ -14,6 +14,8 @@ final class Interner: Sendable {
 
   /// Bit 31 of a key path id, in the per-thread cache only: the member type is Equatable.
   static let equatableBit: UInt32 = 1 << 31
+  /// How many distinct key path objects are retained to serve as cache keys (`Tables.retainedKeyPaths`).
+  static let maximumRetainedKeyPaths = 1 << 16
 
   struct PropertyEntry {
     var definition: PropertyDefinition
@@ -34,7 +36,20 @@ final class Interner: Sendable {
       PropertyEntry(
         definition: PropertyDefinition(rootType: 0, keyPathDescription: "", getterAddress: 0), memberIsEquatable: false)
     ]
-    var retainedKeyPaths: [AnyKeyPath] = []
+    /// Key path objects whose addresses are per-thread cache keys, each retained once so that its address is never
+    /// reused by another key path while a cache may hold it. At most `maximumRetainedKeyPaths`: a program that makes
+    /// new key path objects at run time (`\Model.a.appending(path: …)` per call) would otherwise grow this without
+    /// bound; past the limit a key path's id is found through `keyPathIDs` (by value) on every use, uncached.
+    var retainedKeyPaths: [ObjectIdentifier: AnyKeyPath] = [:]
+
+    /// Retains `keyPath` (once) so that its address may be cached; false when the limit is reached.
+    mutating func retainForCaching(_ keyPath: AnyKeyPath) -> Bool {
+      let identity = ObjectIdentifier(keyPath)
+      if retainedKeyPaths[identity] != nil { return true }
+      guard retainedKeyPaths.count < Interner.maximumRetainedKeyPaths else { return false }
+      retainedKeyPaths[identity] = keyPath
+      return true
+    }
     var typeIDs: [ObjectIdentifier: UInt32] = [:]
     var types: [TypeEntry] = [TypeEntry(reflected: "", display: "")]
     var labelIDs: [String: UInt32] = [:]
@@ -66,22 +81,23 @@ final class Interner: Sendable {
     -> UInt32
   {
     let rootID = typeID(root)
-    let known: UInt32? = tables.withLock { tables in
+    let known: (id: UInt32, cacheable: Bool)? = tables.withLock { tables in
       guard let id = tables.keyPathIDs[keyPath] else { return nil }
-      tables.retainedKeyPaths.append(keyPath)  // this object's address is now a cache key
-      return id | (tables.properties[Int(id)].memberIsEquatable ? Self.equatableBit : 0)
+      // This object's address becomes a cache key (another thread's, or another object equal to a known one).
+      let cacheable = tables.retainForCaching(keyPath)
+      return (id | (tables.properties[Int(id)].memberIsEquatable ? Self.equatableBit : 0), cacheable)
     }
     if let known {
-      obstrace_cache_id(pointer, known)
-      return known
+      if known.cacheable { obstrace_cache_id(pointer, known.id) }
+      return known.id
     }
     let description = String(describing: keyPath)
     let getterAddress = Self.getterAddress(inKeyPathDescription: description)
     let equatable = member is any Equatable.Type
-    let id: UInt32 = tables.withLock { tables in
+    let (id, cacheable): (UInt32, Bool) = tables.withLock { tables in
       if let id = tables.keyPathIDs[keyPath] {
-        tables.retainedKeyPaths.append(keyPath)
-        return id | (tables.properties[Int(id)].memberIsEquatable ? Self.equatableBit : 0)
+        let cacheable = tables.retainForCaching(keyPath)
+        return (id | (tables.properties[Int(id)].memberIsEquatable ? Self.equatableBit : 0), cacheable)
       }
       let id = UInt32(tables.properties.count)
       tables.properties.append(
@@ -90,10 +106,9 @@ final class Interner: Sendable {
             rootType: rootID, keyPathDescription: TraceFormat.cutName(description), getterAddress: getterAddress),
           memberIsEquatable: equatable, root: root, member: member))
       tables.keyPathIDs[keyPath] = id
-      tables.retainedKeyPaths.append(keyPath)
-      return id | (equatable ? Self.equatableBit : 0)
+      return (id | (equatable ? Self.equatableBit : 0), tables.retainForCaching(keyPath))
     }
-    obstrace_cache_id(pointer, id)
+    if cacheable { obstrace_cache_id(pointer, id) }
     return id
   }
 
