@@ -127,7 +127,9 @@ enum Findings {
       }
     }
     if let trace { findings += traceFindings(trace) }
-    findings += anomalyFindings(replay.anomalies)
+    var anomalies = replay.anomalies
+    if let trace, trace.undefinedReferences > 0 { anomalies[.undefinedID, default: 0] += trace.undefinedReferences }
+    findings += anomalyFindings(anomalies, firstUndefined: trace?.firstUndefinedReference)
     for (key, count) in evidence.untrackedReads {
       let property = definitions.propertyName(key.property)
       findings.append(
@@ -268,17 +270,23 @@ enum Findings {
   }
 
   /// What the machine could not place, in one finding.
-  static func anomalyFindings(_ anomalies: [AnomalyFact.Kind: Int]) -> [Finding] {
+  static func anomalyFindings(_ anomalies: [AnomalyFact.Kind: Int], firstUndefined: String? = nil) -> [Finding] {
     let total = anomalies.values.reduce(0, +)
     guard total > 0 else { return [] }
-    let parts = AnomalyFact.Kind.allCases.compactMap { kind in anomalies[kind].map { "\($0) \(kind.rawValue)" } }
+    let parts = AnomalyFact.Kind.allCases.compactMap { kind -> String? in
+      guard let count = anomalies[kind] else { return nil }
+      guard kind == .undefinedID else { return "\(count) \(kind.rawValue)" }
+      return "\(count) reference\(count == 1 ? "" : "s") to an id no definition states"
+        + (firstUndefined.map { " (first: \($0))" } ?? "")
+    }
     return [
       Finding(
         kind: .inconsistentTrace, property: nil, scope: nil, site: nil, count: total,
         message: "the trace is inconsistent: \(total) event\(total == 1 ? "" : "s") could not be placed ("
           + parts.joined(separator: ", ") + "); counts that involve them are off by that much",
         hint: "events were lost (dropped, a damaged chunk, a cut end) or the recorder has a bug: report it",
-        evidence: "events that name a scope that never began, or a didSet with no willSet before it on its thread")
+        evidence: "events that name a scope that never began, a didSet with no willSet before it on its thread, or "
+          + "an id (property, label, stack, object, type) that no definition in the file states")
     ]
   }
 

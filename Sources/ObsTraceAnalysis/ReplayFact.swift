@@ -226,6 +226,9 @@ public struct AnomalyFact: Sendable, Equatable {
     case eventOfUnknownScope = "event of an unknown scope"
     /// An event of a kind this reader does not know.
     case unknownEvent = "event of an unknown kind"
+    /// A reference to a property, label, stack, object or type no definition of the trace states (counted by the
+    /// reader: the event is replayed under that id).
+    case undefinedID = "reference to an undefined id"
   }
   public var kind: Kind
   public var time: UInt64

@@ -20,6 +20,9 @@ public struct AnalysisReport: Sendable {
     public var runningAtStop: [UInt32] = []
     /// Events stored too late for the recording's final drain (the footer's count): not in the trace.
     public var lostAtStop: UInt64 = 0
+    /// References to ids no definition states (the reader's count), and the first of them (`property #5`).
+    public var undefinedReferences = 0
+    public var firstUndefinedReference: String?
 
     public init(
       path: String, events: Int, threads: Int, droppedEvents: UInt64, truncated: Bool, damage: [TraceDamage],
@@ -99,13 +102,15 @@ public enum TraceAnalysis {
   }
 
   static func report(_ replay: Replay, _ reader: TraceReader) -> AnalysisReport {
-    let trace = AnalysisReport.Trace(
+    var trace = AnalysisReport.Trace(
       path: reader.path, events: replay.events, threads: max(replay.threadsSeen.count, reader.threads.count),
       droppedEvents: reader.droppedEvents, truncated: reader.truncated, damage: reader.damage,
       durationNanoseconds: reader.footer?.durationNanoseconds ?? reader.lastEventTime,
       backtraces: ["off", "writes", "all"][min(2, Int(reader.header.stackLevel))],
       symbolized: !reader.definitions.symbols.isEmpty, seesUntracedTracking: reader.header.seesUntracedTracking,
       runningAtStop: reader.footer?.runningAtStop ?? [], lostAtStop: reader.footer?.lostAtStop ?? 0)
+    trace.undefinedReferences = reader.unknownIDEvents
+    trace.firstUndefinedReference = reader.firstUnknownID
     // The main thread: where main-actor work was seen running; else the process's first thread (its OS thread
     // id is the process id), unless it ended early (an async main hands the main actor to another thread).
     var mainThread = replay.mainActorThread

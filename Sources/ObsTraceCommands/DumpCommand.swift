@@ -50,6 +50,11 @@ enum DumpCommand: TraceCommand {
       }
     }
     for damage in reader.damage { buffer.line("# damage \(damage)") }
+    if let first = reader.firstUnknownID {
+      buffer.line(
+        "# inconsistent: \(reader.unknownIDEvents) reference\(reader.unknownIDEvents == 1 ? "" : "s") to ids no "
+          + "definition states (first: \(first)); kept under those ids")
+    }
     if let cut = reader.cutAt {
       buffer.line("# truncated \(cut); read up to the last whole chunk")
     } else if reader.truncated {

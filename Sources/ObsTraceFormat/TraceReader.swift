@@ -64,9 +64,12 @@ public final class TraceReader {
   public private(set) var cutAt: TraceDamage?
   /// Events each thread's chunks say were dropped, summed.
   public private(set) var droppedEvents: UInt64 = 0
-  /// Events that name a property, label or stack no definition states (an inconsistent or forged file). They
-  /// are passed on under that id, never used to size a table; each chunk that has some is reported in `damage`.
+  /// Events that name a property, label, stack, object or type no definition states (an inconsistent or forged
+  /// file). They are passed on under that id, never used to size a table, and counted: an inconsistency of the
+  /// trace (the analysis reports it as `inconsistent-trace`), not damage, since the chunk itself decoded whole.
   public private(set) var unknownIDEvents = 0
+  /// The first of those references, as `property #268435456`; nil when there is none.
+  public private(set) var firstUnknownID: String?
   public private(set) var threads: [UInt32: Int32] = [:]
   /// Threads whose last chunk says they exited while recording.
   public private(set) var endedThreads: Set<UInt32> = []
@@ -163,6 +166,7 @@ public final class TraceReader {
     cutAt = nil
     droppedEvents = 0
     unknownIDEvents = 0
+    firstUnknownID = nil
     // Two threads for a big trace: a reader thread reads, checks and inflates the next chunks while this one decodes
     // them and runs `body` (the replay); at most `ChunkPipeline.depth` chunks wait between them, so memory stays
     // flat. A small trace is read on this thread alone (a thread costs more than it would save).
@@ -563,9 +567,9 @@ public final class TraceReader {
       damage.append(TraceDamage(offset: chunk.offset, message: message))
       return nil
     }
-    if let description = unknown.description {
+    if let first = unknown.first {
       unknownIDEvents += unknown.events
-      damage.append(TraceDamage(offset: chunk.offset, message: description))
+      if firstUnknownID == nil { firstUnknownID = "\(first.space) #\(first.id)" }
     }
     threads[decoded.thread] = decoded.osThreadID
     if decoded.threadEnded { endedThreads.insert(decoded.thread) }
@@ -740,12 +744,6 @@ struct UnknownIDs {
     note(missing.0, missing.1)
   }
 
-  var description: String? {
-    guard let first else { return nil }
-    return
-      "\(events) reference\(events == 1 ? "" : "s") to ids no definition states (first: \(first.space) "
-      + "#\(first.id)); kept under those ids"
-  }
 }
 
 extension PropertyName {

@@ -46,7 +46,24 @@ struct HostileCorpusTests {
       "inflates-to-64-mib.trc", "eight-chunks-inflate-to-64-mib.trc", "label-64-mib.trc", "stack-64-mib.trc",
     ]
     for row in rows { #expect(Self.entries.contains { $0.name == row }, "\(row) is missing") }
-    #expect(Self.entries.allSatisfy { ["damage", "error", "ok"].contains($0.outcome) })
+    #expect(Self.entries.allSatisfy { ["damage", "inconsistent", "error", "ok"].contains($0.outcome) })
+  }
+
+  @Test("events naming ids no definition states are an inconsistency with its count, not a damaged chunk")
+  func undefinedIDsAreAnInconsistency() throws {
+    // Three events (access, willSet, didSet) name property 2^24.
+    let result = Run.command(["report", "--format", "json", Paths.root + "/traces/hostile/property-id-2-24.trc"])
+    #expect(result.status == 0)
+    let json = try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
+    let trace = try #require(json["trace"] as? [String: Any])
+    #expect(trace["damagedChunks"] as? Int == 0)
+    let findings = try #require(json["findings"] as? [[String: Any]])
+    let inconsistent = try #require(findings.first { $0["kind"] as? String == "inconsistent-trace" })
+    #expect(inconsistent["count"] as? Int == 3)
+    #expect(
+      (inconsistent["message"] as? String)?.contains(
+        "3 references to an id no definition states (first: property #16777216)") == true)
+    #expect(!findings.contains { $0["kind"] as? String == "damaged-chunk" })
   }
 
   @Test("report gives each file its outcome, within the memory and time limits", arguments: entries)
@@ -57,6 +74,13 @@ struct HostileCorpusTests {
     case "damage":
       #expect(result.status == 0, "\(result.standardError)")
       #expect(result.standardOutput.contains("damaged chunk at byte"))
+    case "inconsistent":
+      #expect(result.status == 0, "\(result.standardError)")
+      #expect(!result.standardOutput.contains("[damaged-chunk]"))
+      #expect(result.standardOutput.contains("[inconsistent-trace]"))
+      #expect(
+        result.standardOutput.range(
+          of: #"references? to an id no definition states \(first: "#, options: .regularExpression) != nil)
     case "error":
       #expect(result.status == 2)
       #expect(result.errorLines.count == 1)
