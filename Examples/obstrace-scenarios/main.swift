@@ -290,11 +290,52 @@ func exitRace() {
   print("exiting")
 }
 
+// MARK: busy-drains
+
+/// Two threads spin for the whole run (the CPU is loaded), while four writers each write a model in bursts for a
+/// different time (0.2, 0.4, 0.6, 0.8 s) and exit: their rings are drained at different moments (half full, at the
+/// flusher's wake, when the thread exits), each drain converting ticks to times.
+func busyDrains() {
+  let end = Date().addingTimeInterval(1.0)
+  let finished = DispatchGroup()
+  for _ in 0..<2 {
+    finished.enter()
+    Thread {
+      var sum = 0.0
+      while Date() < end {
+        for value in 0..<10_000 { sum += Double(value).squareRoot() }
+      }
+      if sum < 0 { print(sum) }
+      finished.leave()
+    }.start()
+  }
+  for index in 0..<4 {
+    finished.enter()
+    Thread {
+      let counter = Counter()
+      let until = Date().addingTimeInterval(0.2 * Double(index + 1))
+      var value = 0
+      while Date() < until {
+        for _ in 0..<1_000 {
+          value += 1
+          counter.count = value
+        }
+        usleep(1_000)
+      }
+      finished.leave()
+    }.start()
+  }
+  finished.wait()
+  print("done")
+}
+
 // Also `obstrace-scenarios exit-race` (no committed trace: its outcome is a race, run 20 times by the end-to-end
-// tests): the free is in the trace, or the trace says the worker was still running at the stop.
+// tests): the free is in the trace, or the trace says the worker was still running at the stop; and
+// `obstrace-scenarios busy-drains` (the end-to-end tests check its times against the process's lifetime).
 let scenarios: [String: () -> Void] = [
   "stale-read": staleRead, "fan-out": fanOut, "noop-modify": noopModify, "threads": threads, "fill-disk": fillDisk,
   "killed": killed, "racing-read": racingRead, "exit-race": exitRace,
+  "busy-drains": busyDrains,
 ]
 guard CommandLine.arguments.count > 1, let scenario = scenarios[CommandLine.arguments[1]] else {
   print("usage: obstrace-scenarios \(scenarios.keys.sorted().joined(separator: "|"))")

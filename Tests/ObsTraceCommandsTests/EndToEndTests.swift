@@ -207,6 +207,42 @@ struct EndToEndTests {
     }
   }
 
+  @Test(
+    "under CPU load, threads drained at different moments: no thread's times go back, the trace spans no more than the process lived"
+  )
+  func timesUnderLoad() throws {
+    let trace = Paths.temporary("busy.trc")
+    let started = ContinuousClock.now
+    let result = try Run.program("obstrace-scenarios", ["busy-drains"], environment: ["OBSTRACE_OUTPUT": trace])
+    let lived = started.duration(to: .now)
+    let lifetime =
+      UInt64(lived.components.seconds) * 1_000_000_000 + UInt64(lived.components.attoseconds / 1_000_000_000)
+    #expect(result.status == 0)
+    #expect(result.standardOutput == "done\n")
+    let reader = try TraceReader(path: trace)
+    var last: [UInt32: UInt64] = [:]
+    var backwards = 0
+    var latest: UInt64 = 0
+    var writes: [UInt32: Int] = [:]
+    reader.forEachEvent { event in
+      if event.time < last[event.thread, default: 0] { backwards += 1 }
+      last[event.thread] = event.time
+      latest = max(latest, event.time)
+      if event.kind == .willSet { writes[event.thread, default: 0] += 1 }
+    }
+    #expect(reader.damage.isEmpty && !reader.truncated)
+    #expect(backwards == 0)
+    // Four writers, each for a different time: their last writes are far apart.
+    #expect(writes.count == 4)
+    let ends = last.filter { writes[$0.key] != nil }.values.sorted()
+    #expect(ends.count == 4 && ends[3] - ends[0] > 300_000_000, "\(ends)")
+    // Times count from the recording's start, which is after the process started; the footer's duration is the
+    // last clock sample, before it exited.
+    let footer = try #require(reader.footer)
+    #expect(latest <= footer.durationNanoseconds)
+    #expect(footer.durationNanoseconds <= lifetime, "trace \(footer.durationNanoseconds) ns, process \(lifetime) ns")
+  }
+
   @Test("the graph renders with dot -Tsvg")
   func graphRenders() throws {
     let dot = Paths.temporary("graph.dot")
