@@ -30,13 +30,14 @@ enum DumpCommand: TraceCommand {
     var buffer = TextBuffer()
     buffer.line(
       "# \(path): format \(reader.header.version), pid \(reader.header.processID), \(reader.header.executable)")
+    let printer = DumpPrinter()
     reader.forEachChunk { chunk in
       buffer.line(
         "# chunk at byte \(chunk.offset): thread T\(chunk.thread) (tid \(chunk.osThreadID)), sequence \(chunk.sequence), "
           + "\(chunk.events.count) events, \(chunk.droppedSinceLastChunk) dropped\(chunk.threadEnded ? ", thread ended" : "")"
       )
       for event in chunk.events {
-        buffer.line(describe(event, reader.definitions))
+        buffer.line(printer.describe(event, reader))
         if stacks && event.stack != 0 {
           for frame in reader.definitions.frames(ofStack: event.stack) {
             let name = frame.function.isEmpty ? "0x" + String(frame.address, radix: 16) : SiteFormatting.describe(frame)
@@ -68,14 +69,103 @@ enum DumpCommand: TraceCommand {
   }
 
   static func describe(_ event: TraceEvent, _ definitions: TraceDefinitions) -> String {
+    DumpPrinter().describe(event, definitions)
+  }
+}
+
+/// Prints `dump` lines, resolving each name once: an object's `Type#serial`, a property's name, a label, a stack's
+/// site and how a write was made are worked out the first time a line needs them and reused (a trace repeats a
+/// few of them millions of times). A name is only kept once the trace has defined its id, so it never freezes as
+/// unknown.
+final class DumpPrinter {
+  private var objects: [UInt32: String] = [:]
+  private var properties: [UInt32: String] = [:]
+  private var labels: [UInt32: String] = [:]
+  private var types: [UInt32: String] = [:]
+  /// By stack: the line's ending (` at File.swift:12 (function)` or ` stack #n`).
+  private var sites: [UInt32: String] = [:]
+  /// By willSet flags and stack: how the write was made.
+  private var writeKinds: [UInt64: WriteKind] = [:]
+
+  /// With the reader's definitions, looked up only for what is not cached yet (they are not copied per line).
+  func describe(_ event: TraceEvent, _ reader: TraceReader) -> String {
+    describe(event, Definitions(reader: reader))
+  }
+
+  func describe(_ event: TraceEvent, _ definitions: TraceDefinitions) -> String {
+    describe(event, Definitions(fixed: definitions))
+  }
+
+  /// The definitions, from a reader (read when needed) or given.
+  struct Definitions {
+    var reader: TraceReader?
+    var fixed: TraceDefinitions?
+
+    init(reader: TraceReader) { self.reader = reader }
+    init(fixed: TraceDefinitions) { self.fixed = fixed }
+
+    func callAsFunction<Result>(_ body: (TraceDefinitions) -> Result) -> Result {
+      if let reader { return body(reader.definitions) }
+      return body(fixed!)
+    }
+  }
+
+  private func object(_ serial: UInt32, _ definitions: Definitions) -> String {
+    if let text = objects[serial] { return text }
+    let (text, known) = definitions { ("\($0.typeName(ofObject: serial))#\(serial)", $0.objects[serial] != nil) }
+    if known { objects[serial] = text }
+    return text
+  }
+
+  private func property(_ id: UInt32, _ definitions: Definitions) -> String {
+    if let text = properties[id] { return text }
+    let (text, known) = definitions { ($0.propertyName(id), $0.properties[id] != nil) }
+    if known { properties[id] = text }
+    return text
+  }
+
+  private func label(_ id: UInt32, _ definitions: Definitions) -> String {
+    if let text = labels[id] { return text }
+    let (text, known) = definitions { ($0.labelName(id), $0.labels[id] != nil) }
+    if known { labels[id] = text }
+    return text
+  }
+
+  private func typeName(_ id: UInt32, _ definitions: Definitions) -> String {
+    if let text = types[id] { return text }
+    let (text, known) = definitions { ($0.typeName(id), $0.types[id] != nil) }
+    if known { types[id] = text }
+    return text
+  }
+
+  private func site(_ stack: UInt32, _ definitions: Definitions) -> String {
+    if let text = sites[stack] { return text }
+    let (text, known) = definitions { definitions in
+      let text =
+        definitions.site(ofStack: stack).map { " at \(SiteFormatting.describe($0))" } ?? " stack #\(stack)"
+      return (text, definitions.stacks[stack] != nil)
+    }
+    if known { sites[stack] = text }
+    return text
+  }
+
+  private func writeKind(_ event: TraceEvent, _ definitions: Definitions) -> WriteKind {
+    let key = UInt64(event.flags) << 32 | UInt64(event.stack)
+    if let kind = writeKinds[key] { return kind }
+    let (kind, known) = definitions { ($0.writeKind(of: event), event.stack == 0 || $0.stacks[event.stack] != nil) }
+    if known { writeKinds[key] = kind }
+    return kind
+  }
+
+  private func describe(_ event: TraceEvent, _ definitions: Definitions) -> String {
     var line = Formatting.milliseconds(event.time).leftPadded(10) + "  T\(event.thread)  " + event.kind.description
-    func object() -> String { "\(definitions.typeName(ofObject: event.object))#\(event.object)" }
+    func object() -> String { self.object(event.object, definitions) }
     switch event.kind {
     case .access, .willSet, .didSet:
-      line += " \(object()) \(definitions.propertyName(event.key))"
+      line += " \(object()) \(property(event.key, definitions))"
       if event.scope != 0 { line += " in scope #\(event.scope)" }
       if event.kind == .access && event.flags & EventFlags.staleRead != 0 { line += " STALE" }
-      if event.kind == .willSet, case let kind = definitions.writeKind(of: event), kind != .unknown {
+      if event.kind == .willSet, case let kind = writeKind(event, definitions), kind != .unknown {
         line += " (\(kind))"
       }
       if event.kind == .didSet && event.flags & EventFlags.unchanged != 0 { line += " unchanged" }
@@ -88,10 +178,10 @@ enum DumpCommand: TraceCommand {
     case .objectCreated, .objectFreed:
       line += " \(object())"
     case .objectBound:
-      line += " registrar #\(event.object) is a level of \(definitions.typeName(ofObject: event.aux))#\(event.aux)"
+      line += " registrar #\(event.object) is a level of \(self.object(event.aux, definitions))"
     case .scopeBegin:
       let kind = ScopeKind(rawValue: event.flags)?.description ?? "?"
-      line += " #\(event.scope) \(kind) \"\(definitions.labelName(event.key))\""
+      line += " #\(event.scope) \(kind) \"\(label(event.key, definitions))\""
       if event.aux != 0 { line += " inside #\(event.aux)" }
     case .scopeEnd, .trackingInstalled:
       line += " #\(event.scope)"
@@ -99,22 +189,16 @@ enum DumpCommand: TraceCommand {
       line += " #\(event.scope)" + (event.flags & EventFlags.cancelledByFire != 0 ? " (fired)" : "")
     case .observationsRun:
       line += " #\(event.scope) of sequence #\(event.key) on "
-      line += event.aux == 0 ? "no actor" : definitions.typeName(event.aux)
+      line += event.aux == 0 ? "no actor" : typeName(event.aux, definitions)
     case .observationsEnd:
       line += " sequence #\(event.key) " + (SequenceEnding(rawValue: event.flags)?.description ?? "?")
       line += " after #\(event.scope)"
     case .trackingFired:
       line += " #\(event.scope)"
-      line += event.object != 0 ? " by \(object()) \(definitions.propertyName(event.key))" : " (no write in progress)"
+      line += event.object != 0 ? " by \(object()) \(property(event.key, definitions))" : " (no write in progress)"
     }
     if event.depth != 0 { line += " depth=\(event.depth)" }
-    if event.stack != 0 {
-      if let site = definitions.site(ofStack: event.stack) {
-        line += " at \(SiteFormatting.describe(site))"
-      } else {
-        line += " stack #\(event.stack)"
-      }
-    }
+    if event.stack != 0 { line += site(event.stack, definitions) }
     return line
   }
 }
