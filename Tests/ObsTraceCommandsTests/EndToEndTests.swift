@@ -198,7 +198,13 @@ struct EndToEndTests {
       if freed == 0 {
         // The free was lost with the exit: the worker was still running, and the report says so.
         #expect(footer.runningAtStop.contains(try #require(worker)))
-        #expect(status.hasSuffix("complete up to the stop, 1 thread still running (see running-at-stop)"), "\(status)")
+        if footer.lostAtStop > 0 {
+          // The worker stored the free just too late for the final drain: counted, and the trace is incomplete.
+          #expect(status.contains("INCOMPLETE: \(footer.lostAtStop) events lost at the stop"), "\(status)")
+        } else {
+          #expect(
+            status.hasSuffix("complete up to the stop, 1 thread still running (see running-at-stop)"), "\(status)")
+        }
         #expect(report.contains("[running-at-stop] 1 thread was still running when the recording stopped"))
         #expect(report.contains("1 object (Counter) used on it may have been freed after the stop"))
       } else {
