@@ -292,11 +292,13 @@ func exitRace() {
 
 // MARK: busy-drains
 
-/// Two threads spin for the whole run (the CPU is loaded), while four writers each write a model in bursts for a
-/// different time (0.2, 0.4, 0.6, 0.8 s) and exit: their rings are drained at different moments (half full, at the
-/// flusher's wake, when the thread exits), each drain converting ticks to times.
+/// Two threads spin for a second (the CPU is loaded), while four writers each write a model in bursts until a
+/// different moment (0.2, 0.4, 0.6, 0.8 s after the start) and exit: their rings are drained at different moments
+/// (half full, full, at the flusher's wake, when the thread exits), each drain converting ticks to times.
 func busyDrains() {
-  let end = Date().addingTimeInterval(1.0)
+  // One start for every thread: a writer that starts late under load still ends at its own moment.
+  let start = Date()
+  let end = start.addingTimeInterval(1.0)
   let finished = DispatchGroup()
   for _ in 0..<2 {
     finished.enter()
@@ -313,7 +315,7 @@ func busyDrains() {
     finished.enter()
     Thread {
       let counter = Counter()
-      let until = Date().addingTimeInterval(0.2 * Double(index + 1))
+      let until = start.addingTimeInterval(0.2 * Double(index + 1))
       var value = 0
       while Date() < until {
         for _ in 0..<1_000 {

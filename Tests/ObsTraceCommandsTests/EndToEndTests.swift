@@ -238,10 +238,9 @@ struct EndToEndTests {
     }
     #expect(reader.damage.isEmpty && !reader.truncated)
     #expect(backwards == 0)
-    // Four writers, each for a different time: their last writes are far apart.
+    // Four writers, drained as their rings fill (under load the flusher lags: they wait for it), at its wakes
+    // and when each exits.
     #expect(writes.count == 4)
-    let ends = last.filter { writes[$0.key] != nil }.values.sorted()
-    #expect(ends.count == 4 && ends[3] - ends[0] > 300_000_000, "\(ends)")
     // Times count from the recording's start, which is after the process started; the footer's duration is the
     // last clock sample, before it exited.
     let footer = try #require(reader.footer)
