@@ -152,12 +152,10 @@ public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Se
     let callSite: UInt
     /// The label of this iterator's runs, interned at its first recorded run; 0 until then.
     var label: UInt32 = 0
-    /// This iterator's serial: its runs are one instance in the trace.
-    let sequence: UInt32
     var started = false
-    var lastRun: UInt32 = 0
-    /// Shared by the iterator's copies: when the last goes away before the sequence ended for it (a loop that
-    /// left by `break`), the trace says so.
+    /// Shared by the iterator's copies: this iterator's serial (its runs are one instance in the trace) and its
+    /// last run; when the last copy goes away before the sequence ended for it (a loop that left by `break`), the
+    /// trace says so.
     let lifetime: IteratorLifetime
 
     /// Runs the closure under tracking on its own isolation, as a run of this sequence.
@@ -207,11 +205,9 @@ public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Se
       if label == 0 && obstrace_is_enabled() { label = ScopeLabel.intern(name, callSite: callSite) }
       let (iteration, scope) = try await Iterator.trackEmission(
         isolation: emit.isolation, shared: shared, emit: emit,
-        label: label != 0 ? .interned(label) : name.map { .name($0) } ?? .callSite(callSite), sequence: sequence)
-      if scope != 0 {
-        lastRun = scope
-        lifetime.lastRun = scope
-      }
+        label: label != 0 ? .interned(label) : name.map { .name($0) } ?? .callSite(callSite),
+        sequence: lifetime.sequence)
+      if scope != 0 { lifetime.lastRun = scope }
       switch iteration {
       case .finish: return try terminate(id: id, .finished)
       case .next(let element): return element
@@ -261,10 +257,9 @@ public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Se
   }
 
   public func makeAsyncIterator() -> Iterator {
-    let sequence = TrackingScopes.nextSequenceSerial()
-    return Iterator(
-      shared: shared, emit: emit, name: name, callSite: callSite, sequence: sequence,
-      lifetime: IteratorLifetime(sequence: sequence))
+    Iterator(
+      shared: shared, emit: emit, name: name, callSite: callSite,
+      lifetime: IteratorLifetime(sequence: TrackingScopes.nextSequenceSerial()))
   }
 }
 
