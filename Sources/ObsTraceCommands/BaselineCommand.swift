@@ -64,8 +64,9 @@ enum CheckCommand: TraceCommand {
       --tolerance <n>%      Growth allowed before failing (default 0%).
       --max <limit>         A limit such as 'Model.items:invalidations<=3' (also < and ==); repeatable.
       --fail-on-new         Fail when a property or scope not in the baseline has counts.
-      --allow-incomplete    Check a trace that dropped events, was cut short (a killed process) or has damaged
-                            chunks; without it such a trace fails, since any of its counts may be off.
+      --allow-incomplete    Check a trace that dropped events, was cut short (a killed process), has damaged
+                            chunks or events naming ids it never defined; without it such a trace fails, since
+                            any of its counts may be off.
       --format <format>     text (default); github: a GitHub Actions ::error annotation for each count that grew
                             and each limit exceeded, at the sites of the writes behind it; junit: JUnit XML, one
                             test case per checked count, a failure for each that grew.
@@ -182,6 +183,14 @@ enum CheckCommand: TraceCommand {
       reasons.append("\(report.trace.lostAtStop) events were lost as the recording stopped (threads still running)")
     }
     if !report.trace.damage.isEmpty { reasons.append("\(report.trace.damage.count) damaged chunk(s) were skipped") }
+    // Events that name an id no definition states come from a damaged trace (a recorder always defines an id
+    // before its first use): the report shows them as inconsistent-trace, a verdict cannot rest on them.
+    if report.trace.undefinedReferences > 0 {
+      let count = report.trace.undefinedReferences
+      reasons.append(
+        "\(count) reference\(count == 1 ? "" : "s") to ids no definition states (first: "
+          + "\(report.trace.firstUndefinedReference ?? "?")): the trace is damaged")
+    }
     return reasons.isEmpty ? nil : reasons.joined(separator: ", ")
   }
 

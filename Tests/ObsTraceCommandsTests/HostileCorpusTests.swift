@@ -66,6 +66,27 @@ struct HostileCorpusTests {
     #expect(!findings.contains { $0["kind"] as? String == "damaged-chunk" })
   }
 
+  /// Even against a baseline made from the trace itself, with one line saying why.
+  @Test(
+    "check fails a trace whose events name ids it never defined",
+    arguments: entries.filter { $0.outcome == "inconsistent" })
+  func checkFailsOnUndefinedIDs(_ entry: Entry) throws {
+    let baseline = Paths.temporary("undefined-ids-baseline.json")
+    #expect(Run.command(["baseline", entry.path, "-o", baseline]).status == 0)
+    let result = Run.command(["check", entry.path, "--baseline", baseline])
+    #expect(result.status == 1, "\(result.standardOutput)")
+    let verdict = result.standardOutput.split(separator: "\n").filter { $0.hasPrefix("FAILED: ") }
+    #expect(verdict.count == 1)
+    #expect(
+      verdict.first?.range(
+        of: #"references? to ids no definition states \(first: [a-z]+ #[0-9]+\): the trace is damaged"#,
+        options: .regularExpression) != nil, "\(result.standardOutput)")
+    // Its counts are still checked when asked to: nothing grew against itself.
+    let allowed = Run.command(["check", entry.path, "--baseline", baseline, "--allow-incomplete"])
+    #expect(allowed.status == 0, "\(allowed.standardOutput)")
+    #expect(allowed.standardOutput.hasSuffix("PASSED\n"))
+  }
+
   @Test("report gives each file its outcome, within the memory and time limits", arguments: entries)
   func report(_ entry: Entry) throws {
     let (result, peak) = try Self.limited(["report", entry.path])

@@ -149,6 +149,62 @@ struct TickMappingTests {
     }
   }
 
+  /// One time per tick whichever drain converts it, in tick order across threads, never past the latest sample at its
+  /// drain, close to when it happened.
+  @Test("threads drained at different moments of a run sampled unevenly get one time per tick, within the run")
+  func threadsDrainedAtDifferentMoments() {
+    // The truth: 3 ticks a nanosecond. A sample reads the ticks around clock_gettime, so under load a preemption
+    // inside it puts its ticks up to 1 ms (3 M ticks) off the moment its time was read.
+    let start: UInt64 = 5_000_000_000
+    func ticks(at nanoseconds: UInt64) -> UInt64 { 1_000_000 + 3 * nanoseconds }
+    var mapping = TickMapping(ticks: ticks(at: 0), monotonicNanoseconds: start)
+    var latestSample: UInt64 = 0
+    func sample(at nanoseconds: UInt64, error: Int64) {
+      mapping.add(ticks: UInt64(Int64(ticks(at: nanoseconds)) + error), monotonicNanoseconds: start + nanoseconds)
+      latestSample = nanoseconds
+    }
+    // The first drain 2 ms in, its sample's ticks 0.6 ms short (a ratio taken from it alone is 43% steep), then a
+    // drain every 50 ms for a second, each sample off by its own error.
+    let drains: [UInt64] = [2_000_000] + (1...20).map { UInt64($0) * 50_000_000 }
+    let errors: [Int64] = [
+      -1_800_000, 2_400_000, -900_000, 0, 1_500_000, -2_700_000, 600_000, -300_000, 2_900_000, -1_200_000, 0,
+      1_800_000, -2_100_000, 300_000, -600_000, 2_100_000, -1_500_000, 900_000, -2_400_000, 1_200_000, -3_000_000,
+    ]
+    // Thread 0 records every 250 µs and is drained at every drain; thread 1 records in between and is drained only
+    // at drains 4, 11 and the last (its ring waited: the flusher was late to it).
+    let lateDrains: Set<Int> = [4, 11, drains.count - 1]
+    var next: [UInt64] = [0, 125_000]
+    var converted: [(ticks: UInt64, time: UInt64, truth: UInt64, bound: UInt64)] = []
+    for (index, drain) in drains.enumerated() {
+      sample(at: drain, error: errors[index])
+      for thread in 0..<2 where thread == 0 || lateDrains.contains(index) {
+        var batch: [UInt64] = []
+        while next[thread] < drain {
+          batch.append(next[thread])
+          next[thread] += 250_000
+        }
+        // As the flusher does: a record stored after the drain's sample (it raced it) makes it sample again first.
+        if let last = batch.last, ticks(at: last) > mapping.latestTicks { sample(at: drain + 20_000, error: 0) }
+        for truth in batch {
+          converted.append((ticks(at: truth), mapping.nanoseconds(ticks(at: truth)), truth, latestSample))
+        }
+      }
+    }
+    #expect(converted.count == 2 * 4_000)
+    // Converted again with every sample taken: the same time (a later sample never moves an earlier event).
+    let moved = converted.filter { mapping.nanoseconds($0.ticks) != $0.time }
+    #expect(moved.isEmpty, "\(moved.count) events moved, first at \(moved.first.map { "\($0.truth) ns" } ?? "")")
+    // In tick order across both threads, times never go back.
+    let byTicks = converted.sorted { $0.ticks < $1.ticks }
+    let inversions = zip(byTicks, byTicks.dropFirst()).filter { $0.time > $1.time }
+    #expect(inversions.isEmpty, "\(inversions.count) inversions across threads")
+    // No event dated after the latest sample its drain had taken, hence none after the run's end.
+    #expect(converted.allSatisfy { $0.time <= $0.bound && $0.time <= latestSample })
+    // Within the largest sample error (1 ms) of when it happened.
+    let far = converted.filter { max($0.time, $0.truth) - min($0.time, $0.truth) > 1_000_000 }
+    #expect(far.isEmpty, "\(far.count) events more than 1 ms off")
+  }
+
   @Test("a sample that does not move both clocks forward is ignored")
   func ignoredSamples() {
     var mapping = TickMapping(ticks: 1_000, monotonicNanoseconds: 1_000_000)
