@@ -2,7 +2,7 @@
 // ObsTrace: see inside Swift's Observation framework.
 //
 // Data flow, one module per layer:
-//   ObsTrace (drop-in surface) ─▶ ObsTraceRecorder (registrar, rings, flusher) ─▶ CObsTraceRing (C hot path)
+//   ObsTraceTesting (assertions in tests) ─▶ ObsTrace (drop-in surface) ─▶ ObsTraceRecorder (registrar, rings, flusher) ─▶ CObsTraceRing (C hot path)
 //   ObsTraceFormat (trace file writer and reader, zlib) ◀─ ObsTraceAnalysis (replay) ◀─ ObsTraceCommands ◀─ obstrace
 //   ObsTraceSymbols (libdw: names and places)
 import PackageDescription
@@ -11,6 +11,7 @@ let package = Package(
   name: "ObsTrace",
   products: [
     .library(name: "ObsTrace", targets: ["ObsTrace"]),
+    .library(name: "ObsTraceTesting", targets: ["ObsTraceTesting"]),
     .executable(name: "obstrace", targets: ["obstrace-cli"]),
   ],
   targets: [
@@ -29,7 +30,10 @@ let package = Package(
       dependencies: ["CObsTraceRing", "ObsTraceFormat", "ObsTraceSymbols"]
     ),
     // The drop-in surface: `import ObsTrace` in a file that declares @Observable classes.
-    .target(name: "ObsTrace", dependencies: ["ObsTraceRecorder", "ObsTraceAnalysis"]),
+    .target(name: "ObsTrace", dependencies: ["ObsTraceRecorder"]),
+    // Assertions in tests: `recordObservation` and its analysed result, failures reported through Swift Testing
+    // (and from XCTest). Apart from ObsTrace so that a traced binary links neither Testing nor the replay.
+    .target(name: "ObsTraceTesting", dependencies: ["ObsTrace", "ObsTraceRecorder", "ObsTraceAnalysis"]),
     // Replay: a model of Observation run over a trace, and the facts every command prints.
     .target(name: "ObsTraceAnalysis", dependencies: ["ObsTraceFormat"]),
     // The CLI's commands, as a library so that tests can run them in-process.
@@ -72,15 +76,15 @@ let package = Package(
     .testTarget(
       name: "ObsTraceTests",
       dependencies: [
-        "ObsTrace", "ObsTraceFixtureModels", "ObsTraceFixtureViews", "ObsTraceFixtureTracedViews",
+        "ObsTrace", "ObsTraceTesting", "ObsTraceFixtureModels", "ObsTraceFixtureViews", "ObsTraceFixtureTracedViews",
         "ObsTraceTestSupport",
       ]),
-    .testTarget(name: "ObsTraceXCTests", dependencies: ["ObsTrace", "ObsTraceFixtureModels"]),
+    .testTarget(name: "ObsTraceXCTests", dependencies: ["ObsTrace", "ObsTraceTesting", "ObsTraceFixtureModels"]),
     .testTarget(
       name: "ObsTraceRecorderTests",
       dependencies: [
-        "ObsTrace", "ObsTraceRecorder", "ObsTraceFormat", "ObsTraceFixtureModels", "ObsTraceTestSupport",
-        "CObsTraceRing",
+        "ObsTrace", "ObsTraceTesting", "ObsTraceRecorder", "ObsTraceFormat", "ObsTraceFixtureModels",
+        "ObsTraceTestSupport", "CObsTraceRing",
       ]
     ),
     .testTarget(name: "ObsTraceAnalysisTests", dependencies: ["ObsTraceAnalysis", "ObsTraceFormat"]),

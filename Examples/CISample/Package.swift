@@ -4,6 +4,9 @@
 import PackageDescription
 
 let obsTrace = Target.Dependency.product(name: "ObsTrace", package: "ObsTrace", condition: .when(traits: ["ObsTrace"]))
+// recordObservation, for the tests only: it links Swift Testing and the replay, which the models never need.
+let obsTraceTesting = Target.Dependency.product(
+  name: "ObsTraceTesting", package: "ObsTrace", condition: .when(traits: ["ObsTrace"]))
 
 let package = Package(
   name: "CISample",
@@ -11,7 +14,7 @@ let package = Package(
   dependencies: [.package(name: "ObsTrace", path: "../..")],
   targets: [
     .target(name: "TodoModel", dependencies: [obsTrace]),
-    .testTarget(name: "TodoModelTests", dependencies: ["TodoModel", obsTrace]),
+    .testTarget(name: "TodoModelTests", dependencies: ["TodoModel", obsTrace, obsTraceTesting]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -12,11 +12,13 @@ struct ExportedSurfaceTests {
     "TracedTracking", "ScopeLabel", "CallSite", "InstanceRule", "Interner", "RegistrarExtent",
   ]
 
-  @Test("a file that imports ObsTrace sees none of the engine's names")
-  func engineIsNotExported() throws {
-    let source = Paths.temporary("engine.swift")
+  @Test(
+    "a file that imports ObsTrace, or ObsTraceTesting, sees none of the engine's names",
+    arguments: ["ObsTrace", "ObsTraceTesting"])
+  func engineIsNotExported(module: String) throws {
+    let source = Paths.temporary("engine-\(module).swift")
     let uses = Self.engineNames.map { "  _ = \($0).self" }.joined(separator: "\n")
-    try "import ObsTrace\n\nfunc use() {\n\(uses)\n}\n".write(toFile: source, atomically: true, encoding: .utf8)
+    try "import \(module)\n\nfunc use() {\n\(uses)\n}\n".write(toFile: source, atomically: true, encoding: .utf8)
     let result = try Run.program("/usr/bin/env", FixtureBuild.swiftc(module: "SurfaceCheck") + ["-typecheck", source])
     #expect(result.status != 0)
     for name in Self.engineNames {
@@ -32,8 +34,34 @@ struct ExportedSurfaceTests {
     #expect(result.status == 0, "\(result.standardError)")
   }
 
+  @Test(
+    "a traced program links neither Swift Testing nor the replay: they come with ObsTraceTesting, in tests",
+    arguments: ["obstrace-demo", "obstrace-fidelity", "obstrace-observations"])
+  func tracedProgramLinksNoTesting(program: String) throws {
+    let needed = try Run.program("/usr/bin/env", ["readelf", "--dynamic", "--wide", Paths.binary(program)])
+    #expect(needed.status == 0, "\(needed.standardError)")
+    #expect(needed.standardOutput.contains("(NEEDED)"))
+    #expect(needed.standardOutput.contains("libswiftObservation.so"))
+    for library in ["libTesting.so", "lib_TestingInterop.so", "libXCTest.so"] {
+      #expect(!needed.standardOutput.contains(library), "\(program) needs \(library)")
+    }
+    let symbols = try Run.program("/usr/bin/env", ["nm", "--defined-only", Paths.binary(program)])
+    #expect(symbols.status == 0)
+    #expect(symbols.standardOutput.contains("8ObsTrace"))
+    #expect(!symbols.standardOutput.contains("16ObsTraceAnalysis"), "\(program) links the replay")
+  }
+
+  /// This test binary links ObsTraceTesting, and with it Testing: the check above can tell.
+  @Test("the check above sees Swift Testing where it is linked")
+  func testBinaryLinksTesting() throws {
+    let running = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+    let needed = try Run.program("/usr/bin/env", ["readelf", "--dynamic", "--wide", running])
+    #expect(needed.standardOutput.contains("libTesting.so"))
+  }
+
   static let modelAndTest = """
     import ObsTrace
+    import ObsTraceTesting
     import Observation
 
     // The user's own names, which the engine's must not collide with.

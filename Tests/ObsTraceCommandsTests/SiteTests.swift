@@ -67,7 +67,12 @@ enum FixtureBuild {
     for target in ["ObsTrace", "ObsTraceRecorder", "ObsTraceFormat", "ObsTraceSymbols", "ObsTraceAnalysis"] {
       let folder = built + "/\(target).build"
       guard let files = try? FileManager.default.contentsOfDirectory(atPath: folder) else { continue }
-      arguments += files.filter { $0.hasSuffix(".swift.o") }.sorted().map { folder + "/" + $0 }
+      // Only objects of sources that still exist: an incremental build keeps those of files moved away.
+      let objects = files.filter {
+        $0.hasSuffix(".swift.o")
+          && FileManager.default.fileExists(atPath: "\(Paths.root)/Sources/\(target)/\($0.dropLast(2))")
+      }
+      arguments += objects.sorted().map { folder + "/" + $0 }
     }
     let ring = built + "/CObsTraceRing.build"
     let cObjects = (try? FileManager.default.contentsOfDirectory(atPath: ring)) ?? []

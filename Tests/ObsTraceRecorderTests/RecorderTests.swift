@@ -4,6 +4,7 @@ import ObsTrace
 import ObsTraceFixtureModels
 import ObsTraceFormat
 import ObsTraceTestSupport
+import ObsTraceTesting
 import Observation
 import Testing
 

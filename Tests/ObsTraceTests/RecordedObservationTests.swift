@@ -2,6 +2,7 @@ import Foundation
 import ObsTrace
 import ObsTraceFixtureModels
 import ObsTraceTestSupport
+import ObsTraceTesting
 import Observation
 import Testing
 

@@ -3,6 +3,7 @@ import ObsTraceFixtureModels
 import ObsTraceFixtureTracedViews
 import ObsTraceFixtureViews
 import ObsTraceTestSupport
+import ObsTraceTesting
 import Testing
 
 /// Issue 15: tracking ObsTrace does not own. `ObsTraceFixtureViews.ListView` calls Observation's own

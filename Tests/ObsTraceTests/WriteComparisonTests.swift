@@ -1,5 +1,6 @@
 import ObsTrace
 import ObsTraceTestSupport
+import ObsTraceTesting
 import Observation
 import Testing
 

@@ -1,5 +1,6 @@
 import ObsTrace
 import ObsTraceFixtureModels
+import ObsTraceTesting
 import XCTest
 
 /// The in-test API from XCTest: `swift test --parallel` runs these in several processes at once.
@@ -29,5 +30,38 @@ final class RecordedObservationXCTests: XCTestCase {
     XCTAssertTrue(view.isDirty)
     XCTAssertTrue(view.flush())
     XCTAssertEqual(view.runs, 2)
+  }
+}
+
+/// Failures of `recordObservation`'s assertions reach XCTest from an XCTest test: the failure is captured here
+/// (and not recorded, so that the test itself passes) and checked.
+final class RecordedObservationFailureXCTests: XCTestCase {
+  private var failures: [(description: String, file: String, line: Int)] = []
+  private var capturing = false
+
+  override func recordFailure(
+    withDescription description: String, inFile filePath: String, atLine lineNumber: Int, expected: Bool
+  ) {
+    if capturing {
+      failures.append((description, filePath, lineNumber))
+    } else {
+      super.recordFailure(withDescription: description, inFile: filePath, atLine: lineNumber, expected: expected)
+    }
+  }
+
+  func testAnUnknownNameFailsTheXCTestAtTheCallersLine() throws {
+    let recorded = try recordObservation {
+      let counter = Counter()
+      counter.count = 1
+    }
+    capturing = true
+    let line = #line + 1
+    let count = recorded.writes(of: "Counter.cuont")
+    capturing = false
+    XCTAssertEqual(count, 0)
+    XCTAssertEqual(failures.count, 1)
+    XCTAssertTrue(failures.first?.description.contains("no property is named 'Counter.cuont'") == true, "\(failures)")
+    XCTAssertEqual(failures.first?.line, line)
+    XCTAssertTrue(failures.first?.file.hasSuffix("RecordedObservationXCTests.swift") == true, "\(failures)")
   }
 }

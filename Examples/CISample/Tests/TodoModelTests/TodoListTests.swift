@@ -3,6 +3,7 @@ import TodoModel
 
 #if ObsTrace
   import ObsTrace
+  import ObsTraceTesting
 #endif
 
 @Suite("TodoList")

@@ -2,6 +2,7 @@ import ObsTraceAnalysis
 import ObsTraceFormat
 import ObsTraceRecorder
 import Testing
+import XCTest
 
 /// What Observation did inside one `recordObservation` block, analysed: for assertions in tests.
 ///
@@ -14,101 +15,101 @@ public struct RecordedObservation: Sendable {
   /// (write, fired scope) pairs caused by writes of `property` (`"Model.items"`).
   public func invalidations(
     of property: String,
-    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    fileID: String = #fileID, filePath: StaticString = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    count(of: property, \.invalidations, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+    count(of: property, \.invalidations, CallerLocation(fileID: fileID, filePath: filePath, line: line, column: column))
   }
   /// Of `invalidations(of:)`, those predicted for tracking ObsTrace does not own (a `withObservationTracking` in a
   /// file without `import ObsTrace`), not recorded.
   public func predictedInvalidations(
     of property: String,
-    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    fileID: String = #fileID, filePath: StaticString = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
     count(
       of: property, \.predictedInvalidations,
-      SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+      CallerLocation(fileID: fileID, filePath: filePath, line: line, column: column))
   }
   /// Invalidations caused by writes of `property` that changed nothing. When a write of `property` through
   /// `_modify` was not compared, the test fails with how to compare it: the answer would not be known.
   public func wastedInvalidations(
     of property: String,
-    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    fileID: String = #fileID, filePath: StaticString = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
     count(
       of: property, \.wastedInvalidations,
-      SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column), compared: true)
+      CallerLocation(fileID: fileID, filePath: filePath, line: line, column: column), compared: true)
   }
   /// Writes of `property`: through its setter, `_modify` or `withMutation`.
   public func writes(
     of property: String,
-    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    fileID: String = #fileID, filePath: StaticString = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    count(of: property, \.writes, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+    count(of: property, \.writes, CallerLocation(fileID: fileID, filePath: filePath, line: line, column: column))
   }
   /// Reads of `property` the program made (the access a `_modify` write makes outside any scope is part of that
   /// write; inside a scope it is a read, which Observation subscribes the scope to).
   public func reads(
     of property: String,
-    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    fileID: String = #fileID, filePath: StaticString = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    count(of: property, \.reads, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+    count(of: property, \.reads, CallerLocation(fileID: fileID, filePath: filePath, line: line, column: column))
   }
   /// Writes of `property` through `_modify` that left its value unchanged. When a write of `property` through
   /// `_modify` was not compared, the test fails with how to compare it, so that "0" never means "not looked at".
   public func noopWrites(
     of property: String,
-    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    fileID: String = #fileID, filePath: StaticString = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
     count(
-      of: property, \.noopWrites, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column),
+      of: property, \.noopWrites, CallerLocation(fileID: fileID, filePath: filePath, line: line, column: column),
       compared: true)
   }
   /// Reads of `property` inside its own willSet window (they saw the old value).
   public func staleReads(
     of property: String,
-    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    fileID: String = #fileID, filePath: StaticString = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    count(of: property, \.staleReads, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+    count(of: property, \.staleReads, CallerLocation(fileID: fileID, filePath: filePath, line: line, column: column))
   }
 
   /// Runs of the scope labelled `scope` (`"FirstView.body"`, or a call site `"Module/File.swift:12"`).
   public func runs(
     of scope: String,
-    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    fileID: String = #fileID, filePath: StaticString = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    count(ofScope: scope, \.runs, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+    count(ofScope: scope, \.runs, CallerLocation(fileID: fileID, filePath: filePath, line: line, column: column))
   }
   /// Instances of `scope`: a harness, an iterator, an observer re-tracked after each fire is one.
   public func instances(
     of scope: String,
-    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    fileID: String = #fileID, filePath: StaticString = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    count(ofScope: scope, \.instances, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+    count(ofScope: scope, \.instances, CallerLocation(fileID: fileID, filePath: filePath, line: line, column: column))
   }
   /// Times runs of `scope` were invalidated.
   public func invalidations(
     ofScope scope: String,
-    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    fileID: String = #fileID, filePath: StaticString = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
     count(
-      ofScope: scope, \.invalidations, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+      ofScope: scope, \.invalidations, CallerLocation(fileID: fileID, filePath: filePath, line: line, column: column))
   }
   /// Of `invalidations(ofScope:)`, those predicted (an `untraced` scope), not recorded.
   public func predictedInvalidations(
     ofScope scope: String,
-    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    fileID: String = #fileID, filePath: StaticString = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
     count(
       ofScope: scope, \.predictedInvalidations,
-      SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+      CallerLocation(fileID: fileID, filePath: filePath, line: line, column: column))
   }
   /// Runs of `scope` that read nothing that really changed since its previous run.
   public func redundantRuns(
     of scope: String,
-    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    fileID: String = #fileID, filePath: StaticString = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
     count(
-      ofScope: scope, \.redundantRuns, SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+      ofScope: scope, \.redundantRuns, CallerLocation(fileID: fileID, filePath: filePath, line: line, column: column))
   }
 
   /// Findings of one kind (`.noopWrite`, `.staleRead`, `.fanOut`, …).
@@ -124,27 +125,27 @@ public struct RecordedObservation: Sendable {
 
   /// A name nothing defines is a mistake in the test (a typo would pass `== 0`): it fails the test, naming the
   /// closest known names.
-  private func unknown(_ kind: String, _ name: String, _ known: Set<String>, _ location: SourceLocation) {
+  private func unknown(_ kind: String, _ name: String, _ known: Set<String>, _ location: CallerLocation) {
     let message =
       "recordObservation: no \(kind) is named '\(name)'; " + NameSuggestions.describe(name, in: known.sorted())
-    Issue.record(Comment(rawValue: message), sourceLocation: location)
+    location.fail(message)
   }
 
   /// One count of `property`'s statistics: every property lookup above is this, with its metric. `compared`: fail
   /// the test when writes of it through `_modify` were not compared (a no-op count would not be known).
   private func count(
-    of property: String, _ metric: KeyPath<PropertyStatistics, Int>, _ location: SourceLocation, compared: Bool = false
+    of property: String, _ metric: KeyPath<PropertyStatistics, Int>, _ location: CallerLocation, compared: Bool = false
   ) -> Int {
     (compared ? self.compared(property, location) : statistics(property, location))?[keyPath: metric] ?? 0
   }
 
   /// One count of `scope`'s statistics: every scope lookup above is this, with its metric.
-  private func count(ofScope scope: String, _ metric: KeyPath<ScopeStatistics, Int>, _ location: SourceLocation) -> Int
+  private func count(ofScope scope: String, _ metric: KeyPath<ScopeStatistics, Int>, _ location: CallerLocation) -> Int
   {
     scopeStatistics(scope, location)?[keyPath: metric] ?? 0
   }
 
-  private func statistics(_ property: String, _ location: SourceLocation) -> PropertyStatistics? {
+  private func statistics(_ property: String, _ location: CallerLocation) -> PropertyStatistics? {
     if let found = report.properties.first(where: { $0.name == property }) { return found.statistics }
     if !knownProperties.contains(property) { unknown("property", property, knownProperties, location) }
     return nil
@@ -152,12 +153,10 @@ public struct RecordedObservation: Sendable {
 
   /// The statistics of `property`, after failing the test when some of its writes through `_modify` were not
   /// compared.
-  private func compared(_ property: String, _ location: SourceLocation) -> PropertyStatistics? {
+  private func compared(_ property: String, _ location: CallerLocation) -> PropertyStatistics? {
     let found = statistics(property, location)
     if let found, found.uncomparedWrites > 0 {
-      Issue.record(
-        Comment(rawValue: Self.uncomparedMessage(property, found.uncomparedWrites, comparison)),
-        sourceLocation: location)
+      location.fail(Self.uncomparedMessage(property, found.uncomparedWrites, comparison))
     }
     return found
   }
@@ -172,7 +171,7 @@ public struct RecordedObservation: Sendable {
       + "\(count == 1 ? "was" : "were") not compared (comparing: .\(comparison)): \(how)"
   }
 
-  private func scopeStatistics(_ scope: String, _ location: SourceLocation) -> ScopeStatistics? {
+  private func scopeStatistics(_ scope: String, _ location: CallerLocation) -> ScopeStatistics? {
     if let found = report.scopes.first(where: { $0.label == scope }) { return found.statistics }
     if !knownScopes.contains(scope) { unknown("scope", scope, knownScopes, location) }
     return nil
@@ -227,4 +226,27 @@ public func recordObservation(
 ) async throws -> RecordedObservation {
   let (_, tapped) = try await Recorder.tap(comparison: comparison, isolation: isolation, body)
   return RecordedObservation(tapped, comparison: comparison)
+}
+
+/// Where a test called an assertion of `RecordedObservation`, and how its failures reach that test's framework:
+/// Swift Testing inside a Swift Testing test, XCTest otherwise.
+///
+/// One `SourceLocation = #_sourceLocation` parameter would serve Swift Testing only: that macro is Testing's, so an
+/// XCTest file that does not import Testing cannot expand it, and `XCTFail` takes its file as a `StaticString`.
+/// `Issue.record` outside a Swift Testing test is lost (this toolchain's XCTest installs no handler for it), hence
+/// `XCTFail` there; outside any test both do nothing.
+struct CallerLocation {
+  let fileID: String
+  let filePath: StaticString
+  let line: Int
+  let column: Int
+
+  func fail(_ message: String) {
+    if Test.current != nil {
+      let location = SourceLocation(fileID: fileID, filePath: "\(filePath)", line: line, column: column)
+      Issue.record(Comment(rawValue: message), sourceLocation: location)
+    } else {
+      XCTFail(message, file: filePath, line: UInt(max(0, line)))
+    }
+  }
 }
