@@ -9,6 +9,10 @@ import Observation
 //   access     a class with its own `access(keyPath:)`: `field += 1` calls it once
 //   hierarchy  an `@Observable` class over an `@Observable` class: one object, written at both levels
 //   noop       `model.count += 0`, a write that changes nothing (the report finds it, with its site)
+//   levels     classes with @Observable at 1, 2 and 3 levels: some instances read or written, some created and
+//              freed untouched, one of each kept alive to the end (the report counts objects, not registrars)
+//   pileup     12 objects of a class with @Observable at 2 levels, created at one site and never freed, never
+//              touched (their registrars pile up there)
 #if OBSTRACE
   import ObsTrace
 #endif
@@ -176,8 +180,80 @@ func noop() {
   print("noop: count += 0, count is \(tally.count), tracking fired \(fired.value) time")
 }
 
+// MARK: levels
+
+@Observable
+class Entity {
+  var id = 0
+}
+
+@Observable
+class Person: Entity {
+  var name = ""
+}
+
+@Observable
+final class MiddleNamePerson: Person {
+  var middleName = ""
+}
+
+/// Objects kept alive to the end of the program.
+nonisolated(unsafe) var kept: [AnyObject] = []
+
+/// Creates `count` objects with `make` and lets them go, untouched.
+@inline(never)
+func untouched(_ count: Int, _ make: () -> AnyObject) -> Int {
+  var made: [AnyObject] = []
+  for _ in 0..<count { made.append(make()) }
+  return made.count
+}
+
+func levels() {
+  let fired = Count()
+  do {
+    // Touched: each through one level's properties.
+    let tally = Tally()
+    tally.count = 1
+    let dog = Dog()
+    dog.name = "Lassie"  // declared by Animal: the Dog level's registrar records nothing
+    let person = MiddleNamePerson()
+    withObservationTracking {
+      _ = person.middleName
+      _ = person.id
+    } onChange: {
+      fired.value += 1
+    }
+    person.name = "Ann"
+    person.id = 7
+    let plain = Person()
+    plain.name = "Bob"
+    // Untouched: created and freed with no event.
+    var made = untouched(2) { Tally() }
+    made += untouched(2) { Dog() }
+    made += untouched(1) { Animal() }
+    made += untouched(3) { MiddleNamePerson() }
+    made += untouched(1) { Person() }
+    // Kept to the end: one touched, one not.
+    let leaked = Dog()
+    leaked.breed = "beagle"
+    kept.append(leaked)
+    kept.append(MiddleNamePerson())
+    print(
+      "levels: \(tally.count), \(dog.name), \(person.name) #\(person.id), \(plain.name), \(leaked.breed); "
+        + "\(made) untouched, \(kept.count) kept; tracking fired \(fired.value) time")
+  }
+}
+
+// MARK: pileup
+
+func pileup() {
+  for _ in 0..<12 { kept.append(Dog()) }
+  print("pileup: \(kept.count) dogs kept")
+}
+
 let modes: [String: () -> Void] = [
   "unique": unique, "append": append, "equality": equality, "access": access, "hierarchy": hierarchy, "noop": noop,
+  "levels": levels, "pileup": pileup,
 ]
 let mode = CommandLine.arguments.dropFirst().first ?? ""
 guard let run = modes[mode] else {

@@ -113,7 +113,29 @@ public struct TypeStatistics: Sendable, Equatable {
   /// Objects seen in events but created before the recording began.
   public var seenOnly = 0
 
-  public init() {}
+  public init(created: Int = 0, freed: Int = 0, seenOnly: Int = 0) {
+    self.created = created
+    self.freed = freed
+    self.seenOnly = seenOnly
+  }
+}
+
+/// `@Observable` registrars that recorded no event (of one creation site, or all of them).
+///
+/// A registrar is created with its object but can name it only at the object's first recorded event: until then
+/// it has no subject and no address. One whose object was never read or written while recording names no object
+/// and no type, and one object of a class with `@Observable` at k levels has k of them, so they are counted as
+/// registrars, never as objects.
+public struct RegistrarStatistics: Sendable, Equatable {
+  public var created = 0
+  public var freed = 0
+
+  public var aliveAtEnd: Int { created - freed }
+
+  public init(created: Int = 0, freed: Int = 0) {
+    self.created = created
+    self.freed = freed
+  }
 }
 
 /// What the replay found worth a person's attention.

@@ -177,9 +177,22 @@ enum Findings {
         aliveBySite[name, default: [:]][replay.machine.creationStack(ofObject: serial), default: 0] += 1
       }
     }
-    if let trace, !trace.runningAtStop.isEmpty || trace.lostAtStop > 0 {
-      findings.append(runningAtStopFinding(trace, maybeFreedAfter: maybeFreedAfter))
+    // Registrars that recorded no event name no object: counted as registrars, by where they were created.
+    var aliveRegistrars: [UInt32: Int] = [:]  // by creation stack (0: none recorded)
+    var registrarsMaybeFreedAfter = 0
+    for (serial, stack) in replay.machine.liveRegistrarsWithoutEvents {
+      if replay.machine.threadBits(ofObject: serial) & runningAtStop != 0 {
+        registrarsMaybeFreedAfter += 1
+      } else {
+        aliveRegistrars[stack, default: 0] += 1
+      }
     }
+    if let trace, !trace.runningAtStop.isEmpty || trace.lostAtStop > 0 {
+      findings.append(
+        runningAtStopFinding(
+          trace, maybeFreedAfter: maybeFreedAfter, registrarsMaybeFreedAfter: registrarsMaybeFreedAfter))
+    }
+    findings += registrarFindings(replay, definitions, alive: aliveRegistrars, incomplete: incomplete)
     for (name, entry) in heldByLoops {
       let count = entry.count
       let loop = entry.loops.sorted().first ?? "?"
@@ -239,8 +252,84 @@ enum Findings {
     return findings
   }
 
+  /// Registrars that recorded no event, alive at the end (`alive`: by creation stack, those no thread running at
+  /// the stop used): a pile-up where at least `pileUpThreshold` were created at one site and none created there was
+  /// freed, in a complete trace; the rest information. They name no object, so neither names a type or a count of
+  /// objects: a class with `@Observable` at k levels has k registrars per object.
+  static func registrarFindings(
+    _ replay: Replay, _ definitions: TraceDefinitions, alive: [UInt32: Int], incomplete: Bool
+  ) -> [Finding] {
+    guard !alive.isEmpty else { return [] }
+    // By site: stacks that resolve to one site (each level's registrar is created in its own class's init) are one.
+    var aliveBySite: [String: (count: Int, frame: SymbolizedFrame)] = [:]
+    var unplaced = 0
+    for (stack, count) in alive {
+      guard stack != 0, let frame = definitions.creationSite(ofStack: stack) else {
+        unplaced += count
+        continue
+      }
+      let site = SiteFormatting.describe(frame)
+      aliveBySite[site] = ((aliveBySite[site]?.count ?? 0) + count, frame)
+    }
+    var createdBySite: [String: RegistrarStatistics] = [:]
+    for (stack, statistics) in replay.machine.registrarsWithoutEvents where stack != 0 {
+      guard let frame = definitions.creationSite(ofStack: stack) else { continue }
+      let site = SiteFormatting.describe(frame)
+      createdBySite[site, default: RegistrarStatistics()].created += statistics.created
+      createdBySite[site, default: RegistrarStatistics()].freed += statistics.freed
+    }
+    var findings: [Finding] = []
+    var remaining = unplaced
+    var remainingSites: [(site: String, count: Int)] = []
+    for (site, entry) in aliveBySite.sorted(by: { $0.key < $1.key }) {
+      let created = createdBySite[site] ?? RegistrarStatistics()
+      guard !incomplete, entry.count >= pileUpThreshold, created.freed == 0 else {
+        remaining += entry.count
+        remainingSites.append((site, entry.count))
+        continue
+      }
+      findings.append(
+        Finding(
+          kind: .leakedObject, property: nil, scope: nil, site: site, count: entry.count,
+          message: "objects created at \(site) piled up: \(created.created) @Observable registrars were created there "
+            + "in the trace and none was ever freed; their objects were never read or written while recording, so "
+            + "their type and number are not known (an object has one registrar per @Observable level of its class)",
+          hint: "something keeps every object created there alive (a cache, an array, a cycle through a closure "
+            + "capturing self); find who holds them",
+          evidence: "the registrars created at \(site) (the first user frame of the stacks recorded at their "
+            + "creation) grew with each of \(created.created) creations and none was freed, in a complete trace; no "
+            + "event named their object",
+          location: entry.frame))
+    }
+    guard remaining > 0 else { return findings }
+    let top = remainingSites.max { ($0.count, $1.site) < ($1.count, $0.site) }
+    let many = remaining != 1
+    findings.append(
+      Finding(
+        kind: .aliveAtEnd, property: nil, scope: nil, site: nil, count: remaining,
+        message: "\(remaining) @Observable registrar\(many ? "s" : "") with no recorded event \(many ? "were" : "was") "
+          + "alive when the trace ended"
+          + (top.map { top in
+            top.count == remaining ? ", created at \(top.site)" : " (\(top.count) created at \(top.site))"
+          } ?? "")
+          + ": \(many ? "their objects were" : "its object was") never read or written while recording, so which "
+          + "objects and types they are is not known (an object has one registrar per @Observable level of its "
+          + "class)",
+        hint: "information: globals and objects the program still held when recording stopped are alive at the end; "
+          + "that alone is not a leak"
+          + (unplaced > 0
+            ? " (with call stacks on, OBSTRACE_BACKTRACES=writes or all, the report says where they were created, "
+              + "and whether they pile up there)" : ""),
+        evidence: incomplete
+          ? "the trace is incomplete (truncated, or with dropped or lost events): frees may be missing, so nothing is "
+            + "concluded" : "created in the trace, no free recorded, no event named their object"))
+    return findings
+  }
+
   /// Threads still running when the recording stopped, and what that leaves out.
-  static func runningAtStopFinding(_ trace: AnalysisReport.Trace, maybeFreedAfter: [String: Int]) -> Finding {
+  static func runningAtStopFinding(
+    _ trace: AnalysisReport.Trace, maybeFreedAfter: [String: Int], registrarsMaybeFreedAfter: Int = 0
+  ) -> Finding {
     let threads = trace.runningAtStop
     let shown = threads.prefix(8).map { "T\($0)" }.joined(separator: ", ") + (threads.count > 8 ? ", …" : "")
     var message =
@@ -259,6 +348,13 @@ enum Findings {
       message +=
         "; \(objects) object\(objects == 1 ? "" : "s") (\(types)) used on \(threads.count == 1 ? "it" : "them") "
         + "may have been freed after the stop: no alive-at-end or leak finding counts \(objects == 1 ? "it" : "them")"
+    }
+    if registrarsMaybeFreedAfter > 0 {
+      let many = registrarsMaybeFreedAfter != 1
+      message +=
+        "; \(registrarsMaybeFreedAfter) @Observable registrar\(many ? "s" : "") with no recorded event, created on "
+        + "\(threads.count == 1 ? "it" : "them"), may have been freed after the stop: no alive-at-end or leak finding "
+        + "counts \(many ? "them" : "it")"
     }
     return Finding(
       kind: .runningAtStop, property: nil, scope: nil, site: nil, count: max(1, threads.count),

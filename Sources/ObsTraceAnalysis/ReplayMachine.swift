@@ -112,6 +112,9 @@ public struct ReplayMachine {
   /// when the recording stopped may have freed it after (see `threadBits(ofObject:)`).
   private var objectThreads = DenseTable<UInt64>()
   private var types: [UInt32: TypeStatistics] = [:]
+  /// Registrars freed in the trace with no recorded event (never bound to an object, so of no known object), by
+  /// their creation stack (0: none recorded). See `registrarsWithoutEvents`.
+  private var freedWithoutEvents: [UInt32: RegistrarStatistics] = [:]
 
   public init() {}
 
@@ -238,8 +241,15 @@ public struct ReplayMachine {
     let type = event.aux != 0 ? event.aux : (objectTypes[event.object] ?? 0)
     if liveObjects[event.object] != nil {
       liveObjects[event.object] = nil
-      types[type, default: TypeStatistics()].created += 1
-      types[type, default: TypeStatistics()].freed += 1
+      if type != 0 {
+        types[type, default: TypeStatistics()].created += 1
+        types[type, default: TypeStatistics()].freed += 1
+      } else {
+        // No event named its object: a registrar, not an object (see `registrarsWithoutEvents`).
+        let stack = creationStacks[event.object] ?? 0
+        freedWithoutEvents[stack, default: RegistrarStatistics()].created += 1
+        freedWithoutEvents[stack, default: RegistrarStatistics()].freed += 1
+      }
     }
     seenObjects[event.object] = nil
     objectTypes[event.object] = nil
@@ -464,9 +474,32 @@ public struct ReplayMachine {
     sequences.values.filter { $0.ending == nil && $0.lastObjects.contains(object) }.map(\.label)
   }
 
-  /// Objects created in the trace and never freed, with their types.
+  /// Objects created in the trace and never freed, with their types (registrars that recorded no event, which
+  /// name no object, are `liveRegistrarsWithoutEvents`).
   public var liveObjectSerials: [(serial: UInt32, type: UInt32)] {
-    liveObjects.map { ($0.key, objectTypes[$0.key] ?? $0.value) }
+    liveObjects.compactMap { serial, type in
+      let type = objectTypes[serial] ?? type
+      return type == 0 ? nil : (serial, type)
+    }
+  }
+
+  /// Registrars created in the trace, never freed, that recorded no event: their serials and creation stacks (0:
+  /// none recorded).
+  public var liveRegistrarsWithoutEvents: [(serial: UInt32, stack: UInt32)] {
+    liveObjects.compactMap { serial, type in
+      (objectTypes[serial] ?? type) == 0 ? (serial, creationStacks[serial] ?? 0) : nil
+    }
+  }
+
+  /// Registrars created in the trace that recorded no event, by creation stack (0: none recorded), freed or not.
+  ///
+  /// A registrar names its object only at the object's first recorded event (`objectBound`, docs/analysis.md): one
+  /// whose object was never read or written while recording is of no known object and type, and one object of a
+  /// class with `@Observable` at k levels has k of them. They are counted here, never as objects.
+  public var registrarsWithoutEvents: [UInt32: RegistrarStatistics] {
+    var result = freedWithoutEvents
+    for (_, stack) in liveRegistrarsWithoutEvents { result[stack, default: RegistrarStatistics()].created += 1 }
+    return result
   }
 
   /// The threads that created, read or wrote the object `serial`, as `threadBit`s (0 when unknown or freed).
@@ -482,10 +515,11 @@ public struct ReplayMachine {
   /// Entries of the per-object subscriber lists (for tests: what the replay holds for runs that subscribed).
   var subscriptionCount: Int { subscribers.reduce(0) { $0 + $1.value.scopes.count } }
 
-  /// Per-type created/freed counts, including objects still alive at the end.
+  /// Per-type created/freed counts, including objects still alive at the end; registrars that recorded no event
+  /// are not objects of any type (`registrarsWithoutEvents`).
   public var typeStatistics: [UInt32: TypeStatistics] {
     var result = types
-    for (serial, type) in liveObjects { result[objectTypes[serial] ?? type, default: TypeStatistics()].created += 1 }
+    for (_, type) in liveObjectSerials { result[type, default: TypeStatistics()].created += 1 }
     for (serial, _) in seenObjects { result[objectTypes[serial] ?? 0, default: TypeStatistics()].seenOnly += 1 }
     return result
   }

@@ -64,12 +64,67 @@ public struct AnalysisReport: Sendable {
     public var statistics: TypeStatistics
   }
 
+  /// `@Observable` registrars created in the trace that recorded no event: of no known object (see
+  /// `RegistrarStatistics`).
+  public struct RegistrarsWithoutEvents: Sendable {
+    public struct Site: Sendable {
+      /// The first user frame of the stack recorded at their creation, past the class's initializers; nil when no
+      /// stack was recorded (call stacks off) or none resolved.
+      public var site: String?
+      public var statistics: RegistrarStatistics
+    }
+
+    public var total = RegistrarStatistics()
+    /// By creation site: most created first, then by site.
+    public var sites: [Site] = []
+
+    public init() {}
+
+    /// What they are, in one sentence for the report's objects section; nil when there are none.
+    public var summary: String? {
+      guard total.created > 0 else { return nil }
+      let many = total.created != 1
+      return "\(total.created) @Observable registrar\(many ? "s" : "") recorded no event (\(total.freed) freed, "
+        + "\(total.aliveAtEnd) alive at the end), not counted above: a registrar names its object at the object's "
+        + "first read or write, and \(many ? "their objects had" : "its object had") none while recording, so which "
+        + "objects and types they were is not known (an object has one registrar per @Observable level of its class)"
+    }
+
+    /// A site's line: `created at main.swift:12 (load()): 9 (9 freed)`. `backtraces` is the trace's call stack
+    /// level (`off`, `writes`, `all`): with `off`, no site was recorded.
+    public static func describe(_ site: Site, backtraces: String) -> String {
+      let place =
+        site.site.map { "created at \($0)" }
+        ?? (backtraces == "off"
+          ? "created where not recorded (call stacks off: OBSTRACE_BACKTRACES=writes records it)"
+          : "created where no frame of the program's was resolved")
+      return place + ": \(site.statistics.created) (\(site.statistics.freed) freed)"
+    }
+
+    /// Groups the replay's counts by creation stack into sites: stacks that resolve to one site are one.
+    init(_ byStack: [UInt32: RegistrarStatistics], _ definitions: TraceDefinitions) {
+      var bySite: [String?: RegistrarStatistics] = [:]
+      for (stack, statistics) in byStack {
+        total.created += statistics.created
+        total.freed += statistics.freed
+        let site = stack == 0 ? nil : definitions.creationSite(ofStack: stack).map(SiteFormatting.describe)
+        bySite[site, default: RegistrarStatistics()].created += statistics.created
+        bySite[site, default: RegistrarStatistics()].freed += statistics.freed
+      }
+      sites = bySite.map { Site(site: $0.key, statistics: $0.value) }.sorted {
+        ($1.statistics.created, $0.site ?? "~") < ($0.statistics.created, $1.site ?? "~")
+      }
+    }
+  }
+
   public var trace: Trace
   /// Sorted: most invalidations first, then most writes, then name.
   public var properties: [Property]
   /// Sorted: most runs first, then label.
   public var scopes: [Scope]
   public var objects: [Objects]
+  /// Registrars that recorded no event: not objects (their objects were never read or written while recording).
+  public var registrarsWithoutEvents = RegistrarsWithoutEvents()
   /// Warnings first (by count), then information.
   public var findings: [Finding]
 }
@@ -156,6 +211,10 @@ public enum TraceAnalysis {
     }.sorted { $0.type < $1.type }
 
     let findings = Findings.derive(replay, definitions, trace, mainThread: mainThread)
-    return AnalysisReport(trace: trace, properties: properties, scopes: scopes, objects: objects, findings: findings)
+    var report = AnalysisReport(
+      trace: trace, properties: properties, scopes: scopes, objects: objects, findings: findings)
+    report.registrarsWithoutEvents = AnalysisReport.RegistrarsWithoutEvents(
+      replay.machine.registrarsWithoutEvents, definitions)
+    return report
   }
 }

@@ -23,8 +23,9 @@ enum GraphCommand: TraceCommand {
       --sites               Also the write sites: an edge from each place in the code to the property it wrote
                             (label: writes, no-op writes in red).
       --top <n>             Draw the n properties with the most invalidations (default 40).
-      --per-object          One node per object's property (Model#3.items) instead of per type.
-      --type <type>         Only properties of this type.
+      --per-object          One node per object's property (Model#3.items, named by the object's own type)
+                            instead of per property.
+      --type <type>         Only properties this type declares.
       --property <name>     Only this property (Type.name).
       --scope <label>       Only this scope.
       -h, --help            Show this help.
@@ -121,8 +122,10 @@ enum GraphCommand: TraceCommand {
       if let type = options.type, typeName != type { return nil }
       if let property = options.property, name != property { return nil }
       if options.perObject {
+        // The object's own type (`Dog#2.name`), not the class that declares the property (`Animal`): one object
+        // is one node name, whichever of its class's @Observable levels declares what it holds.
         let member = name.firstIndex(of: ".").map { name[name.index(after: $0)...] } ?? Substring(name)
-        return "\(typeName)#\(object).\(member)"
+        return "\(definitions.typeName(ofObject: object))#\(object).\(member)"
       }
       return name
     }

@@ -224,6 +224,19 @@ enum HTMLReport {
           .number(s.seenOnly),
         ]
       }, empty: "No object.")
+    let registrars = report.registrarsWithoutEvents
+    if let summary = registrars.summary {
+      html += "<p class=\"note\" id=\"registrars-without-events\">\(escape(summary)).</p>\n"
+      html += table(
+        ["created at", "registrars", "freed", "alive at end"],
+        registrars.sites.map { site in
+          [
+            .text(site.site ?? (trace.backtraces == "off" ? "(call stacks off)" : "(no frame resolved)")),
+            .number(site.statistics.created),
+            .number(site.statistics.freed), .number(site.statistics.aliveAtEnd),
+          ]
+        }, empty: "")
+    }
     html += "</section>\n"
     html += """
       </main>

@@ -198,6 +198,16 @@ enum ReportPrinter {
       }
       table.render(into: &out, more: 0)
     }
+    let registrars = report.registrarsWithoutEvents
+    if let summary = registrars.summary {
+      out.line("  " + summary)
+      for site in registrars.sites.prefix(top) {
+        out.line("    " + AnalysisReport.RegistrarsWithoutEvents.describe(site, backtraces: report.trace.backtraces))
+      }
+      if registrars.sites.count > top {
+        out.line("    … \(registrars.sites.count - top) more sites (see --format json)")
+      }
+    }
     out.line()
 
     let warnings = report.findings.filter { !$0.isInformational }
@@ -274,6 +284,14 @@ enum ReportPrinter {
         + "\"seenOnly\":\(s.seenOnly)}"
     }
     parts.append("\"objects\":[\(objects.joined(separator: ","))]")
+    let registrars = report.registrarsWithoutEvents
+    let sites = registrars.sites.map { site in
+      "{\"site\":\(site.site.map(Formatting.json) ?? "null"),\"created\":\(site.statistics.created),"
+        + "\"freed\":\(site.statistics.freed)}"
+    }
+    parts.append(
+      "\"registrarsWithoutEvents\":{\"created\":\(registrars.total.created),\"freed\":\(registrars.total.freed),"
+        + "\"aliveAtEnd\":\(registrars.total.aliveAtEnd),\"sites\":[\(sites.joined(separator: ","))]}")
     let findings = report.findings.map { finding -> String in
       func optional(_ value: String?) -> String { value.map(Formatting.json) ?? "null" }
       return "{\"kind\":\(Formatting.json(finding.kind.rawValue)),\"property\":\(optional(finding.property)),"

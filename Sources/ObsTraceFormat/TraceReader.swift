@@ -532,6 +532,10 @@ public final class TraceReader {
               lastObject = object
               if let type = definitions.objects[object] {
                 lastObjectType = type
+              } else if tag == EventKind.objectFreed.rawValue {
+                // A registrar that recorded no event was never bound to an object: its free has no type to state.
+                lastObject = 0
+                lastObjectType = 0
               } else {
                 lastObjectType = 0
                 unknown.note("object", object)

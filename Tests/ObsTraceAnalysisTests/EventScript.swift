@@ -21,6 +21,16 @@ struct EventScript {
     add(TraceEvent(kind: .objectFreed, thread: thread, time: 0, object: object, aux: type))
   }
 
+  /// A further level's registrar `registrar` says it belongs to the object `object` (its first event bound them).
+  mutating func bound(_ registrar: UInt32, to object: UInt32, thread: UInt32 = 1) {
+    add(TraceEvent(kind: .objectBound, thread: thread, time: 0, object: registrar, aux: object))
+  }
+
+  /// A registrar created as the recorder creates one (its object and type not known yet), with a creation stack.
+  mutating func registrarCreated(_ serial: UInt32, stack: UInt32 = 0, thread: UInt32 = 1) {
+    add(TraceEvent(kind: .objectCreated, thread: thread, time: 0, object: serial, aux: 0, stack: stack))
+  }
+
   /// Begins a run of `scope`; `instance` is the instance it continues (0: as a version-1 trace, none recorded).
   mutating func begin(
     _ scope: UInt32, label: UInt32, kind: ScopeKind = .tracking, parent: UInt32 = 0, thread: UInt32 = 1,

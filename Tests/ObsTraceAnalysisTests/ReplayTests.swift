@@ -214,6 +214,42 @@ struct ReplayTests {
     #expect(findings.first { $0.kind == .untrackedRead }?.count == 2)
   }
 
+  @Test(
+    "an object of a class with @Observable at two levels counts once, as its type; registrars that recorded no event count as registrars, not objects"
+  )
+  func registrarsWithoutEvents() {
+    var script = EventScript()
+    // A Dog (type 1): its own level's registrar (serial 1) then Animal's (2), bound at its first event.
+    script.registrarCreated(1, stack: 7)
+    script.registrarCreated(2, stack: 8)
+    script.bound(2, to: 1)
+    script.read(1, 1)
+    // Another Dog, never read or written: two registrars, nothing names their object.
+    script.registrarCreated(3, stack: 7)
+    script.registrarCreated(4, stack: 8)
+    // A third, kept to the end.
+    script.registrarCreated(5, stack: 7)
+    script.registrarCreated(6, stack: 8)
+    for serial: UInt32 in [1, 2] { script.freed(serial, type: 1) }
+    for serial: UInt32 in [3, 4] { script.freed(serial, type: 0) }
+    let (replay, _) = script.replay()
+    #expect(replay.typeStatistics.count == 1)
+    #expect(replay.typeStatistics[1] == TypeStatistics(created: 1, freed: 1))
+    #expect(
+      replay.machine.registrarsWithoutEvents == [
+        7: RegistrarStatistics(created: 2, freed: 1), 8: RegistrarStatistics(created: 2, freed: 1),
+      ])
+    #expect(replay.machine.liveObjectSerials.isEmpty)
+    #expect(replay.machine.liveRegistrarsWithoutEvents.map(\.serial).sorted() == [5, 6])
+    let findings = TraceAnalysis.findings(of: replay, definitions: TraceDefinitions())
+    // No stack resolves here: alive at the end as registrars, no type named.
+    let alive = findings.filter { $0.kind == .aliveAtEnd }
+    #expect(alive.count == 1)
+    #expect(alive.first?.count == 2)
+    #expect(alive.first?.message.hasPrefix("2 @Observable registrars with no recorded event were alive") == true)
+    #expect(!alive.contains { $0.message.contains("type #") || $0.message.contains("unknown type") })
+  }
+
   @Test("the access a _modify write makes (m.count += 1) is part of the write, not an untracked read")
   func modifyAccessIsNotAnUntrackedRead() {
     var script = EventScript()

@@ -7,7 +7,7 @@ import Testing
 /// by default before) the first four print differently: the test can tell.
 @Suite("Fidelity")
 struct FidelityTests {
-  static let modes = ["unique", "append", "equality", "access", "hierarchy", "noop"]
+  static let modes = ["unique", "append", "equality", "access", "hierarchy", "noop", "levels", "pileup"]
 
   @Test("recording changes nothing the program prints", arguments: modes)
   func sideBySide(mode: String) throws {
@@ -90,5 +90,94 @@ struct FidelityTests {
     #expect(timeline.contains("write Dog#1.name by set written"))
     #expect(timeline.contains("write Dog#1.breed by set written"))
     #expect(timeline.contains("write Animal#3.name by set written"))
+    // The per-object graph names the object by its own type, whichever level declares the property.
+    let graph = Run.command(["graph", trace, "--per-object"]).standardOutput
+    #expect(graph.contains("\"p:Dog#1.name\""))
+    #expect(graph.contains("\"p:Dog#1.breed\""))
+    #expect(!graph.contains("Animal#1"))
+  }
+
+  @Test(
+    "classes with @Observable at 1, 2 and 3 levels: one object per instance that had an event, of its dynamic type; registrars of untouched objects counted as registrars, with their sites",
+    arguments: ["off", "writes", "all"])
+  func levels(backtraces: String) throws {
+    let trace = Paths.temporary("levels.trc")
+    let run = try Run.program(
+      "obstrace-fidelity", ["levels"], environment: ["OBSTRACE_OUTPUT": trace, "OBSTRACE_BACKTRACES": backtraces])
+    #expect(run.status == 0)
+    let report = try TraceAnalysis.analyze(path: trace)
+    // Touched: a Tally, a Dog through Animal's property only, a MiddleNamePerson, a Person, a Dog kept to the end.
+    let objects = report.objects.map { "\($0.type) \($0.statistics.created) \($0.statistics.freed)" }
+    #expect(objects == ["Dog 2 1", "MiddleNamePerson 1 1", "Person 1 1", "Tally 1 1"])
+    #expect(
+      Set(report.properties.map(\.name)) == [
+        "Tally.count", "Animal.name", "Dog.breed", "Entity.id", "Person.name", "MiddleNamePerson.middleName",
+      ])
+    // Untouched: 2 Tally (1 level), 2 Dog (2), 1 Animal (1), 3 MiddleNamePerson (3), 1 Person (2) freed; one
+    // MiddleNamePerson (3) kept.
+    let registrars = report.registrarsWithoutEvents.total
+    #expect(registrars == RegistrarStatistics(created: 2 + 4 + 1 + 9 + 2 + 3, freed: 2 + 4 + 1 + 9 + 2))
+    // An unbound registrar's free has no type to state: not an inconsistency, and not a damaged trace to check.
+    #expect(!report.findings.contains { $0.kind == .inconsistentTrace })
+    #expect(report.trace.undefinedReferences == 0)
+    #expect(Run.command(["check", trace, "--max", "Tally.count:writes<=1"]).status == 0)
+    let alive = report.findings.filter { $0.kind == .aliveAtEnd }.map(\.message)
+    #expect(alive.count == 2)
+    #expect(alive.contains("1 Dog object was alive when the trace ended"))
+    #expect(alive.contains { $0.hasPrefix("3 @Observable registrars with no recorded event were alive") })
+    #expect(!report.findings.contains { $0.kind == .leakedObject })
+    let text = Run.command(["report", trace]).standardOutput
+    #expect(!text.contains("unknown type"))
+    #expect(!text.contains("<type #"))
+    #expect(
+      text.contains("21 @Observable registrars recorded no event (18 freed, 3 alive at the end), not counted above"))
+    let json = Run.command(["report", trace, "--format", "json"]).standardOutput
+    #expect(!json.contains("unknown type"))
+    #expect(json.contains("\"registrarsWithoutEvents\":{\"created\":21,\"freed\":18,\"aliveAtEnd\":3,\"sites\":["))
+    let html = Paths.temporary("levels.html")
+    #expect(Run.command(["report", trace, "--format", "html", "-o", html]).status == 0)
+    let page = try String(contentsOfFile: html, encoding: .utf8)
+    #expect(page.contains("<p class=\"note\" id=\"registrars-without-events\">21 @Observable registrars"))
+    #expect(!page.contains("unknown type"))
+    let sites = report.registrarsWithoutEvents.sites
+    if backtraces == "off" {
+      #expect(sites.map(\.site) == [nil])
+      #expect(text.contains("created where not recorded (call stacks off: OBSTRACE_BACKTRACES=writes records it): 21"))
+    } else {
+      // Each untouched() call's closure is a site; the kept MiddleNamePerson's three registrars are one.
+      #expect(sites.count == 6)
+      let kept = try #require(sites.first { $0.statistics.freed == 0 })
+      #expect(kept.statistics.created == 3)
+      #expect(kept.site?.hasPrefix("main.swift:") == true)
+      #expect(kept.site?.hasSuffix(" (levels())") == true)
+      #expect(sites.first?.statistics == RegistrarStatistics(created: 9, freed: 9))
+    }
+  }
+
+  @Test(
+    "objects never touched, created at one site and never freed: a pile-up of registrars at that site; without call stacks, only alive at the end",
+    arguments: ["off", "writes"])
+  func untouchedPileUp(backtraces: String) throws {
+    let trace = Paths.temporary("pileup.trc")
+    _ = try Run.program(
+      "obstrace-fidelity", ["pileup"], environment: ["OBSTRACE_OUTPUT": trace, "OBSTRACE_BACKTRACES": backtraces])
+    let report = try TraceAnalysis.analyze(path: trace)
+    #expect(report.objects.isEmpty)
+    #expect(report.registrarsWithoutEvents.total == RegistrarStatistics(created: 24, freed: 0))
+    let leaks = report.findings.filter { $0.kind == .leakedObject }
+    let alive = report.findings.filter { $0.kind == .aliveAtEnd }
+    if backtraces == "off" {
+      #expect(leaks.isEmpty)
+      #expect(alive.map(\.count) == [24])
+    } else {
+      #expect(alive.isEmpty)
+      let leak = try #require(leaks.first)
+      #expect(leaks.count == 1)
+      #expect(leak.site?.hasPrefix("main.swift:") == true)
+      #expect(leak.site?.hasSuffix(" (pileup())") == true)
+      #expect(
+        leak.message.contains("24 @Observable registrars were created there in the trace and none was ever freed"))
+      #expect(leak.count == 24)
+    }
   }
 }

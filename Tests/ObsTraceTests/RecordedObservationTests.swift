@@ -18,6 +18,16 @@ final class RowList: @unchecked Sendable {
   var rows: [Row] = []
 }
 
+@Observable
+class Shape: @unchecked Sendable {
+  var name = ""
+}
+
+@Observable
+final class Square: Shape, @unchecked Sendable {
+  var side = 0
+}
+
 @Suite("In-test recordings")
 struct RecordedObservationTests {
   @Test("a list view whose rows change every run is one instance: one run per render, invalidations equal writes")
@@ -228,15 +238,38 @@ struct RecordedObservationTests {
 
   @Test("objects created outside the block are not counted")
   func outsideObjects() async throws {
-    let outside = Row()
     let recorded = try await RecordingTestLock.shared {
-      try recordObservation {
+      // Created under the lock: a test that records the whole process must not see this one's objects.
+      let outside = Row()
+      return try recordObservation {
         outside.title = "not mine"
         let inside = Row()
         inside.title = "mine"
       }
     }
     #expect(recorded.writes(of: "Row.title") == 1)
+  }
+
+  @Test(
+    "a block's objects of a class with @Observable at two levels: one object each, of its own type; untouched ones are registrars"
+  )
+  func hierarchyInBlock() async throws {
+    let recorded = try await RecordingTestLock.shared {
+      try recordObservation {
+        let square = Square()
+        square.name = "a"  // declared by Shape
+        let other = Square()
+        other.side = 2
+        _ = Square()  // never touched: two registrars, no object named
+      }
+    }
+    #expect(recorded.report.objects.map(\.type) == ["Square"])
+    #expect(recorded.report.objects.first?.statistics.created == 2)
+    #expect(recorded.report.objects.first?.statistics.freed == 2)
+    #expect(recorded.report.registrarsWithoutEvents.total.created == 2)
+    #expect(recorded.report.registrarsWithoutEvents.total.freed == 2)
+    #expect(recorded.writes(of: "Shape.name") == 1)
+    #expect(recorded.writes(of: "Square.side") == 1)
   }
 }
 
