@@ -137,6 +137,15 @@ public enum TraceAnalysis {
     path: String, configuration: Replay.Configuration = Replay.Configuration(),
     onFact: ((ReplayFact, TraceDefinitions) -> Void)? = nil
   ) throws(TraceFileError) -> AnalysisReport {
+    try replay(path: path, configuration: configuration, onFact: onFact).report
+  }
+
+  /// Analyses the trace at `path`, and keeps the replay and the definitions the report was made from, for a view
+  /// that needs more than the report (the HTML page's graph) without reading the trace again.
+  public static func replay(
+    path: String, configuration: Replay.Configuration = Replay.Configuration(),
+    onFact: ((ReplayFact, TraceDefinitions) -> Void)? = nil
+  ) throws(TraceFileError) -> (report: AnalysisReport, replay: Replay, definitions: TraceDefinitions) {
     let reader = try TraceReader(path: path)
     var replay = Replay(configuration: configuration)
     if let onFact {
@@ -147,7 +156,8 @@ public enum TraceAnalysis {
       ordered.add(chunk) { replay.consume($0) }
     }
     ordered.finish { replay.consume($0) }
-    return report(replay, reader)
+    replay.onFact = nil
+    return (report(replay, reader), replay, reader.definitions)
   }
 
   /// The findings of a replay, without the trace-level ones (drops, truncation, damage).

@@ -44,15 +44,24 @@ enum ReportCommand: TraceCommand {
     let configuration = try TraceInput.replayConfiguration(parsed, command: name)
     let top = try TraceInput.positiveInteger(parsed, "top", flag: "--top", command: name) ?? 10
     let root = TraceInput.sourceRoot(parsed, command: name)
-    let scopes = WhoReadWhat()
-    let report = try TraceInput.analyze(
-      path, configuration, command: name, onFact: format == "html" ? scopes.note : nil)
+    if format == "html" {
+      // One pass over the trace gives the report, who read what per scope, and the graph's writes by site.
+      let scopes = WhoReadWhat()
+      let writes = GraphCommand.WriteTally()
+      let analysis = try TraceInput.replay(path, configuration, command: name) { fact, definitions in
+        scopes.note(fact, definitions)
+        writes.note(fact)
+      }
+      let graph = GraphCommand.dot(
+        analysis.replay, analysis.definitions, GraphCommand.Options(sites: true), writes: writes)
+      let page = HTMLReport.page(analysis.report, graph: HTMLReport.render(dotText: graph), scopes: scopes)
+      try TraceInput.write(page, to: parsed.value("output"), output: output, command: name)
+      return 0
+    }
+    let report = try TraceInput.analyze(path, configuration, command: name)
     let printed: String
     switch format {
     case "json": printed = ReportPrinter.json(report)
-    case "html":
-      let graph = try GraphCommand.graph(path, GraphCommand.Options(sites: true), command: name)
-      printed = HTMLReport.page(report, graph: HTMLReport.render(dotText: graph), scopes: scopes)
     case "github": printed = GitHubAnnotations.report(report, root: root)
     default: printed = ReportPrinter.text(report, top: top)
     }
@@ -68,6 +77,18 @@ extension TraceInput {
   ) throws(CommandError) -> AnalysisReport {
     do {
       return try TraceAnalysis.analyze(path: path, configuration: configuration, onFact: onFact)
+    } catch {
+      throw CommandError("obstrace \(command): \(error.description)")
+    }
+  }
+
+  /// `analyze`, keeping the replay and the definitions (see `TraceAnalysis.replay`).
+  static func replay(
+    _ path: String, _ configuration: Replay.Configuration, command: String,
+    onFact: ((ReplayFact, TraceDefinitions) -> Void)? = nil
+  ) throws(CommandError) -> (report: AnalysisReport, replay: Replay, definitions: TraceDefinitions) {
+    do {
+      return try TraceAnalysis.replay(path: path, configuration: configuration, onFact: onFact)
     } catch {
       throw CommandError("obstrace \(command): \(error.description)")
     }

@@ -1,23 +1,31 @@
 import Dispatch
 import Synchronization
 
-/// Reads a trace's chunks on a thread of its own, ahead of the thread that decodes them: reading, checking the
-/// CRC and inflating the next chunks overlaps the decoding and the replay of this one. At most `depth` chunks wait
-/// between the two threads, so memory stays flat whatever the trace's length.
+/// Reads and decodes a trace's chunks on a thread of its own, ahead of the thread that replays them: reading,
+/// checking the CRC, inflating and decoding the next chunks overlap the replay of this one. At most `depth` decoded
+/// chunks wait between the two threads, and the consumer hands each chunk's event buffer back to be filled again,
+/// so memory stays flat whatever the trace's length, and decoding allocates no new buffer once the first few are
+/// made.
 ///
-/// The reader thread touches only the file (read with `pread`) and the items it hands over; what it meets on the
-/// way (damage, a cut end) travels with the next item, so the consumer records it in file order.
+/// The reader thread touches only the file (read with `pread`), its own `ChunkDecoder` (its copy of the
+/// definitions) and the items it hands over; what it meets on the way (damage, a cut end, the definitions a chunk
+/// changed) travels with the next item, so the consumer records it in file order.
 final class ChunkPipeline: Sendable {
-  static let depth = 8
+  static let depth = 4
 
+  /// What reading the next chunk gave.
   struct Item: Sendable {
-    /// What reading met before `chunk` (damage skipped, a cut end).
+    /// What reading met before the chunk (damage skipped, a cut end).
     var scan: TraceReader.ChunkScan
-    /// The next whole chunk; nil at the end of the file.
-    var chunk: TraceReader.Chunk?
+    /// False at the end of the file: there is no chunk, and no item after this one.
+    var more: Bool
+    /// The chunk decoded, when it is an events chunk.
+    var decoded: ChunkDecoder.Decoded?
   }
 
   private let queue = Mutex<[Item]>([])
+  /// Event buffers the consumer is done with, for the reader thread to fill again.
+  private let spareBuffers = Mutex<[[TraceEvent]]>([])
   private let stopping = Atomic<Bool>(false)
   /// Signalled once per item handed over / per free place in the queue / when the reader thread has returned.
   /// All start at 0 and are signalled up to their count, so that none is ever freed below its initial value.
@@ -25,29 +33,53 @@ final class ChunkPipeline: Sendable {
   private let placesFree = DispatchSemaphore(value: 0)
   private let finished = DispatchSemaphore(value: 0)
 
-  init(file: ReadableFile, from offset: UInt64) {
+  init(file: ReadableFile, from offset: UInt64, decoder: ChunkDecoder) {
     for _ in 0..<Self.depth { placesFree.signal() }
     DispatchQueue.global(qos: .userInitiated).async { [self] in
       var offset = offset
+      var decoder = decoder
       while true {
         placesFree.wait()
         if stopping.load(ordering: .acquiring) { break }
-        var scan = TraceReader.ChunkScan(reporting: true)
-        let chunk = TraceReader.nextChunk(in: file, from: &offset, &scan)
-        queue.withLock { $0.append(Item(scan: scan, chunk: chunk)) }
+        var buffer = spareBuffers.withLock { $0.popLast() } ?? []
+        let item = Self.next(in: file, from: &offset, decoder: &decoder, reusing: &buffer)
+        queue.withLock { $0.append(item) }
         itemsReady.signal()
-        if chunk == nil { break }
+        if !item.more { break }
       }
       finished.signal()
     }
   }
 
-  /// The next item, waiting for the reader thread if it is behind. The last has no chunk: call no more after it.
+  /// Reads the next chunk at `offset` and decodes it if it holds events: the work of the reader thread, or of the
+  /// reader's own thread for a file too small to be worth a second one.
+  static func next(
+    in file: ReadableFile, from offset: inout UInt64, decoder: inout ChunkDecoder,
+    reusing buffer: inout [TraceEvent]
+  ) -> Item {
+    var scan = TraceReader.ChunkScan(reporting: true)
+    guard let chunk = TraceReader.nextChunk(in: file, from: &offset, &scan) else {
+      return Item(scan: scan, more: false, decoded: nil)
+    }
+    guard chunk.type == .events else { return Item(scan: scan, more: true, decoded: nil) }
+    return Item(scan: scan, more: true, decoded: decoder.decode(chunk, reusing: &buffer))
+  }
+
+  /// The next item, waiting for the reader thread if it is behind. Call no more after one without `more`.
   func next() -> Item {
     itemsReady.wait()
     let item = queue.withLock { $0.removeFirst() }
     placesFree.signal()
     return item
+  }
+
+  /// Takes an event buffer back to be filled again (the consumer is done with its events), leaving `buffer` empty.
+  func recycle(_ buffer: inout [TraceEvent]) {
+    spareBuffers.withLock { spare in
+      // Moved, not copied: the reader thread finds it uniquely referenced and fills it in place.
+      if spare.count < Self.depth + 2 { spare.append(buffer) }
+      buffer = []
+    }
   }
 
   /// Stops the reader thread (after the last item, or early when the consumer gives up) and waits for it.

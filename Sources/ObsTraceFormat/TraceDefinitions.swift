@@ -15,8 +15,6 @@ public struct TraceDefinitions: Sendable {
   private var scopeOrderStart = 0
   public static let retainedScopes = 1 << 16
   public var symbols = SymbolTable()
-  /// The type of the last object definition read (the reader checks that the type is defined).
-  var lastObjectType: UInt32 = 0
 
   public init() {}
 

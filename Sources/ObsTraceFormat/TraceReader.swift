@@ -82,7 +82,7 @@ public final class TraceReader {
   /// Whether `forEachChunk` reads and inflates chunks on a second thread, ahead of decoding: for files of
   /// `readAheadSize` bytes or more.
   var readsAhead: Bool
-  static let readAheadSize: UInt64 = 4 << 20
+  static let readAheadSize: UInt64 = 1 << 20
   /// What the definitions may hold in memory: a fixed allowance plus a share of the file's size.
   private var definitionBudget: DefinitionBudget
 
@@ -167,30 +167,54 @@ public final class TraceReader {
     droppedEvents = 0
     unknownIDEvents = 0
     firstUnknownID = nil
-    // Two threads for a big trace: a reader thread reads, checks and inflates the next chunks while this one decodes
-    // them and runs `body` (the replay); at most `ChunkPipeline.depth` chunks wait between them, so memory stays
-    // flat. A small trace is read on this thread alone (a thread costs more than it would save).
-    let pipeline = readsAhead ? ChunkPipeline(file: file, from: firstChunkOffset) : nil
+    // Two threads for a big trace: a reader thread reads, checks, inflates and decodes the next chunks while this
+    // one replays them (`body`); at most `ChunkPipeline.depth` decoded chunks wait between them, so memory stays
+    // flat. A small trace is read on this thread alone (a thread costs more than it would save). Either way the
+    // decoder keeps its own definitions, and this thread applies what each chunk changed in them before passing
+    // its events on: `definitions` are, at each chunk, what they would be had this thread decoded it.
+    let decoder = ChunkDecoder(definitions: definitions, budget: definitionBudget)
+    let pipeline = readsAhead ? ChunkPipeline(file: file, from: firstChunkOffset, decoder: decoder) : nil
     defer { pipeline?.stop() }
+    var localDecoder = decoder
     var offset = firstChunkOffset
+    var spare: [TraceEvent] = []
     while true {
       let item: ChunkPipeline.Item
       if let pipeline {
         item = pipeline.next()
       } else {
-        var scan = ChunkScan(reporting: true)
-        let chunk = Self.nextChunk(in: file, from: &offset, &scan)
-        item = ChunkPipeline.Item(scan: scan, chunk: chunk)
+        item = ChunkPipeline.next(in: file, from: &offset, decoder: &localDecoder, reusing: &spare)
       }
       // What reading met before this chunk, in file order.
       damage.append(contentsOf: item.scan.damage)
       if item.scan.truncated { truncated = true }
       if let cut = item.scan.cutAt { cutAt = cut }
-      guard let chunk = item.chunk else { break }
-      guard chunk.type == .events else { continue }
-      if let events = decodeEvents(chunk) { try body(events) }
+      guard item.more else { break }
+      guard let decoded = item.decoded else { continue }
+      for entry in decoded.definitions { definitions.apply(entry) }
+      definitionBudget = decoded.budget
+      guard var chunk = decoded.chunk else {
+        if let problem = decoded.damage { damage.append(problem) }
+        continue
+      }
+      noteDecoded(chunk, decoded)
+      try body(chunk)
+      // The events are replayed: their buffer goes back to the decoder.
+      if let pipeline { pipeline.recycle(&chunk.events) } else { swap(&spare, &chunk.events) }
     }
     if footer == nil { truncated = true }
+  }
+
+  /// Keeps what a decoded chunk says about the trace: its thread, the drops it reports, ids no definition states.
+  private func noteDecoded(_ chunk: EventChunk, _ decoded: ChunkDecoder.Decoded) {
+    if let first = decoded.firstUnknownID {
+      unknownIDEvents += decoded.unknownIDEvents
+      if firstUnknownID == nil { firstUnknownID = first }
+    }
+    threads[chunk.thread] = chunk.osThreadID
+    if chunk.threadEnded { endedThreads.insert(chunk.thread) }
+    droppedEvents = droppedEvents.addingSaturating(chunk.droppedSinceLastChunk)
+    if let last = chunk.events.last { lastEventTime = max(lastEventTime, last.time) }
   }
 
   // MARK: Chunks
@@ -450,190 +474,6 @@ public final class TraceReader {
     return table
   }
 
-  // MARK: Events
-
-  private func decodeEvents(_ chunk: Chunk) -> EventChunk? {
-    // Events go to a local batch, so that a malformed tail costs the chunk's events; definitions are facts and
-    // are kept as they come (copying the tables per chunk would cost as much as the objects they hold).
-    var failure: CursorError?
-    var unknown = UnknownIDs()
-    let decoded: EventChunk? = chunk.payload.withUnsafeBytes { raw in
-      var cursor = ByteCursor(raw)
-      do {
-        let thread = try cursor.readVarint32()
-        let osThread = Int32(bitPattern: try cursor.readVarint32())
-        let sequence = try cursor.readVarint()
-        let dropped = try cursor.readVarint()
-        let firstTime = try cursor.readVarint()
-        let flags = try cursor.readByte()
-        var result = EventChunk(
-          offset: chunk.offset, thread: thread, osThreadID: osThread, sequence: sequence,
-          droppedSinceLastChunk: dropped,
-          firstTime: firstTime, threadEnded: flags & ChunkFlags.threadEnded != 0, events: [])
-        // Version 2: the time deltas in a column after the items, whose length follows the flags.
-        let timesApart = flags & ChunkFlags.timesApart != 0
-        var times = ByteCursor(UnsafeRawBufferPointer(start: nil, count: 0))
-        if timesApart {
-          let itemsLength = try cursor.readVarint()
-          guard itemsLength <= UInt64(raw.count - cursor.offset) else { throw CursorError.malformed }
-          let itemsEnd = cursor.offset + Int(itemsLength)
-          times = ByteCursor(UnsafeRawBufferPointer(rebasing: raw[itemsEnd...]))
-          var items = ByteCursor(UnsafeRawBufferPointer(rebasing: raw[..<itemsEnd]))
-          items.offset = cursor.offset
-          cursor = items
-        }
-        var time = firstTime
-        var lastObject: UInt32 = 0
-        var lastObjectType: UInt32 = 0
-        // The previous event's object and key, for `EventMask.sameObjectAndKey`.
-        var previousObject: UInt32 = 0
-        var previousKey: UInt32 = 0
-        result.events.reserveCapacity(raw.count / 8)
-        while !cursor.isAtEnd {
-          let tag = try cursor.readByte()
-          if tag >= 0x80 {
-            try Self.decodeDefinition(tag, &cursor, into: &definitions, budget: &definitionBudget)
-            if tag == DefinitionTag.object.rawValue, definitions.types[definitions.lastObjectType] == nil {
-              // The writer states a type before the first object of that type.
-              unknown.note("type", definitions.lastObjectType)
-            }
-            lastObject = 0
-            continue
-          }
-          guard let kind = EventKind(rawValue: tag) else { throw CursorError.malformed }
-          let flags = try cursor.readByte()
-          let mask = try cursor.readByte()
-          if mask & EventMask.sameTime == 0 {
-            let delta = timesApart ? try times.readVarint() : try cursor.readVarint()
-            let (sum, overflow) = time.addingReportingOverflow(delta)
-            if overflow { throw CursorError.timeOverflow }
-            time = sum
-          }
-          let depth = mask & EventMask.depth != 0 ? try cursor.readVarint() : 0
-          let object: UInt32
-          let key: UInt32
-          if mask & EventMask.sameObjectAndKey != 0 {
-            // The writer never names a field it says is repeated.
-            if mask & (EventMask.object | EventMask.key) != 0 { throw CursorError.malformed }
-            object = previousObject
-            key = previousKey
-          } else {
-            object = mask & EventMask.object != 0 ? try cursor.readVarint32() : 0
-            key = mask & EventMask.key != 0 ? try cursor.readVarint32() : 0
-          }
-          previousObject = object
-          previousKey = key
-          let scope = mask & EventMask.scope != 0 ? try cursor.readVarint32() : 0
-          var aux = mask & EventMask.aux != 0 ? try cursor.readVarint32() : 0
-          let stack = mask & EventMask.stack != 0 ? try cursor.readVarint32() : 0
-          if aux == 0, object != 0, ChunkEncoder.carriesObjectType(tag) {
-            // Runs of events about one object are the rule: look its type up once per run.
-            if object != lastObject {
-              lastObject = object
-              if let type = definitions.objects[object] {
-                lastObjectType = type
-              } else if tag == EventKind.objectFreed.rawValue {
-                // A registrar that recorded no event was never bound to an object: its free has no type to state.
-                lastObject = 0
-                lastObjectType = 0
-              } else {
-                lastObjectType = 0
-                unknown.note("object", object)
-              }
-            }
-            aux = lastObjectType
-          }
-          // Checked only when the ids differ from the last ones checked: passing `definitions` copies the tables.
-          if unknown.isNew(kind: kind, key: key, stack: stack) {
-            unknown.check(kind: kind, key: key, stack: stack, definitions)
-          }
-          result.events.append(
-            TraceEvent(
-              kind: kind, flags: flags, thread: thread, time: time, depth: UInt16(truncatingIfNeeded: depth),
-              object: object, key: key, scope: scope, aux: aux, stack: stack))
-        }
-        // Every delta of the column belongs to an event.
-        if !times.isAtEnd { throw CursorError.malformed }
-        return result
-      } catch {
-        failure = error as? CursorError
-        return nil
-      }
-    }
-    guard let decoded else {
-      let message =
-        switch failure {
-        case .overBudget:
-          "a chunk's definitions pass what the file's size justifies (\(definitionBudget.allowance) bytes); skipped"
-        case .timeOverflow: "an event's time overflows 64 bits; chunk skipped"
-        default: "a chunk's events are malformed; skipped"
-        }
-      damage.append(TraceDamage(offset: chunk.offset, message: message))
-      return nil
-    }
-    if let first = unknown.first {
-      unknownIDEvents += unknown.events
-      if firstUnknownID == nil { firstUnknownID = "\(first.space) #\(first.id)" }
-    }
-    threads[decoded.thread] = decoded.osThreadID
-    if decoded.threadEnded { endedThreads.insert(decoded.thread) }
-    droppedEvents = droppedEvents.addingSaturating(decoded.droppedSinceLastChunk)
-    if let last = decoded.events.last { lastEventTime = max(lastEventTime, last.time) }
-    return decoded
-  }
-
-  /// Decodes one definition into `definitions`, charging what it adds to `budget`: an id stated again costs
-  /// nothing (chunks restate what their events use), a new one its size.
-  static func decodeDefinition(
-    _ tag: UInt8, _ cursor: inout ByteCursor, into definitions: inout TraceDefinitions,
-    budget: inout DefinitionBudget
-  ) throws(CursorError) {
-    switch DefinitionTag(rawValue: tag) {
-    case .type:
-      let id = try cursor.readVarint32()
-      let name = try cursor.readString()
-      try budget.charge(old: definitions.types[id]?.utf8.count, new: name.utf8.count)
-      definitions.types[id] = name
-    case .property:
-      let id = try cursor.readVarint32()
-      let root = try cursor.readVarint32()
-      let description = try cursor.readString()
-      let getter = try cursor.readVarint()
-      try budget.charge(
-        old: definitions.properties[id]?.keyPathDescription.utf8.count, new: description.utf8.count)
-      definitions.properties[id] = PropertyDefinition(
-        rootType: root, keyPathDescription: description, getterAddress: getter)
-    case .label:
-      let id = try cursor.readVarint32()
-      let text = try cursor.readString()
-      try budget.charge(old: definitions.labels[id]?.utf8.count, new: text.utf8.count)
-      definitions.labels[id] = text
-    case .object:
-      let serial = try cursor.readVarint32()
-      let type = try cursor.readVarint32()
-      if definitions.objects[serial] == nil { try budget.charge(new: 0) }
-      definitions.objects[serial] = type
-      definitions.lastObjectType = type
-    case .stack:
-      let id = try cursor.readVarint32()
-      let count = try cursor.readVarint()
-      guard count <= UInt64(TraceFormat.maximumStackFrames) else { throw .malformed }
-      var frames: [UInt64] = []
-      frames.reserveCapacity(Int(count))
-      for _ in 0..<count { frames.append(try cursor.readVarint()) }
-      try budget.charge(old: definitions.stacks[id].map { $0.count * 8 }, new: frames.count * 8)
-      definitions.stacks[id] = frames
-    case .scope:
-      let id = try cursor.readVarint32()
-      guard let kind = ScopeKind(rawValue: try cursor.readByte()) else { throw .malformed }
-      let label = try cursor.readVarint32()
-      let parent = try cursor.readVarint32()
-      if definitions.scopes[id] == nil { try budget.charge(new: 0) }
-      definitions.defineScope(id, ScopeDefinition(kind: kind, label: label, parent: parent))
-    case nil:
-      throw .malformed
-    }
-  }
 }
 
 /// A file read with `pread`, so that the reader never holds more than one chunk.
@@ -696,58 +536,6 @@ struct DefinitionBudget {
     spent = spent.addingSaturating(UInt64(cost))
     guard spent <= allowance else { throw .overBudget }
   }
-}
-
-/// References in one chunk to a property, label, stack, object or type that no definition states. Runs of one
-/// id are the rule, so the last id found defined is remembered and not looked up again.
-struct UnknownIDs {
-  var events = 0
-  var first: (space: String, id: UInt32)?
-
-  mutating func note(_ space: String, _ id: UInt32) {
-    events += 1
-    if first == nil { first = (space, id) }
-  }
-
-  private var lastProperty: UInt32 = 0
-  private var lastLabel: UInt32 = 0
-  private var lastStack: UInt32 = 0
-
-  /// Whether `check` could find something new: a key or stack other than the last ones found defined.
-  @inline(__always)
-  func isNew(kind: EventKind, key: UInt32, stack: UInt32) -> Bool {
-    if stack != 0 && stack != lastStack { return true }
-    guard key != 0 else { return false }
-    switch kind {
-    case .access, .willSet, .didSet, .trackingFired: return key != lastProperty
-    case .scopeBegin: return key != lastLabel
-    default: return false
-    }
-  }
-
-  mutating func check(kind: EventKind, key: UInt32, stack: UInt32, _ definitions: TraceDefinitions) {
-    var missing: (String, UInt32)?
-    if key != 0 {
-      switch kind {
-      case .access, .willSet, .didSet, .trackingFired:
-        if key != lastProperty {
-          if definitions.properties[key] != nil { lastProperty = key } else { missing = ("property", key) }
-        }
-      case .scopeBegin:
-        if key != lastLabel {
-          if definitions.labels[key] != nil { lastLabel = key } else { missing = ("label", key) }
-        }
-      default:
-        break
-      }
-    }
-    if stack != 0, stack != lastStack, missing == nil {
-      if definitions.stacks[stack] != nil { lastStack = stack } else { missing = ("stack", stack) }
-    }
-    guard let missing else { return }
-    note(missing.0, missing.1)
-  }
-
 }
 
 extension PropertyName {

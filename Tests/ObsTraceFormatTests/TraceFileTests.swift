@@ -404,6 +404,29 @@ struct TraceFileTests {
     #expect(outcomes[1].cut == outcomes[0].cut)
   }
 
+  @Test("decoding ahead on a second thread: at each chunk, the definitions are those of the chunks read so far")
+  func pipelineDefinitionsKeepPace() throws {
+    let path = temporaryPath("pipeline-definitions.trc")
+    // Each chunk's accesses are in a scope of its own, which the chunk defines: the decoder, chunks ahead, knows
+    // scopes the consumer has not reached.
+    let chunks = ChunkPipeline.depth * 4
+    try writeSyntheticTrace(to: path, chunks: chunks, perChunk: 50)
+    var seen: [[UInt32]] = []
+    for readsAhead in [false, true] {
+      let reader = try TraceReader(path: path)
+      reader.readsAhead = readsAhead
+      var scopes: [UInt32] = []
+      reader.forEachChunk { chunk in
+        // Reading ahead keeps the pipeline full before the consumer looks.
+        if readsAhead && chunk.sequence == 0 { usleep(20_000) }
+        scopes.append(reader.definitions.scopes.keys.max() ?? 0)
+      }
+      seen.append(scopes)
+    }
+    #expect(seen[0] == (1...UInt32(chunks)).map { $0 })
+    #expect(seen[1] == seen[0])
+  }
+
   @Test("a damaged chunk length is skipped by finding the next chunk")
   func damagedLength() throws {
     let path = temporaryPath("length.trc")

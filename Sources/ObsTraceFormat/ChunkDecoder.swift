@@ -1,0 +1,313 @@
+/// Turns events chunks into events, keeping the definitions they state as it goes: everything decoding needs, owned
+/// by one thread (the read-ahead thread of `ChunkPipeline`, or the reader's own for a small file).
+///
+/// The thread that consumes the events keeps its own copy of the definitions (`TraceReader.definitions`), which must
+/// be what they were when each chunk was decoded, not what the decoder, chunks ahead, knows by then. So each decoded
+/// chunk lists the definitions it changed, in order, and the consumer applies them before it passes the chunk's
+/// events on. Chunks restate what their events use, and a restatement that changes nothing is left out of the list:
+/// the consumer's copy pays only for what is new.
+struct ChunkDecoder: Sendable {
+  /// One chunk, decoded.
+  struct Decoded: Sendable {
+    /// The chunk's events; nil when the chunk is malformed (all its events are lost, `damage` says why).
+    var chunk: EventChunk?
+    var damage: TraceDamage?
+    /// The definitions the chunk stated that were new or changed, in order, up to where a malformed chunk failed
+    /// (definitions are facts, kept as they come, even from a chunk whose events are lost).
+    var definitions: [TraceDefinitions.Entry] = []
+    /// The budget once the chunk was decoded.
+    var budget: DefinitionBudget
+    /// Events of the chunk that name an id no definition states, and the first of those references.
+    var unknownIDEvents = 0
+    var firstUnknownID: String?
+  }
+
+  private(set) var definitions: TraceDefinitions
+  private(set) var budget: DefinitionBudget
+
+  init(definitions: TraceDefinitions, budget: DefinitionBudget) {
+    self.definitions = definitions
+    self.budget = budget
+  }
+
+  /// Decodes an events chunk; its events go into `buffer`'s storage (taken, and emptied first), so that a buffer
+  /// handed back by the consumer is filled again without an allocation.
+  mutating func decode(_ chunk: TraceReader.Chunk, reusing buffer: inout [TraceEvent]) -> Decoded {
+    // Events go to a local batch, so that a malformed tail costs the chunk's events; definitions are facts and
+    // are kept as they come (copying the tables per chunk would cost as much as the objects they hold).
+    var failure: CursorError?
+    var unknown = UnknownIDs()
+    var stated: [TraceDefinitions.Entry] = []
+    var events: [TraceEvent] = []
+    swap(&events, &buffer)
+    events.removeAll(keepingCapacity: true)
+    let decoded: EventChunk? = chunk.payload.withUnsafeBytes { raw in
+      var cursor = ByteCursor(raw)
+      do {
+        let thread = try cursor.readVarint32()
+        let osThread = Int32(bitPattern: try cursor.readVarint32())
+        let sequence = try cursor.readVarint()
+        let dropped = try cursor.readVarint()
+        let firstTime = try cursor.readVarint()
+        let flags = try cursor.readByte()
+        var result = EventChunk(
+          offset: chunk.offset, thread: thread, osThreadID: osThread, sequence: sequence,
+          droppedSinceLastChunk: dropped,
+          firstTime: firstTime, threadEnded: flags & ChunkFlags.threadEnded != 0, events: [])
+        // Version 2: the time deltas in a column after the items, whose length follows the flags.
+        let timesApart = flags & ChunkFlags.timesApart != 0
+        var times = ByteCursor(UnsafeRawBufferPointer(start: nil, count: 0))
+        if timesApart {
+          let itemsLength = try cursor.readVarint()
+          guard itemsLength <= UInt64(raw.count - cursor.offset) else { throw CursorError.malformed }
+          let itemsEnd = cursor.offset + Int(itemsLength)
+          times = ByteCursor(UnsafeRawBufferPointer(rebasing: raw[itemsEnd...]))
+          var items = ByteCursor(UnsafeRawBufferPointer(rebasing: raw[..<itemsEnd]))
+          items.offset = cursor.offset
+          cursor = items
+        }
+        var time = firstTime
+        var lastObject: UInt32 = 0
+        var lastObjectType: UInt32 = 0
+        // The previous event's object and key, for `EventMask.sameObjectAndKey`.
+        var previousObject: UInt32 = 0
+        var previousKey: UInt32 = 0
+        events.reserveCapacity(raw.count / 8)
+        while !cursor.isAtEnd {
+          let tag = try cursor.readByte()
+          if tag >= 0x80 {
+            let entry = try Self.decodeDefinition(tag, &cursor)
+            if let entry = try define(entry) { stated.append(entry) }
+            if case .object(_, let type) = entry, definitions.types[type] == nil {
+              // The writer states a type before the first object of that type.
+              unknown.note("type", type)
+            }
+            lastObject = 0
+            continue
+          }
+          guard let kind = EventKind(rawValue: tag) else { throw CursorError.malformed }
+          let flags = try cursor.readByte()
+          let mask = try cursor.readByte()
+          if mask & EventMask.sameTime == 0 {
+            let delta = timesApart ? try times.readVarint() : try cursor.readVarint()
+            let (sum, overflow) = time.addingReportingOverflow(delta)
+            if overflow { throw CursorError.timeOverflow }
+            time = sum
+          }
+          let depth = mask & EventMask.depth != 0 ? try cursor.readVarint() : 0
+          let object: UInt32
+          let key: UInt32
+          if mask & EventMask.sameObjectAndKey != 0 {
+            // The writer never names a field it says is repeated.
+            if mask & (EventMask.object | EventMask.key) != 0 { throw CursorError.malformed }
+            object = previousObject
+            key = previousKey
+          } else {
+            object = mask & EventMask.object != 0 ? try cursor.readVarint32() : 0
+            key = mask & EventMask.key != 0 ? try cursor.readVarint32() : 0
+          }
+          previousObject = object
+          previousKey = key
+          let scope = mask & EventMask.scope != 0 ? try cursor.readVarint32() : 0
+          var aux = mask & EventMask.aux != 0 ? try cursor.readVarint32() : 0
+          let stack = mask & EventMask.stack != 0 ? try cursor.readVarint32() : 0
+          if aux == 0, object != 0, ChunkEncoder.carriesObjectType(tag) {
+            // Runs of events about one object are the rule: look its type up once per run.
+            if object != lastObject {
+              lastObject = object
+              if let type = definitions.objects[object] {
+                lastObjectType = type
+              } else if tag == EventKind.objectFreed.rawValue {
+                // A registrar that recorded no event was never bound to an object: its free has no type to state.
+                lastObject = 0
+                lastObjectType = 0
+              } else {
+                lastObjectType = 0
+                unknown.note("object", object)
+              }
+            }
+            aux = lastObjectType
+          }
+          // Checked only when the ids differ from the last ones checked: passing `definitions` copies the tables.
+          if unknown.isNew(kind: kind, key: key, stack: stack) {
+            unknown.check(kind: kind, key: key, stack: stack, definitions)
+          }
+          events.append(
+            TraceEvent(
+              kind: kind, flags: flags, thread: thread, time: time, depth: UInt16(truncatingIfNeeded: depth),
+              object: object, key: key, scope: scope, aux: aux, stack: stack))
+        }
+        // Every delta of the column belongs to an event.
+        if !times.isAtEnd { throw CursorError.malformed }
+        result.events = events
+        return result
+      } catch {
+        failure = error as? CursorError
+        return nil
+      }
+    }
+    var result = Decoded(chunk: decoded, definitions: stated, budget: budget)
+    guard decoded != nil else {
+      let message =
+        switch failure {
+        case .overBudget:
+          "a chunk's definitions pass what the file's size justifies (\(budget.allowance) bytes); skipped"
+        case .timeOverflow: "an event's time overflows 64 bits; chunk skipped"
+        default: "a chunk's events are malformed; skipped"
+        }
+      result.damage = TraceDamage(offset: chunk.offset, message: message)
+      return result
+    }
+    if let first = unknown.first {
+      result.unknownIDEvents = unknown.events
+      result.firstUnknownID = "\(first.space) #\(first.id)"
+    }
+    return result
+  }
+
+  /// Charges `entry` to the budget and puts it in the definitions: an id stated again costs nothing (chunks restate
+  /// what their events use), a new one its size. Returns the entry when it changed the definitions, nil when it
+  /// restated one unchanged.
+  private mutating func define(_ entry: TraceDefinitions.Entry) throws(CursorError) -> TraceDefinitions.Entry? {
+    switch entry {
+    case .type(let id, let name):
+      let old = definitions.types[id]
+      try budget.charge(old: old?.utf8.count, new: name.utf8.count)
+      if old == name { return nil }
+    case .property(let id, let property):
+      let old = definitions.properties[id]
+      try budget.charge(old: old?.keyPathDescription.utf8.count, new: property.keyPathDescription.utf8.count)
+      if old == property { return nil }
+    case .label(let id, let text):
+      let old = definitions.labels[id]
+      try budget.charge(old: old?.utf8.count, new: text.utf8.count)
+      if old == text { return nil }
+    case .object(let serial, let type):
+      let old = definitions.objects[serial]
+      if old == nil { try budget.charge(new: 0) }
+      if old == type { return nil }
+    case .stack(let id, let frames):
+      let old = definitions.stacks[id]
+      try budget.charge(old: old.map { $0.count * 8 }, new: frames.count * 8)
+      if old == frames { return nil }
+    case .scope(let id, let scope):
+      let old = definitions.scopes[id]
+      if old == nil { try budget.charge(new: 0) }
+      if old == scope { return nil }
+    }
+    definitions.apply(entry)
+    return entry
+  }
+
+  /// Reads one definition, whose tag was just read.
+  static func decodeDefinition(_ tag: UInt8, _ cursor: inout ByteCursor) throws(CursorError) -> TraceDefinitions.Entry {
+    switch DefinitionTag(rawValue: tag) {
+    case .type:
+      let id = try cursor.readVarint32()
+      return .type(id, try cursor.readString())
+    case .property:
+      let id = try cursor.readVarint32()
+      let root = try cursor.readVarint32()
+      let description = try cursor.readString()
+      let getter = try cursor.readVarint()
+      return .property(id, PropertyDefinition(rootType: root, keyPathDescription: description, getterAddress: getter))
+    case .label:
+      let id = try cursor.readVarint32()
+      return .label(id, try cursor.readString())
+    case .object:
+      let serial = try cursor.readVarint32()
+      return .object(serial, type: try cursor.readVarint32())
+    case .stack:
+      let id = try cursor.readVarint32()
+      let count = try cursor.readVarint()
+      guard count <= UInt64(TraceFormat.maximumStackFrames) else { throw .malformed }
+      var frames: [UInt64] = []
+      frames.reserveCapacity(Int(count))
+      for _ in 0..<count { frames.append(try cursor.readVarint()) }
+      return .stack(id, frames)
+    case .scope:
+      let id = try cursor.readVarint32()
+      guard let kind = ScopeKind(rawValue: try cursor.readByte()) else { throw .malformed }
+      let label = try cursor.readVarint32()
+      let parent = try cursor.readVarint32()
+      return .scope(id, ScopeDefinition(kind: kind, label: label, parent: parent))
+    case nil:
+      throw .malformed
+    }
+  }
+}
+
+extension TraceDefinitions {
+  /// One definition as a chunk states it.
+  enum Entry: Sendable {
+    case type(UInt32, String)
+    case property(UInt32, PropertyDefinition)
+    case label(UInt32, String)
+    case object(UInt32, type: UInt32)
+    case stack(UInt32, [UInt64])
+    case scope(UInt32, ScopeDefinition)
+  }
+
+  /// Puts a definition in, as decoding it did.
+  mutating func apply(_ entry: Entry) {
+    switch entry {
+    case .type(let id, let name): types[id] = name
+    case .property(let id, let property): properties[id] = property
+    case .label(let id, let text): labels[id] = text
+    case .object(let serial, let type): objects[serial] = type
+    case .stack(let id, let frames): stacks[id] = frames
+    case .scope(let id, let scope): defineScope(id, scope)
+    }
+  }
+}
+
+/// References in one chunk to a property, label, stack, object or type that no definition states. Runs of one
+/// id are the rule, so the last id found defined is remembered and not looked up again.
+struct UnknownIDs {
+  var events = 0
+  var first: (space: String, id: UInt32)?
+
+  mutating func note(_ space: String, _ id: UInt32) {
+    events += 1
+    if first == nil { first = (space, id) }
+  }
+
+  private var lastProperty: UInt32 = 0
+  private var lastLabel: UInt32 = 0
+  private var lastStack: UInt32 = 0
+
+  /// Whether `check` could find something new: a key or stack other than the last ones found defined.
+  @inline(__always)
+  func isNew(kind: EventKind, key: UInt32, stack: UInt32) -> Bool {
+    if stack != 0 && stack != lastStack { return true }
+    guard key != 0 else { return false }
+    switch kind {
+    case .access, .willSet, .didSet, .trackingFired: return key != lastProperty
+    case .scopeBegin: return key != lastLabel
+    default: return false
+    }
+  }
+
+  mutating func check(kind: EventKind, key: UInt32, stack: UInt32, _ definitions: TraceDefinitions) {
+    var missing: (String, UInt32)?
+    if key != 0 {
+      switch kind {
+      case .access, .willSet, .didSet, .trackingFired:
+        if key != lastProperty {
+          if definitions.properties[key] != nil { lastProperty = key } else { missing = ("property", key) }
+        }
+      case .scopeBegin:
+        if key != lastLabel {
+          if definitions.labels[key] != nil { lastLabel = key } else { missing = ("label", key) }
+        }
+      default:
+        break
+      }
+    }
+    if stack != 0, stack != lastStack, missing == nil {
+      if definitions.stacks[stack] != nil { lastStack = stack } else { missing = ("stack", stack) }
+    }
+    guard let missing else { return }
+    note(missing.0, missing.1)
+  }
+}
