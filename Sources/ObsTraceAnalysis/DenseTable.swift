@@ -77,13 +77,18 @@ public struct DenseTable<Value>: Sequence {
     _ id: UInt32, default value: @autoclosure () -> Value, _ body: (inout Value) -> Result
   ) -> Result {
     if placeDensely(id) {
+      // One uniqueness check of the array, and the slot tested in place: `values[index] == nil` would copy the value
+      // out (retaining what it holds) on every call.
       let index = Int(id)
-      if values[index] == nil {
-        values[index] = value()
-        count += 1
-        insertions += 1
+      return values.withUnsafeMutableBufferPointer { slots in
+        let slot = slots.baseAddress! + index
+        if case .none = slot.pointee {
+          slot.pointee = value()
+          count += 1
+          insertions += 1
+        }
+        return body(&slot.pointee!)
       }
-      return body(&values[index]!)
     }
     if sparse[id] == nil {
       count += 1
@@ -97,8 +102,11 @@ public struct DenseTable<Value>: Sequence {
   public mutating func withExisting<Result>(_ id: UInt32, _ body: (inout Value) -> Result) -> Result? {
     let index = Int(id)
     if index < values.count {
-      guard values[index] != nil else { return nil }
-      return body(&values[index]!)
+      return values.withUnsafeMutableBufferPointer { slots in
+        let slot = slots.baseAddress! + index
+        if case .none = slot.pointee { return nil }
+        return body(&slot.pointee!)
+      }
     }
     guard !sparse.isEmpty, sparse[id] != nil else { return nil }
     return body(&sparse[id]!)

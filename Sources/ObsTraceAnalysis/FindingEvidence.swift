@@ -94,9 +94,7 @@ public struct FindingEvidence: ReplayConsumer {
       noteTypeThread(write.type, write.thread)
       if lastWriter.key != write.key || lastWriter.thread != write.thread {
         lastWriter = (write.key, write.thread)
-        writers.byObject.withValue(write.key.object, default: DenseTable()) {
-          $0.withValue(write.key.property, default: ThreadSet()) { $0.insert(write.thread) }
-        }
+        writers.withState(write.key, default: ThreadSet()) { $0.insert(write.thread) }
       }
     case .write(let write):
       if write.outcome == .unchanged {
@@ -124,11 +122,10 @@ public struct FindingEvidence: ReplayConsumer {
   /// wrote one object's property, by property.
   public var crossThreadWrites: [UInt32: (objects: Int, threads: Int)] {
     var result: [UInt32: (objects: Int, threads: Int)] = [:]
-    for (_, properties) in writers.byObject {
-      for (property, threads) in properties where threads.count > 1 {
-        let previous = result[property] ?? (0, 0)
-        result[property] = (previous.objects + 1, max(previous.threads, threads.count))
-      }
+    writers.forEach { key, threads in
+      guard threads.count > 1 else { return }
+      let previous = result[key.property] ?? (0, 0)
+      result[key.property] = (previous.objects + 1, max(previous.threads, threads.count))
     }
     return result
   }

@@ -67,8 +67,27 @@ public struct ReplayMachine {
     var readers: Set<UInt32> = []
     /// Untraced runs subscribed to this property: its next willSet fires them (predicted).
     var untracedRuns: [UInt32] = []
-    /// The threads writing it now: a willSet seen, its didSet not yet (one entry per write in progress).
-    var writingThreads: [UInt32] = []
+    /// The threads writing it now: a willSet seen, its didSet not yet (one entry per write in progress). The first
+    /// is held inline (one write at a time is the rule), the others in `moreWritingThreads`.
+    var writingThread: UInt32 = .max
+    var moreWritingThreads: [UInt32] = []
+
+    mutating func beginWrite(on thread: UInt32) {
+      if writingThread == .max { writingThread = thread } else { moreWritingThreads.append(thread) }
+    }
+
+    mutating func endWrite(on thread: UInt32) {
+      if writingThread == thread {
+        writingThread = moreWritingThreads.isEmpty ? .max : moreWritingThreads.removeFirst()
+      } else if let index = moreWritingThreads.firstIndex(of: thread) {
+        moreWritingThreads.remove(at: index)
+      }
+    }
+
+    /// Whether a thread other than `thread` is writing it.
+    func isWritten(byOtherThan thread: UInt32) -> Bool {
+      (writingThread != .max && writingThread != thread) || moreWritingThreads.contains { $0 != thread }
+    }
   }
 
   public private(set) var events = 0
@@ -111,6 +130,9 @@ public struct ReplayMachine {
   /// The threads that created, read or wrote each object, as a 64-bit set of `threadBit`s: a thread still running
   /// when the recording stopped may have freed it after (see `threadBits(ofObject:)`).
   private var objectThreads = DenseTable<UInt64>()
+  /// The object and thread last put in `objectThreads`: runs of one thread's events about one object are the rule,
+  /// and the table is not touched again for them. Reset when the object's entry is removed.
+  private var lastObjectThread: (object: UInt32, thread: UInt32) = (0, .max)
   private var types: [UInt32: TypeStatistics] = [:]
   /// Registrars freed in the trace with no recorded event (never bound to an object, so of no known object), by
   /// their creation stack (0: none recorded). See `registrarsWithoutEvents`.
@@ -132,7 +154,7 @@ public struct ReplayMachine {
     switch event.kind {
     case .objectCreated:
       liveObjects[event.object] = event.aux
-      objectThreads[event.object, default: 0] |= Self.threadBit(event.thread)
+      noteObjectThread(event)
       if event.aux != 0 { objectTypes[event.object] = event.aux }
       if event.stack != 0 { creationStacks[event.object] = event.stack }
       consumer.consume(
@@ -147,15 +169,15 @@ public struct ReplayMachine {
       liveObjects[event.object] = nil
       seenObjects[event.object] = nil
       objectTypes[event.object] = nil
-      objectThreads[event.object] = nil
+      forgetObjectThreads(event.object)
     case .access:
-      objectThreads[event.object, default: 0] |= Self.threadBit(event.thread)
+      noteObjectThread(event)
       access(event, &consumer)
     case .willSet:
-      objectThreads[event.object, default: 0] |= Self.threadBit(event.thread)
+      noteObjectThread(event)
       willSet(event, &consumer)
     case .didSet:
-      objectThreads[event.object, default: 0] |= Self.threadBit(event.thread)
+      noteObjectThread(event)
       didSet(event, &consumer)
     case .scopeBegin:
       let kind = ScopeKind(rawValue: event.flags) ?? .tracking
@@ -225,6 +247,18 @@ public struct ReplayMachine {
       .anomaly(AnomalyFact(kind: kind, time: event.time, thread: event.thread, scope: event.scope, key: key)))
   }
 
+  @inline(__always)
+  private mutating func noteObjectThread(_ event: TraceEvent) {
+    guard event.object != lastObjectThread.object || event.thread != lastObjectThread.thread else { return }
+    lastObjectThread = (event.object, event.thread)
+    objectThreads.withValue(event.object, default: 0) { $0 |= Self.threadBit(event.thread) }
+  }
+
+  private mutating func forgetObjectThreads(_ object: UInt32) {
+    objectThreads[object] = nil
+    if lastObjectThread.object == object { lastObjectThread = (0, .max) }
+  }
+
   private mutating func noteObject(_ event: TraceEvent) -> UInt32 {
     if let type = objectTypes[event.object] { return type }
     guard event.aux != 0 else { return 0 }
@@ -254,7 +288,7 @@ public struct ReplayMachine {
     seenObjects[event.object] = nil
     objectTypes[event.object] = nil
     if creationStacks[event.object] != nil { creationStacks[event.object] = nil }
-    objectThreads[event.object] = nil
+    forgetObjectThreads(event.object)
     consumer.consume(
       .objectFreed(ObjectFact(time: event.time, thread: event.thread, object: event.object, type: type, stack: 0)))
     // Runs subscribed only to freed objects can never fire again: they end here.
@@ -279,7 +313,7 @@ public struct ReplayMachine {
     // is being replaced as it is read, so the read may have seen the old one (and a tracking installed after it may
     // have missed the change).
     let racing =
-      writesInProgress > 0 && keys[key]?.writingThreads.contains(where: { $0 != event.thread }) == true
+      writesInProgress > 0 && keys.withExisting(key, { $0.isWritten(byOtherThan: event.thread) }) == true
     var label: UInt32 = 0
     if event.scope != 0 {
       // In place: a copy of the run would copy its reads on every access.
@@ -312,10 +346,10 @@ public struct ReplayMachine {
     var untracedRuns: [UInt32] = []
     writesInProgress += 1
     keys.withState(key) { state in
-      for reader in state.readers {
-        if let instance = instances[reader], instance.awaitingRerun { coalesced.append(instance.label) }
+      for reader in state.readers where instances[reader]?.awaitingRerun == true {
+        coalesced.append(instances[reader]!.label)
       }
-      state.writingThreads.append(event.thread)
+      state.beginWrite(on: event.thread)
       if !state.untracedRuns.isEmpty { swap(&untracedRuns, &state.untracedRuns) }
     }
     consumer.consume(
@@ -361,7 +395,7 @@ public struct ReplayMachine {
     writesInProgress -= 1
     let sequence = write.sequence
     keys.withState(key) { state in
-      if let writer = state.writingThreads.firstIndex(of: event.thread) { state.writingThreads.remove(at: writer) }
+      state.endWrite(on: event.thread)
       if !unchanged { state.lastRealChange = sequence }
     }
     consumer.consume(
@@ -531,27 +565,55 @@ public struct ReplayMachine {
   public func type(ofObject object: UInt32) -> UInt32 { objectTypes[object] ?? 0 }
 }
 
-/// Per object property state, by object serial then property id: two array lookups, no hashing, since the
-/// replay touches it on every write.
+/// Per object property state, by object serial then property id: an array lookup, no hashing, since the replay
+/// touches it on every write. An object's first property's state is held inline (most objects are read and written
+/// through one property): no second table, no second lookup, no allocation of its own.
 struct KeyTable<State> {
-  var byObject = DenseTable<DenseTable<State>>()
+  struct ObjectStates {
+    var firstProperty: UInt32
+    var first: State
+    var others = DenseTable<State>()
+  }
+
+  private var byObject = DenseTable<ObjectStates>()
 
   subscript(key: PropertyKey) -> State? {
-    byObject[key.object]?[key.property]
+    guard let states = byObject[key.object] else { return nil }
+    return states.firstProperty == key.property ? states.first : states.others[key.property]
   }
-}
 
-extension KeyTable {
   /// Mutates the state of `key` in place, if it has one (nothing is created, nothing copied).
   @inline(__always)
   mutating func withExisting<Result>(_ key: PropertyKey, _ body: (inout State) -> Result) -> Result? {
-    byObject.withExisting(key.object) { $0.withExisting(key.property, body) } ?? nil
+    byObject.withExisting(key.object) { states in
+      states.firstProperty == key.property ? body(&states.first) : states.others.withExisting(key.property, body)
+    } ?? nil
+  }
+
+  /// Mutates the state of `key` in place (created from `value` when absent).
+  @inline(__always)
+  mutating func withState<Result>(
+    _ key: PropertyKey, default value: @autoclosure () -> State, _ body: (inout State) -> Result
+  ) -> Result {
+    byObject.withValue(key.object, default: ObjectStates(firstProperty: key.property, first: value())) { states in
+      states.firstProperty == key.property
+        ? body(&states.first) : states.others.withValue(key.property, default: value(), body)
+    }
+  }
+
+  /// Every state, by object then property (the first property's first).
+  func forEach(_ body: (PropertyKey, State) -> Void) {
+    for (object, states) in byObject {
+      body(PropertyKey(object: object, property: states.firstProperty), states.first)
+      for (property, state) in states.others { body(PropertyKey(object: object, property: property), state) }
+    }
   }
 }
 
 extension KeyTable where State == ReplayMachine.KeyState {
   /// Mutates the state of `key` in place (created empty).
+  @inline(__always)
   mutating func withState<Result>(_ key: PropertyKey, _ body: (inout State) -> Result) -> Result {
-    byObject.withValue(key.object, default: DenseTable()) { $0.withValue(key.property, default: State(), body) }
+    withState(key, default: State(), body)
   }
 }

@@ -165,6 +165,26 @@ struct ReplayTests {
     #expect(raced.first?.message.contains("raced a write of it on another thread") == true)
   }
 
+  @Test("two threads writing one property at once: a read races until the other thread's write is done")
+  func overlappingWritesOfOneProperty() {
+    var script = EventScript()
+    script.run(1, label: 1, reads: [(1, 1)], thread: 3, instance: 7)
+    script.beginWrite(1, 1, firing: [1], thread: 1)
+    script.beginWrite(1, 1, firing: [], thread: 2)
+    script.finishWrite(1, 1, unchanged: false, thread: 1)
+    // Thread 2 is still writing: a read on thread 1 races it, on thread 2 it does not.
+    script.run(2, label: 1, reads: [(1, 1)], thread: 1, instance: 8)
+    script.run(3, label: 2, reads: [(1, 1)], thread: 2, instance: 9)
+    script.finishWrite(1, 1, unchanged: false, thread: 2)
+    script.run(4, label: 3, reads: [(1, 1)], thread: 1, instance: 10)
+    let (_, timeline) = script.replay()
+    let racing = timeline.compactMap { entry -> Bool? in
+      if case .runEnded(let run) = entry { return run.readRacing }
+      return nil
+    }
+    #expect(racing == [false, true, false, false])
+  }
+
   @Test("a read inside a write of the same thread does not race it (that is the recorder's own stale read)")
   func sameThreadWriteDoesNotRace() {
     var script = EventScript()
