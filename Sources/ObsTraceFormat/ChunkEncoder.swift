@@ -6,35 +6,39 @@
 /// exclusivity check in the common case: bytes go into a buffer sized once per chunk, and an event about the
 /// same object, property, scope and stack as an earlier one of this chunk skips the definitions table.
 public struct ChunkEncoder {
-  /// The encoded definitions and events so far (without the chunk's header), in `storage[0..<itemByteCount]`.
-  private var storage: [UInt8]
-  private var itemByteCount = 0
-  /// The events' time deltas, in order, a column after the items (`ChunkFlags.timesApart`): kept apart, the items
-  /// of a loop repeat exactly and zlib matches them in long runs, while the deltas (the noise) are coded alone.
-  private var times: [UInt8] = []
+  /// The chunk's bytes so far (without its header) in one buffer: the encoded definitions and events grow from the
+  /// front (`storage[0..<itemByteCount]`), the events' time deltas from the back, last byte first
+  /// (`storage[(storage.count - timeByteCount)...]`, reversed). One buffer makes an event one capacity check and one
+  /// write through one pointer; `payload` puts the deltas back in order, a column after the items
+  /// (`ChunkFlags.timesApart`): kept apart, the items of a loop repeat exactly and zlib matches them in long runs,
+  /// while the deltas (the noise) are coded alone.
+  @usableFromInline var storage: [UInt8]
+  @usableFromInline var itemByteCount = 0
+  @usableFromInline var timeByteCount = 0
   /// How many bytes `append` has written so far.
-  public var byteCount: Int { itemByteCount + times.count }
+  @inlinable public var byteCount: Int { itemByteCount &+ timeByteCount }
   /// The bytes of the time column, which ends the payload (the writer codes it with `Z_HUFFMAN_ONLY`).
-  public var timeColumnByteCount: Int { times.count }
-  public private(set) var eventCount = 0
+  public var timeColumnByteCount: Int { timeByteCount }
+  @usableFromInline var _eventCount = 0
+  public var eventCount: Int { _eventCount }
   public let thread: UInt32
   public let osThreadID: Int32
   public let sequence: UInt64
   public let firstTime: UInt64
-  private var lastTime: UInt64
-  private let generation: UInt32
+  @usableFromInline var lastTime: UInt64
+  @usableFromInline let generation: UInt32
   /// The last object, property, scope and stack this chunk has stated (0: none): runs of events about one object
   /// and property are the rule, and they need no look-up.
-  private var statedObject: UInt32 = 0
-  private var statedProperty: UInt32 = 0
-  private var statedScope: UInt32 = 0
-  private var statedStack: UInt32 = 0
+  @usableFromInline var statedObject: UInt32 = 0
+  @usableFromInline var statedProperty: UInt32 = 0
+  @usableFromInline var statedScope: UInt32 = 0
+  @usableFromInline var statedStack: UInt32 = 0
   /// The object and key of the chunk's previous event (0 before the first), for `EventMask.sameObjectAndKey`.
-  private var previousObject: UInt32 = 0
-  private var previousKey: UInt32 = 0
+  @usableFromInline var previousObject: UInt32 = 0
+  @usableFromInline var previousKey: UInt32 = 0
 
   /// The most bytes one event takes: kind, flags, mask, a 64-bit delta and six 32-bit fields as varints.
-  static let maximumEventSize = 3 + 10 + 6 * 5
+  @usableFromInline static let maximumEventSize = 3 + 10 + 6 * 5
 
   /// Starts a chunk for `thread`; `sequence` numbers the thread's chunks from 0, and `firstTime` is the absolute
   /// time (nanoseconds since the recording started) that the first event's delta is taken from. `capacity`: the
@@ -49,10 +53,9 @@ public struct ChunkEncoder {
     self.firstTime = firstTime
     self.lastTime = firstTime
     self.generation = stamps.nextGeneration()
-    // Uninitialized: every byte below `byteCount` is written before it is read.
-    let capacity = max(capacity, Self.maximumEventSize)
+    // Uninitialized: every byte is written before it is read (items from the front, deltas from the back).
+    let capacity = max(capacity, 2 * Self.maximumEventSize)
     storage = [UInt8](unsafeUninitializedCapacity: capacity) { _, count in count = capacity }
-    times.reserveCapacity(capacity / 4)
   }
 
   /// The encoded definitions and events so far (without the chunk's header).
@@ -72,23 +75,45 @@ public struct ChunkEncoder {
     payload.append((threadEnded ? ChunkFlags.threadEnded : 0) | ChunkFlags.timesApart)
     payload.appendVarint(itemByteCount)
     payload.append(contentsOf: storage[0..<itemByteCount])
-    payload.append(contentsOf: times)
+    // The deltas, back in order: the column's first byte is the buffer's last.
+    let start = payload.count
+    let times = timeByteCount
+    payload.append(contentsOf: repeatElement(0, count: times))
+    payload.withUnsafeMutableBufferPointer { destination in
+      storage.withUnsafeBufferPointer { source in
+        let end = source.count
+        for index in 0..<times { destination[start + index] = source[end - 1 - index] }
+      }
+    }
     return payload
   }
 
-  /// Room for `count` more bytes, growing the buffer by doubling (rare: it starts at 64 KiB).
-  @inline(__always)
-  private mutating func reserve(_ count: Int) {
-    if itemByteCount + count > storage.count { grow(itemByteCount + count) }
+  /// Room for `count` more bytes between the items and the deltas, growing the buffer (rare: it starts at the
+  /// chunk's expected size).
+  @inlinable @inline(__always)
+  mutating func reserve(_ count: Int) {
+    if _slowPath(itemByteCount &+ timeByteCount &+ count > storage.count) {
+      grow(itemByteCount + timeByteCount + count)
+    }
   }
 
-  @inline(never)
-  private mutating func grow(_ needed: Int) {
-    storage.append(contentsOf: repeatElement(0, count: max(needed, storage.count * 2) - storage.count))
+  /// A buffer of at least `needed` bytes (twice the old one's), the items at its front and the deltas at its back.
+  @usableFromInline @inline(never)
+  mutating func grow(_ needed: Int) {
+    let capacity = max(needed, storage.count * 2)
+    let old = storage
+    let items = itemByteCount
+    let times = timeByteCount
+    storage = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+      for index in 0..<items { buffer[index] = old[index] }
+      for index in 0..<times { buffer[capacity - times + index] = old[old.count - times + index] }
+      count = capacity
+    }
   }
 
   /// Appends bytes built elsewhere (definitions: once per chunk per id).
-  private mutating func write(_ bytes: [UInt8]) {
+  @usableFromInline
+  mutating func write(_ bytes: [UInt8]) {
     reserve(bytes.count)
     storage.withUnsafeMutableBufferPointer { buffer in
       for (offset, byte) in bytes.enumerated() { buffer[itemByteCount + offset] = byte }
@@ -99,11 +124,16 @@ public struct ChunkEncoder {
   /// Appends one event, stating first any definition it needs.
   ///
   /// Layout: kind, flags, a presence mask, then only the fields the mask names (depth, object, key, scope, aux,
-  /// stack, in that order) that are not zero; the time delta goes to the time column. An event about an object whose type the chunk has
-  /// stated leaves `aux` (the type) out: the reader takes it from the object's definition. Two mask bits make the
-  /// common events short (version 2): `EventMask.sameObjectAndKey` (the object and key of the chunk's previous
-  /// event, written once for a run of events about one property) and `EventMask.sameTime` (no time delta: the
-  /// event took its thread's previous time, as didSets and most reads do).
+  /// stack, in that order) that are not zero; the time delta goes to the time column. An event about an object whose
+  /// type the chunk has stated leaves `aux` (the type) out: the reader takes it from the object's definition. Two
+  /// mask bits make the common events short (version 2): `EventMask.sameObjectAndKey` (the object and key of the
+  /// chunk's previous event, written once for a run of events about one property) and `EventMask.sameTime` (no time
+  /// delta: the event took its thread's previous time, as didSets and most reads do).
+  ///
+  /// Inlinable, so that the flusher's loop over a ring's records compiles into one loop: the common event (about
+  /// what an earlier event of the chunk stated) makes no call, no allocation, and writes its bytes through the one
+  /// buffer pointer.
+  @inlinable
   public mutating func append(
     kind: UInt8, flags: UInt8, time: UInt64, depth: UInt16, object: UInt32, key: UInt32, scope: UInt32, aux: UInt32,
     stack: UInt32, definitions: TraceDefinitionSource, stamps: DefinitionStamps
@@ -111,13 +141,10 @@ public struct ChunkEncoder {
     let carriesObjectType = Self.carriesObjectType(kind)
     // The common case (an access, willSet or didSet of what an earlier event was about) states nothing, or only a
     // stack: a write's stack alternates with its didSet's and its reads' none.
-    if !(carriesObjectType && object == statedObject && key == statedProperty && scope == statedScope) {
+    if _slowPath(!(carriesObjectType && object == statedObject && key == statedProperty && scope == statedScope)) {
       define(kind: kind, object: object, key: key, scope: scope, aux: aux, stack: stack, definitions, stamps)
     } else if stack != 0 && stack != statedStack {
-      var bytes: [UInt8] = []
-      defineStack(stack, definitions, stamps, into: &bytes)
-      if !bytes.isEmpty { write(bytes) }
-      statedStack = stack
+      defineStackAlone(stack, definitions, stamps)
     }
     let time = max(time, lastTime)
     let delta = time &- lastTime
@@ -135,17 +162,18 @@ public struct ChunkEncoder {
     if aux != 0 && !auxIsObjectType { mask |= EventMask.aux }
     if stack != 0 { mask |= EventMask.stack }
     if delta == 0 { mask |= EventMask.sameTime }
-    if delta != 0 { times.appendVarint(delta) }
     reserve(Self.maximumEventSize)
-    itemByteCount = storage.withUnsafeMutableBufferPointer { buffer in
-      let base = buffer.baseAddress!
-      var count = itemByteCount
-      @inline(__always) func put(_ value: UInt64) {
+    let items = itemByteCount
+    let times = timeByteCount
+    let (itemsAfter, timesAfter) = storage.withUnsafeMutableBufferPointer { buffer -> (Int, Int) in
+      let base = buffer.baseAddress.unsafelyUnwrapped
+      var count = items
+      @inline(__always) func put(_ value: UInt32) {
         var value = value
         while value >= 0x80 {
           base[count] = UInt8(truncatingIfNeeded: value) | 0x80
           count &+= 1
-          value >>= 7
+          value &>>= 7
         }
         base[count] = UInt8(truncatingIfNeeded: value)
         count &+= 1
@@ -154,28 +182,55 @@ public struct ChunkEncoder {
       base[count &+ 1] = flags
       base[count &+ 2] = mask
       count &+= 3
-      if mask & EventMask.depth != 0 { put(UInt64(depth)) }
-      if mask & EventMask.object != 0 { put(UInt64(object)) }
-      if mask & EventMask.key != 0 { put(UInt64(key)) }
-      if mask & EventMask.scope != 0 { put(UInt64(scope)) }
-      if mask & EventMask.aux != 0 { put(UInt64(aux)) }
-      if mask & EventMask.stack != 0 { put(UInt64(stack)) }
-      return count
+      if mask & EventMask.depth != 0 { put(UInt32(depth)) }
+      if mask & EventMask.object != 0 { put(object) }
+      if mask & EventMask.key != 0 { put(key) }
+      if mask & EventMask.scope != 0 { put(scope) }
+      if mask & EventMask.aux != 0 { put(aux) }
+      if mask & EventMask.stack != 0 { put(stack) }
+      // The delta, at the back, its bytes going down (`payload` reverses the column).
+      var timeEnd = buffer.count &- times
+      if delta != 0 {
+        var value = delta
+        while value >= 0x80 {
+          timeEnd &-= 1
+          base[timeEnd] = UInt8(truncatingIfNeeded: value) | 0x80
+          value &>>= 7
+        }
+        timeEnd &-= 1
+        base[timeEnd] = UInt8(truncatingIfNeeded: value)
+      }
+      return (count, buffer.count &- timeEnd)
     }
+    itemByteCount = itemsAfter
+    timeByteCount = timesAfter
     lastTime = time
     previousObject = object
     previousKey = key
-    eventCount += 1
+    _eventCount &+= 1
   }
 
-  /// Kinds whose `aux` is the type of their object (stated by the object's definition).
-  @inline(__always)
+  /// Kinds whose `aux` is the type of their object (stated by the object's definition): access, willSet, didSet
+  /// and objectFreed (kinds 1, 2, 3 and 5), tested as bits of one mask.
+  @inlinable @inline(__always)
   static func carriesObjectType(_ kind: UInt8) -> Bool {
-    kind == EventKind.access.rawValue || kind == EventKind.willSet.rawValue || kind == EventKind.didSet.rawValue
-      || kind == EventKind.objectFreed.rawValue
+    kind < 8 && (0b0010_1110 as UInt8) & (1 << kind) != 0
   }
 
-  private mutating func define(
+  /// States the stack of an event whose object, property and scope the chunk has stated (a write's, whose didSet and
+  /// reads carry none).
+  @usableFromInline @inline(never)
+  mutating func defineStackAlone(
+    _ stack: UInt32, _ definitions: TraceDefinitionSource, _ stamps: DefinitionStamps
+  ) {
+    var bytes: [UInt8] = []
+    defineStack(stack, definitions, stamps, into: &bytes)
+    if !bytes.isEmpty { write(bytes) }
+    statedStack = stack
+  }
+
+  @usableFromInline @inline(never)
+  mutating func define(
     kind: UInt8, object: UInt32, key: UInt32, scope: UInt32, aux: UInt32, stack: UInt32,
     _ definitions: TraceDefinitionSource, _ stamps: DefinitionStamps
   ) {

@@ -250,6 +250,44 @@ struct TraceFileTests {
     #expect(events.map(\.time) == (1...50).map { UInt64($0) * 170 })
   }
 
+  @Test("an encoder that outgrows its buffer keeps its items and its time column whole, in order")
+  func encoderGrowth() throws {
+    // The smallest buffer: items (at its front) and deltas (at its back) meet and the buffer grows many times,
+    // with definitions, multi-byte fields and deltas of every length in between.
+    let stamps = DefinitionStamps()
+    var encoder = ChunkEncoder(thread: 1, osThreadID: 101, sequence: 0, firstTime: 0, stamps: stamps, capacity: 1)
+    var written: [TraceEvent] = []
+    var time: UInt64 = 0
+    for index in 0..<3000 {
+      time += UInt64(index % 7 == 0 ? 0 : 1 << (index % 40))
+      let kind: EventKind = [.willSet, .didSet, .access][index % 3]
+      written.append(
+        TraceEvent(
+          kind: kind, flags: UInt8(index % 3), thread: 1, time: time, depth: UInt16(index % 2),
+          object: UInt32(1 + index / 50), key: UInt32(2 + index / 300), scope: 0, aux: 7,
+          stack: kind == .willSet ? UInt32(1 + index % 5) * 40_000 : 0))
+    }
+    for event in written {
+      encoder.append(
+        kind: event.kind.rawValue, flags: event.flags, time: event.time, depth: event.depth, object: event.object,
+        key: event.key, scope: event.scope, aux: event.aux, stack: event.stack, definitions: SyntheticDefinitions(),
+        stamps: stamps)
+    }
+    #expect(encoder.eventCount == written.count)
+    let path = temporaryPath("growth.trc")
+    let writer = try TraceFileWriter(
+      path: path,
+      header: TraceHeader(
+        startWallClockNanoseconds: 1, processID: 42, executable: "/bin/fixture", dropWhenFull: false,
+        ringCapacity: 64, stackLevel: 1))
+    try writer.writeChunk(
+      .events, payload: encoder.payload(droppedSinceLastChunk: 0), huffmanOnlyTail: encoder.timeColumnByteCount)
+    writer.close()
+    let (reader, events) = try readAll(path)
+    #expect(reader.damage.isEmpty)
+    #expect(events == written)
+  }
+
   @Test(
     "a time column that is longer or shorter than its events need is damage",
     arguments: [
