@@ -288,6 +288,30 @@ struct TraceFileTests {
     #expect(events == written)
   }
 
+  @Test("an encoder is a value: a copy and its original each go on appending, neither writing over the other")
+  func encoderCopies() {
+    let stamps = DefinitionStamps()
+    func append(_ encoder: inout ChunkEncoder, time: UInt64) {
+      encoder.append(
+        kind: EventKind.willSet.rawValue, flags: 0, time: time, depth: 0, object: 3, key: 2, scope: 0, aux: 1,
+        stack: 0, definitions: SyntheticDefinitions(), stamps: stamps)
+    }
+    func encoded(_ times: [UInt64]) -> [UInt8] {
+      var encoder = ChunkEncoder(thread: 1, osThreadID: 101, sequence: 0, firstTime: 0, stamps: stamps)
+      for time in times { append(&encoder, time: time) }
+      return encoder.payload(droppedSinceLastChunk: 0)
+    }
+    var original = ChunkEncoder(thread: 1, osThreadID: 101, sequence: 0, firstTime: 0, stamps: stamps)
+    append(&original, time: 5)
+    var copy = original
+    append(&copy, time: 900)
+    append(&original, time: 30)
+    append(&copy, time: 1000)
+    append(&original, time: 40_000)
+    #expect(original.payload(droppedSinceLastChunk: 0) == encoded([5, 30, 40_000]))
+    #expect(copy.payload(droppedSinceLastChunk: 0) == encoded([5, 900, 1000]))
+  }
+
   @Test(
     "a time column that is longer or shorter than its events need is damage",
     arguments: [
