@@ -12,9 +12,7 @@ import ObsTraceFormat
 public struct TimeOrderedEvents {
   public static let defaultCapacity = 1 << 20
 
-  private var heap: [TraceEvent] = []  // binary min-heap by (time, thread, arrival)
-  private var arrival: [UInt64] = []
-  private var nextArrival: UInt64 = 0
+  private var heap = TimeOrderedHeap<TraceEvent>()  // by time, then arrival
   private var latestTime: [UInt32: UInt64] = [:]
   private var ended: Set<UInt32> = []
   private let capacity: Int
@@ -52,57 +50,14 @@ public struct TimeOrderedEvents {
       for event in chunk.events { try body(event) }
       return
     }
-    for event in chunk.events { push(event) }
-    while let first = heap.first, first.time <= watermark || heap.count > capacity {
-      try body(pop())
+    for event in chunk.events { heap.push(event, time: event.time) }
+    while let first = heap.firstTime, first <= watermark || heap.count > capacity {
+      try body(heap.pop())
     }
   }
 
   /// Releases everything left, at the end of the trace.
   public mutating func finish(_ body: (TraceEvent) throws -> Void) rethrows {
-    while !heap.isEmpty { try body(pop()) }
-  }
-
-  private func less(_ a: Int, _ b: Int) -> Bool {
-    let x = heap[a]
-    let y = heap[b]
-    if x.time != y.time { return x.time < y.time }
-    return arrival[a] < arrival[b]
-  }
-
-  private mutating func push(_ event: TraceEvent) {
-    heap.append(event)
-    arrival.append(nextArrival)
-    nextArrival += 1
-    var child = heap.count - 1
-    while child > 0 {
-      let parent = (child - 1) / 2
-      guard less(child, parent) else { break }
-      heap.swapAt(child, parent)
-      arrival.swapAt(child, parent)
-      child = parent
-    }
-  }
-
-  private mutating func pop() -> TraceEvent {
-    let top = heap[0]
-    let last = heap.count - 1
-    heap.swapAt(0, last)
-    arrival.swapAt(0, last)
-    heap.removeLast()
-    arrival.removeLast()
-    var parent = 0
-    while true {
-      let left = 2 * parent + 1
-      let right = left + 1
-      var smallest = parent
-      if left < heap.count && less(left, smallest) { smallest = left }
-      if right < heap.count && less(right, smallest) { smallest = right }
-      if smallest == parent { break }
-      heap.swapAt(parent, smallest)
-      arrival.swapAt(parent, smallest)
-      parent = smallest
-    }
-    return top
+    while !heap.isEmpty { try body(heap.pop()) }
   }
 }

@@ -7,13 +7,16 @@ import ObsTraceFormat
 /// its beginning (a run's begin, a write's willSet): this consumer holds each finished item until nothing still
 /// open (a run, a write) began before it, then releases items in time order (ties: in the order they began).
 public struct TimeOrderedFacts {
-  private var heap: [(time: UInt64, order: UInt64, fact: ReplayFact)] = []
-  private var nextOrder: UInt64 = 0
-  /// Open runs (scope → begin time) and open writes ((thread, object, property) → willSet time).
-  private var openRuns: [UInt32: UInt64] = [:]
-  private var openWrites: [WriteKey: [UInt64]] = [:]
+  private var heap = TimeOrderedHeap<ReplayFact>()
+  /// What is still open, with the time it began: runs (by scope) and writes (by thread and property). Few at a
+  /// time (the nesting depth, the threads writing at once), so arrays searched from the newest, which is what
+  /// usually ends first.
+  private var openRuns: [(scope: UInt32, time: UInt64)] = []
+  private var openWrites: [(key: WriteKey, time: UInt64)] = []
+  /// The earliest time among them; `.max` when nothing is open.
+  private var earliestOpen = UInt64.max
 
-  struct WriteKey: Hashable {
+  struct WriteKey: Equatable {
     var thread: UInt32
     var key: PropertyKey
   }
@@ -37,62 +40,51 @@ public struct TimeOrderedFacts {
   /// Takes a fact and passes on, in time order, every fact that is now safe to show.
   public mutating func consume(_ fact: ReplayFact, _ body: (ReplayFact) -> Void) {
     switch fact {
-    case .runBegan(let run): openRuns[run.scope] = run.time
-    case .runEnded(let ended): openRuns[ended.run.scope] = nil
+    case .runBegan(let run):
+      if let index = openRuns.lastIndex(where: { $0.scope == run.scope }) {
+        let replaced = openRuns[index].time
+        openRuns[index].time = run.time
+        if replaced == earliestOpen { findEarliestOpen() }
+      } else {
+        openRuns.append((run.scope, run.time))
+      }
+      earliestOpen = min(earliestOpen, run.time)
+    case .runEnded(let ended):
+      if let index = openRuns.lastIndex(where: { $0.scope == ended.run.scope }) {
+        let time = openRuns.remove(at: index).time
+        if time == earliestOpen { findEarliestOpen() }
+      }
     case .writeBegan(let write):
-      openWrites[WriteKey(thread: write.thread, key: write.key), default: []].append(write.time)
+      openWrites.append((WriteKey(thread: write.thread, key: write.key), write.time))
+      earliestOpen = min(earliestOpen, write.time)
     case .write(let write):
       let key = WriteKey(thread: write.thread, key: write.key)
-      if var times = openWrites[key], let index = times.lastIndex(of: write.time) {
-        times.remove(at: index)
-        openWrites[key] = times.isEmpty ? nil : times
+      if let index = openWrites.lastIndex(where: { $0.key == key && $0.time == write.time }) {
+        openWrites.remove(at: index)
+        if write.time == earliestOpen { findEarliestOpen() }
       }
     default: break
     }
     if let time = Self.time(of: fact) {
-      push((time, nextOrder, fact))
-      nextOrder += 1
+      // The common case: nothing held, nothing open before it: shown at once, without the heap.
+      if heap.isEmpty && time <= earliestOpen {
+        body(fact)
+        return
+      }
+      heap.push(fact, time: time)
     }
-    let open = min(openRuns.values.min() ?? .max, openWrites.values.lazy.compactMap(\.first).min() ?? .max)
-    while let first = heap.first, first.time <= open {
-      body(pop().fact)
+    while let first = heap.firstTime, first <= earliestOpen {
+      body(heap.pop())
     }
+  }
+
+  private mutating func findEarliestOpen() {
+    earliestOpen = min(
+      openRuns.lazy.map(\.time).min() ?? .max, openWrites.lazy.map(\.time).min() ?? .max)
   }
 
   /// Releases everything held, at the end of the trace.
   public mutating func finish(_ body: (ReplayFact) -> Void) {
-    while !heap.isEmpty { body(pop().fact) }
-  }
-
-  private func less(_ a: Int, _ b: Int) -> Bool {
-    (heap[a].time, heap[a].order) < (heap[b].time, heap[b].order)
-  }
-
-  private mutating func push(_ item: (time: UInt64, order: UInt64, fact: ReplayFact)) {
-    heap.append(item)
-    var child = heap.count - 1
-    while child > 0 {
-      let parent = (child - 1) / 2
-      guard less(child, parent) else { break }
-      heap.swapAt(child, parent)
-      child = parent
-    }
-  }
-
-  private mutating func pop() -> (time: UInt64, order: UInt64, fact: ReplayFact) {
-    heap.swapAt(0, heap.count - 1)
-    let top = heap.removeLast()
-    var parent = 0
-    while true {
-      let left = 2 * parent + 1
-      let right = left + 1
-      var smallest = parent
-      if left < heap.count && less(left, smallest) { smallest = left }
-      if right < heap.count && less(right, smallest) { smallest = right }
-      if smallest == parent { break }
-      heap.swapAt(parent, smallest)
-      parent = smallest
-    }
-    return top
+    while !heap.isEmpty { body(heap.pop()) }
   }
 }

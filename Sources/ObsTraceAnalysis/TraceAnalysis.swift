@@ -151,13 +151,26 @@ public enum TraceAnalysis {
     if let onFact {
       replay.onFact = { fact in onFact(fact, reader.definitions) }
     }
-    var ordered = TimeOrderedEvents(threads: reader.footer.map { Set($0.threads.map(\.thread)) })
-    reader.forEachChunk { chunk in
-      ordered.add(chunk) { replay.consume($0) }
-    }
-    ordered.finish { replay.consume($0) }
+    forEachEventInTimeOrder(reader) { replay.consume($0) }
     replay.onFact = nil
     return (report(replay, reader), replay, reader.definitions)
+  }
+
+  /// Replays what `reader` reads through the machine alone, into `consumer`: for a command that needs only the facts
+  /// (a timeline), not the statistics and findings a report derives from them. The consumer may read the reader's
+  /// definitions as they stand when a fact comes.
+  public static func replay<Consumer: ReplayConsumer>(_ reader: TraceReader, into consumer: inout Consumer) {
+    var machine = ReplayMachine()
+    forEachEventInTimeOrder(reader) { machine.consume($0, into: &consumer) }
+  }
+
+  /// The trace's events in time order across threads (`TimeOrderedEvents`), as every replay reads them.
+  static func forEachEventInTimeOrder(_ reader: TraceReader, _ body: (TraceEvent) -> Void) {
+    var ordered = TimeOrderedEvents(threads: reader.footer.map { Set($0.threads.map(\.thread)) })
+    reader.forEachChunk { chunk in
+      ordered.add(chunk, body)
+    }
+    ordered.finish(body)
   }
 
   /// The findings of a replay, without the trace-level ones (drops, truncation, damage).

@@ -16,4 +16,12 @@ public struct CommandError: Error, Equatable, CustomStringConvertible {
 public protocol CommandOutput: AnyObject {
   func write(_ text: String)
   func writeError(_ text: String)
+  /// Writes UTF-8 bytes to standard output (what commands that print a line per event send, in large pieces).
+  func write(_ bytes: UnsafeRawBufferPointer)
+}
+
+extension CommandOutput {
+  public func write(_ bytes: UnsafeRawBufferPointer) {
+    write(String(decoding: bytes, as: UTF8.self))
+  }
 }

@@ -27,179 +27,180 @@ enum DumpCommand: TraceCommand {
     let stacks = parsed.has("stacks")
     let path = try TraceInput.singlePath(parsed, command: name)
     let reader = try TraceInput.open(path, command: name)
-    var buffer = TextBuffer()
-    buffer.line(
-      "# \(path): format \(reader.header.version), pid \(reader.header.processID), \(reader.header.executable)")
-    let printer = DumpPrinter()
+    let writer = LineWriter(output: output)
+    func line(_ text: String) {
+      writer.append(contentsOf: text)
+      writer.endLine()
+    }
+    line("# \(path): format \(reader.header.version), pid \(reader.header.processID), \(reader.header.executable)")
+    let printer = DumpPrinter(reader: reader, writer: writer)
     reader.forEachChunk { chunk in
-      buffer.line(
+      line(
         "# chunk at byte \(chunk.offset): thread T\(chunk.thread) (tid \(chunk.osThreadID)), sequence \(chunk.sequence), "
           + "\(chunk.events.count) events, \(chunk.droppedSinceLastChunk) dropped\(chunk.threadEnded ? ", thread ended" : "")"
       )
       for event in chunk.events {
-        buffer.line(printer.describe(event, reader))
+        printer.print(event)
         if stacks && event.stack != 0 {
           for frame in reader.definitions.frames(ofStack: event.stack) {
             let name = frame.function.isEmpty ? "0x" + String(frame.address, radix: 16) : SiteFormatting.describe(frame)
-            buffer.line("              \(SiteFilter.isMachinery(frame) ? "  " : "▸ ")\(name)  [\(frame.module)]")
+            line("              \(SiteFilter.isMachinery(frame) ? "  " : "▸ ")\(name)  [\(frame.module)]")
           }
         }
       }
-      if buffer.text.utf8.count > 1 << 16 {
-        output.write(buffer.text)
-        buffer.text = ""
-      }
     }
-    for damage in reader.damage { buffer.line("# damage \(damage)") }
+    for damage in reader.damage { line("# damage \(damage)") }
     if let first = reader.firstUnknownID {
-      buffer.line(
+      line(
         "# inconsistent: \(reader.unknownIDEvents) reference\(reader.unknownIDEvents == 1 ? "" : "s") to ids no "
           + "definition states (first: \(first)); kept under those ids")
     }
     if let cut = reader.cutAt {
-      buffer.line("# truncated \(cut); read up to the last whole chunk")
+      line("# truncated \(cut); read up to the last whole chunk")
     } else if reader.truncated {
-      buffer.line("# truncated: no footer; read up to the last whole chunk")
+      line("# truncated: no footer; read up to the last whole chunk")
     }
     if let footer = reader.footer {
-      buffer.line("# footer: \(footer.recorded) recorded, \(footer.dropped) dropped, \(footer.chunks) chunks")
+      line("# footer: \(footer.recorded) recorded, \(footer.dropped) dropped, \(footer.chunks) chunks")
     }
-    output.write(buffer.text)
+    writer.flush()
     return 0
-  }
-
-  static func describe(_ event: TraceEvent, _ definitions: TraceDefinitions) -> String {
-    DumpPrinter().describe(event, definitions)
   }
 }
 
-/// Prints `dump` lines, resolving each name once: an object's `Type#serial`, a property's name, a label, a stack's
-/// site and how a write was made are worked out the first time a line needs them and reused (a trace repeats a
-/// few of them millions of times). A name is only kept once the trace has defined its id, so it never freezes as
-/// unknown.
+/// Prints `dump` lines into a `LineWriter`, resolving each name once: an object's `Type#serial`, a property's name,
+/// a label, a type, a stack's site and how a write was made are worked out the first time a line needs them, kept
+/// as bytes and copied into later lines (a trace repeats a few of them millions of times). A name is only kept once
+/// the trace has defined its id, so it never freezes as unknown; the reader's definitions are looked at only for
+/// what is not kept yet.
 final class DumpPrinter {
-  private var objects: [UInt32: String] = [:]
-  private var properties: [UInt32: String] = [:]
-  private var labels: [UInt32: String] = [:]
-  private var types: [UInt32: String] = [:]
+  private let reader: TraceReader
+  private let writer: LineWriter
+  private let names: ResolvedNames
   /// By stack: the line's ending (` at File.swift:12 (function)` or ` stack #n`).
-  private var sites: [UInt32: String] = [:]
+  private var sites = DenseTable<NameSpan>()
   /// By willSet flags and stack: how the write was made.
   private var writeKinds: [UInt64: WriteKind] = [:]
 
-  /// With the reader's definitions, looked up only for what is not cached yet (they are not copied per line).
-  func describe(_ event: TraceEvent, _ reader: TraceReader) -> String {
-    describe(event, Definitions(reader: reader))
+  init(reader: TraceReader, writer: LineWriter) {
+    self.reader = reader
+    self.writer = writer
+    names = ResolvedNames(reader: reader)
   }
 
-  func describe(_ event: TraceEvent, _ definitions: TraceDefinitions) -> String {
-    describe(event, Definitions(fixed: definitions))
+  private func appendObject(_ serial: UInt32) { names.appendObject(serial, to: writer) }
+  private func appendProperty(_ id: UInt32) { names.appendProperty(id, to: writer) }
+  private func appendLabel(_ id: UInt32) { names.appendLabel(id, to: writer) }
+  private func appendTypeName(_ id: UInt32) { names.appendType(id, to: writer) }
+
+  private func appendSite(_ stack: UInt32) {
+    if let span = sites[stack] { return writer.append(span, in: names.arena) }
+    let definitions = reader.definitions
+    let text = definitions.site(ofStack: stack).map { " at \(SiteFormatting.describe($0))" } ?? " stack #\(stack)"
+    guard definitions.stacks[stack] != nil else { return writer.append(contentsOf: text) }
+    let span = names.arena.add(text)
+    sites[stack] = span
+    writer.append(span, in: names.arena)
   }
 
-  /// The definitions, from a reader (read when needed) or given.
-  struct Definitions {
-    var reader: TraceReader?
-    var fixed: TraceDefinitions?
-
-    init(reader: TraceReader) { self.reader = reader }
-    init(fixed: TraceDefinitions) { self.fixed = fixed }
-
-    func callAsFunction<Result>(_ body: (TraceDefinitions) -> Result) -> Result {
-      if let reader { return body(reader.definitions) }
-      return body(fixed!)
-    }
-  }
-
-  private func object(_ serial: UInt32, _ definitions: Definitions) -> String {
-    if let text = objects[serial] { return text }
-    let (text, known) = definitions { ("\($0.typeName(ofObject: serial))#\(serial)", $0.objects[serial] != nil) }
-    if known { objects[serial] = text }
-    return text
-  }
-
-  private func property(_ id: UInt32, _ definitions: Definitions) -> String {
-    if let text = properties[id] { return text }
-    let (text, known) = definitions { ($0.propertyName(id), $0.properties[id] != nil) }
-    if known { properties[id] = text }
-    return text
-  }
-
-  private func label(_ id: UInt32, _ definitions: Definitions) -> String {
-    if let text = labels[id] { return text }
-    let (text, known) = definitions { ($0.labelName(id), $0.labels[id] != nil) }
-    if known { labels[id] = text }
-    return text
-  }
-
-  private func typeName(_ id: UInt32, _ definitions: Definitions) -> String {
-    if let text = types[id] { return text }
-    let (text, known) = definitions { ($0.typeName(id), $0.types[id] != nil) }
-    if known { types[id] = text }
-    return text
-  }
-
-  private func site(_ stack: UInt32, _ definitions: Definitions) -> String {
-    if let text = sites[stack] { return text }
-    let (text, known) = definitions { definitions in
-      let text =
-        definitions.site(ofStack: stack).map { " at \(SiteFormatting.describe($0))" } ?? " stack #\(stack)"
-      return (text, definitions.stacks[stack] != nil)
-    }
-    if known { sites[stack] = text }
-    return text
-  }
-
-  private func writeKind(_ event: TraceEvent, _ definitions: Definitions) -> WriteKind {
+  private func writeKind(_ event: TraceEvent) -> WriteKind {
     let key = UInt64(event.flags) << 32 | UInt64(event.stack)
     if let kind = writeKinds[key] { return kind }
-    let (kind, known) = definitions { ($0.writeKind(of: event), event.stack == 0 || $0.stacks[event.stack] != nil) }
-    if known { writeKinds[key] = kind }
+    let definitions = reader.definitions
+    let kind = definitions.writeKind(of: event)
+    if event.stack == 0 || definitions.stacks[event.stack] != nil { writeKinds[key] = kind }
     return kind
   }
 
-  private func describe(_ event: TraceEvent, _ definitions: Definitions) -> String {
-    var line = Formatting.milliseconds(event.time).leftPadded(10) + "  T\(event.thread)  " + event.kind.description
-    func object() -> String { self.object(event.object, definitions) }
+  /// Prints the event's line.
+  func print(_ event: TraceEvent) {
+    writer.appendMilliseconds(event.time, width: 10)
+    writer.append("  T")
+    writer.appendDecimal(event.thread)
+    writer.append("  ")
+    writer.append(contentsOf: event.kind.description)
     switch event.kind {
     case .access, .willSet, .didSet:
-      line += " \(object()) \(property(event.key, definitions))"
-      if event.scope != 0 { line += " in scope #\(event.scope)" }
-      if event.kind == .access && event.flags & EventFlags.staleRead != 0 { line += " STALE" }
-      if event.kind == .willSet, case let kind = writeKind(event, definitions), kind != .unknown {
-        line += " (\(kind))"
+      writer.append(" ")
+      appendObject(event.object)
+      writer.append(" ")
+      appendProperty(event.key)
+      if event.scope != 0 {
+        writer.append(" in scope #")
+        writer.appendDecimal(event.scope)
       }
-      if event.kind == .didSet && event.flags & EventFlags.unchanged != 0 { line += " unchanged" }
-      if event.kind == .didSet && event.flags & EventFlags.changed != 0 { line += " changed" }
+      if event.kind == .access && event.flags & EventFlags.staleRead != 0 { writer.append(" STALE") }
+      if event.kind == .willSet, case let kind = writeKind(event), kind != .unknown {
+        writer.append(" (")
+        writer.append(contentsOf: kind.description)
+        writer.append(")")
+      }
+      if event.kind == .didSet && event.flags & EventFlags.unchanged != 0 { writer.append(" unchanged") }
+      if event.kind == .didSet && event.flags & EventFlags.changed != 0 { writer.append(" changed") }
       if event.kind == .didSet && event.flags & EventFlags.modify != 0
         && event.flags & (EventFlags.unchanged | EventFlags.changed) == 0
       {
-        line += " not compared"
+        writer.append(" not compared")
       }
     case .objectCreated, .objectFreed:
-      line += " \(object())"
+      writer.append(" ")
+      appendObject(event.object)
     case .objectBound:
-      line += " registrar #\(event.object) is a level of \(self.object(event.aux, definitions))"
+      writer.append(" registrar #")
+      writer.appendDecimal(event.object)
+      writer.append(" is a level of ")
+      appendObject(event.aux)
     case .scopeBegin:
-      let kind = ScopeKind(rawValue: event.flags)?.description ?? "?"
-      line += " #\(event.scope) \(kind) \"\(label(event.key, definitions))\""
-      if event.aux != 0 { line += " inside #\(event.aux)" }
+      writer.append(" #")
+      writer.appendDecimal(event.scope)
+      writer.append(" ")
+      writer.append(contentsOf: ScopeKind(rawValue: event.flags)?.description ?? "?")
+      writer.append(" \"")
+      appendLabel(event.key)
+      writer.append("\"")
+      if event.aux != 0 {
+        writer.append(" inside #")
+        writer.appendDecimal(event.aux)
+      }
     case .scopeEnd, .trackingInstalled:
-      line += " #\(event.scope)"
+      writer.append(" #")
+      writer.appendDecimal(event.scope)
     case .trackingCancelled:
-      line += " #\(event.scope)" + (event.flags & EventFlags.cancelledByFire != 0 ? " (fired)" : "")
+      writer.append(" #")
+      writer.appendDecimal(event.scope)
+      if event.flags & EventFlags.cancelledByFire != 0 { writer.append(" (fired)") }
     case .observationsRun:
-      line += " #\(event.scope) of sequence #\(event.key) on "
-      line += event.aux == 0 ? "no actor" : typeName(event.aux, definitions)
+      writer.append(" #")
+      writer.appendDecimal(event.scope)
+      writer.append(" of sequence #")
+      writer.appendDecimal(event.key)
+      writer.append(" on ")
+      if event.aux == 0 { writer.append("no actor") } else { appendTypeName(event.aux) }
     case .observationsEnd:
-      line += " sequence #\(event.key) " + (SequenceEnding(rawValue: event.flags)?.description ?? "?")
-      line += " after #\(event.scope)"
+      writer.append(" sequence #")
+      writer.appendDecimal(event.key)
+      writer.append(" ")
+      writer.append(contentsOf: SequenceEnding(rawValue: event.flags)?.description ?? "?")
+      writer.append(" after #")
+      writer.appendDecimal(event.scope)
     case .trackingFired:
-      line += " #\(event.scope)"
-      line += event.object != 0 ? " by \(object()) \(property(event.key, definitions))" : " (no write in progress)"
+      writer.append(" #")
+      writer.appendDecimal(event.scope)
+      if event.object != 0 {
+        writer.append(" by ")
+        appendObject(event.object)
+        writer.append(" ")
+        appendProperty(event.key)
+      } else {
+        writer.append(" (no write in progress)")
+      }
     }
-    if event.depth != 0 { line += " depth=\(event.depth)" }
-    if event.stack != 0 { line += site(event.stack, definitions) }
-    return line
+    if event.depth != 0 {
+      writer.append(" depth=")
+      writer.appendDecimal(UInt64(event.depth))
+    }
+    if event.stack != 0 { appendSite(event.stack) }
+    writer.endLine()
   }
 }
 

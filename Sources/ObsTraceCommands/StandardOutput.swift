@@ -16,6 +16,10 @@ public final class StandardOutput: CommandOutput {
     text.withUTF8 { bytes in writeAll(2, bytes) }
   }
 
+  public func write(_ bytes: UnsafeRawBufferPointer) {
+    writeAll(1, bytes.bindMemory(to: UInt8.self))
+  }
+
   private func writeAll(_ descriptor: Int32, _ bytes: UnsafeBufferPointer<UInt8>) {
     var offset = 0
     while offset < bytes.count {

@@ -69,39 +69,20 @@ enum TimelineCommand: TraceCommand {
     guard filter.from <= filter.to else {
       throw CommandError("obstrace timeline: --from must not be later than --to")
     }
-    var out = TextBuffer()
-    out.line("time (ms)  thread  what")
-    var lines = 0
-    let printer = TimelinePrinter(filter: filter)
-    // Facts come as the machine establishes them (a run when it ends); lines are shown in order of beginning.
-    var ordered = TimeOrderedFacts()
-    var lastDefinitions = TraceDefinitions()
-    // Threads and objects seen, to tell a --thread or --object that names none of the trace's from one that
-    // matches nothing (only when asked: it costs a set insert per fact).
-    var seenThreads = Set<UInt32>()
-    var seenObjects = Set<UInt32>()
-    let noteSeen = filter.thread != nil || filter.object != nil
-    func show(_ fact: ReplayFact, _ definitions: TraceDefinitions) {
-      if noteSeen { fact.note(threads: &seenThreads, objects: &seenObjects) }
-      guard let line = printer.describe(fact, definitions) else { return }
-      out.line(line)
-      lines += 1
-      if out.text.utf8.count > 1 << 16 {
-        output.write(out.text)
-        out.text = ""
-      }
-    }
-    let report = try TraceInput.analyze(path, Replay.Configuration(), command: name) { fact, definitions in
-      lastDefinitions = definitions
-      ordered.consume(fact) { show($0, definitions) }
-    }
-    ordered.finish { show($0, lastDefinitions) }
-    if lines == 0 {
+    let reader = try TraceInput.open(path, command: name)
+    let writer = LineWriter(output: output)
+    writer.append("time (ms)  thread  what")
+    writer.endLine()
+    var consumer = TimelineConsumer(printer: TimelinePrinter(filter: filter, reader: reader, writer: writer))
+    TraceAnalysis.replay(reader, into: &consumer)
+    consumer.finish()
+    if writer.lines == 1 {
       // A name or number the trace does not have is a mistake (a typo shows nothing, which reads as "nothing
-      // happened"), not an empty answer.
-      let definitions = lastDefinitions
+      // happened"), not an empty answer. Nothing was written yet: the error is the only output.
+      let definitions = reader.definitions
       if let scope = filter.scope {
-        let known = Set(report.scopes.map(\.label)).union(definitions.labels.keys.map { definitions.labelName($0) })
+        let known = Set(consumer.seenLabels.map { definitions.labelName($0) }).union(
+          definitions.labels.keys.map { definitions.labelName($0) })
         if !known.contains(scope) {
           throw CommandError(
             "obstrace timeline: --scope '\(scope)' names no scope of \(path); "
@@ -109,7 +90,7 @@ enum TimelineCommand: TraceCommand {
         }
       }
       if let property = filter.property {
-        let known = Set(report.properties.map(\.name)).union(
+        let known = Set(consumer.seenProperties.map { definitions.propertyName($0) }).union(
           definitions.properties.keys.map { definitions.propertyName($0) })
         if !known.contains(property) {
           throw CommandError(
@@ -117,181 +98,296 @@ enum TimelineCommand: TraceCommand {
               + NameSuggestions.describe(property, in: known.sorted()))
         }
       }
-      if let thread = filter.thread, !seenThreads.contains(thread) {
+      if let thread = filter.thread, !consumer.seenThreads.contains(thread) {
         throw CommandError(
           "obstrace timeline: --thread \(thread) is not a thread of \(path) (its threads: "
-            + seenThreads.sorted().map { "T\($0)" }.joined(separator: ", ") + ")")
+            + consumer.seenThreads.sorted().map { "T\($0)" }.joined(separator: ", ") + ")")
       }
-      if let object = filter.object, !seenObjects.contains(object) {
+      if let object = filter.object, !consumer.seenObjects.contains(object) {
         throw CommandError("obstrace timeline: --object \(object) is not an object of \(path)")
       }
-      out.line("(nothing matches)")
+      writer.append("(nothing matches)")
+      writer.endLine()
     }
-    output.write(out.text)
+    writer.flush()
     return 0
-  }
-
-  static func describe(_ fact: ReplayFact, _ definitions: TraceDefinitions, _ filter: Filter) -> String? {
-    TimelinePrinter(filter: filter).describe(fact, definitions)
   }
 }
 
-/// Prints timeline entries, resolving each name once: an object's `Type#serial.property`, a label's text, a stack's
-/// site are looked up and formatted the first time a line needs them, then reused (a trace repeats a few of them
-/// millions of times). An id is only cached once the trace has defined it, so a name never freezes as unknown.
+/// The timeline's consumer of the replay's facts: puts them in order of beginning (`TimeOrderedFacts`) and prints
+/// each that has a line. It also notes what a filter that matched nothing is checked against (only what is
+/// asked: the threads and objects seen for --thread and --object, the labels and properties for --scope and
+/// --property, as the report would list them).
+struct TimelineConsumer: ReplayConsumer {
+  let printer: TimelinePrinter
+  private var ordered = TimeOrderedFacts()
+  private let noteThreadsAndObjects: Bool
+  private let noteLabels: Bool
+  private let noteProperties: Bool
+  private(set) var seenThreads = Set<UInt32>()
+  private(set) var seenObjects = Set<UInt32>()
+  private(set) var seenLabels = Set<UInt32>()
+  private(set) var seenProperties = Set<UInt32>()
+
+  init(printer: TimelinePrinter) {
+    self.printer = printer
+    noteThreadsAndObjects = printer.filter.thread != nil || printer.filter.object != nil
+    noteLabels = printer.filter.scope != nil
+    noteProperties = printer.filter.property != nil
+  }
+
+  mutating func consume(_ fact: ReplayFact) {
+    if noteThreadsAndObjects { fact.note(threads: &seenThreads, objects: &seenObjects) }
+    if noteLabels, case .runBegan(let run) = fact { seenLabels.insert(run.label) }
+    if noteProperties {
+      switch fact {
+      case .read(let read): seenProperties.insert(read.key.property)
+      case .writeBegan(let write): seenProperties.insert(write.key.property)
+      case .write(let write): seenProperties.insert(write.key.property)
+      case .fire(let fire): if let cause = fire.cause { seenProperties.insert(cause.property) }
+      default: break
+      }
+    }
+    let printer = self.printer
+    ordered.consume(fact) { printer.print($0) }
+  }
+
+  /// Prints what is still held, at the end of the trace.
+  mutating func finish() {
+    let printer = self.printer
+    ordered.finish { printer.print($0) }
+  }
+}
+
+/// Prints timeline lines into a `LineWriter`, resolving each name once: an object's `Type#serial`, a property's
+/// short name, a label's text, a stack's site and how a write was made are formatted the first time a line needs
+/// them, kept as bytes, and copied into later lines (a trace repeats a few of them millions of times). An id is only
+/// kept once the trace has defined it, so a name never freezes as unknown. The reader's definitions are looked at
+/// only for what is not kept yet.
 final class TimelinePrinter {
   typealias Filter = TimelineCommand.Filter
   let filter: Filter
-  private var objectProperties: [PropertyKey: String] = [:]
-  private var propertyNames: [UInt32: String] = [:]
-  private var labels: [UInt32: String] = [:]
-  private var sites: [UInt32: String] = [:]
+  private let reader: TraceReader
+  private let writer: LineWriter
+  private let names: ResolvedNames
+  /// By stack: `  at File.swift:12 (function)`, or nothing when the stack has no user frame.
+  private var sites = DenseTable<NameSpan>()
   /// By stack: how a write through the registrar's `withMutation` was made (the setter or an explicit
   /// `withMutation`), which takes a walk over the stack's frames.
-  private var withMutationKinds: [UInt32: WriteKind] = [:]
+  private var withMutationKinds = DenseTable<WriteKind>()
+  /// With --scope and --property: whether a label or property id has the name asked for.
+  private var labelMatches = DenseTable<Bool>()
+  private var propertyMatches = DenseTable<Bool>()
 
-  init(filter: Filter) {
+  init(filter: Filter, reader: TraceReader, writer: LineWriter) {
     self.filter = filter
+    self.reader = reader
+    self.writer = writer
+    names = ResolvedNames(reader: reader)
   }
 
-  private func object(_ key: PropertyKey, _ definitions: TraceDefinitions) -> String {
-    if let text = objectProperties[key] { return text }
-    let property = definitions.propertyName(key.property)
-    let name = property.firstIndex(of: ".").map { String(property[property.index(after: $0)...]) } ?? property
-    let text = "\(definitions.typeName(ofObject: key.object))#\(key.object).\(name)"
-    if definitions.objects[key.object] != nil, definitions.properties[key.property] != nil {
-      objectProperties[key] = text
-    }
-    return text
+  // MARK: Names, resolved once
+
+  /// `Type#serial.property`.
+  private func appendObject(_ key: PropertyKey) {
+    names.appendObject(key.object, to: writer)
+    writer.append(UInt8(ascii: "."))
+    names.appendShortProperty(key.property, to: writer)
   }
 
-  private func propertyName(_ id: UInt32, _ definitions: TraceDefinitions) -> String {
-    if let name = propertyNames[id] { return name }
-    let name = definitions.propertyName(id)
-    if definitions.properties[id] != nil { propertyNames[id] = name }
-    return name
+  private func appendLabel(_ id: UInt32) {
+    names.appendLabel(id, to: writer)
   }
 
-  private func label(_ id: UInt32, _ definitions: TraceDefinitions) -> String {
-    if let text = labels[id] { return text }
-    let text = definitions.labelName(id)
-    if definitions.labels[id] != nil { labels[id] = text }
-    return text
+  private func labelMatches(_ id: UInt32, _ wanted: String) -> Bool {
+    if let matches = labelMatches[id] { return matches }
+    let definitions = reader.definitions
+    let matches = definitions.labelName(id) == wanted
+    if definitions.labels[id] != nil { labelMatches[id] = matches }
+    return matches
+  }
+
+  private func propertyMatches(_ id: UInt32, _ wanted: String) -> Bool {
+    if let matches = propertyMatches[id] { return matches }
+    let definitions = reader.definitions
+    let matches = definitions.propertyName(id) == wanted
+    if definitions.properties[id] != nil { propertyMatches[id] = matches }
+    return matches
   }
 
   /// How a write was made: from its willSet's flags, and for a write through `withMutation` from its stack, once.
-  private func writeKind(_ flags: UInt8, _ stack: UInt32, _ definitions: TraceDefinitions) -> WriteKind {
+  private func writeKind(_ flags: UInt8, _ stack: UInt32) -> WriteKind {
     let willSet = TraceEvent(kind: .willSet, flags: flags, thread: 0, time: 0, stack: stack)
-    guard flags & EventFlags.willSetInWithMutation != 0, flags & EventFlags.willSetDirect == 0 else {
-      return definitions.writeKind(of: willSet)
-    }
+    if flags & EventFlags.willSetDirect != 0 { return .modify }
+    guard flags & EventFlags.willSetInWithMutation != 0 else { return .unknown }
     if let kind = withMutationKinds[stack] { return kind }
+    let definitions = reader.definitions
     let kind = definitions.writeKind(of: willSet)
-    if definitions.stacks[stack] != nil { withMutationKinds[stack] = kind }
+    // As dump does: no stack (backtraces off) is an answer that no later definition changes.
+    if stack == 0 || definitions.stacks[stack] != nil { withMutationKinds[stack] = kind }
     return kind
   }
 
-  /// `  at File.swift:12 (function)`, or "" when the stack has no user frame.
-  private func site(_ stack: UInt32, _ definitions: TraceDefinitions) -> String {
-    if stack == 0 { return "" }
-    if let text = sites[stack] { return text }
+  /// `  at File.swift:12 (function)`, or nothing when the stack has no user frame.
+  private func appendSite(_ stack: UInt32) {
+    if stack == 0 { return }
+    if let span = sites[stack] { return writer.append(span, in: names.arena) }
+    let definitions = reader.definitions
     let text = definitions.site(ofStack: stack).map { "  at \(SiteFormatting.describe($0))" } ?? ""
-    if definitions.stacks[stack] != nil { sites[stack] = text }
-    return text
+    guard definitions.stacks[stack] != nil else { return writer.append(contentsOf: text) }
+    let span = names.arena.add(text)
+    sites[stack] = span
+    writer.append(span, in: names.arena)
   }
 
-  func describe(_ fact: ReplayFact, _ definitions: TraceDefinitions) -> String? {
-    func matches(time: UInt64, thread: UInt32, keys: [PropertyKey], labels: [UInt32]) -> Bool {
-      if time < filter.from || time > filter.to { return false }
-      if let wanted = filter.thread, wanted != thread { return false }
-      if let wanted = filter.object, !keys.contains(where: { $0.object == wanted }) { return false }
-      if let wanted = filter.property, !keys.contains(where: { propertyName($0.property, definitions) == wanted }) {
-        return false
-      }
-      if let wanted = filter.scope, !labels.contains(where: { label($0, definitions) == wanted }) { return false }
-      return true
+  /// `time(ms)  Tn     `: the time right-aligned in 9 columns, then the thread left-aligned in 6 and a space.
+  private func appendPrefix(_ time: UInt64, _ thread: UInt32) {
+    writer.appendMilliseconds(time, width: 9)
+    writer.append("  T")
+    writer.appendDecimal(thread)
+    let width = 1 + LineWriter.digitCount(UInt64(thread))
+    writer.appendSpaces(width >= 6 ? 2 : 7 - width)
+  }
+
+  // MARK: Lines
+
+  private func matches<Keys: Collection<PropertyKey>>(
+    time: UInt64, thread: UInt32, keys: Keys, label: UInt32?, labels: [(scope: UInt32, label: UInt32)] = []
+  ) -> Bool {
+    if time < filter.from || time > filter.to { return false }
+    if let wanted = filter.thread, wanted != thread { return false }
+    if let wanted = filter.object, !keys.contains(where: { $0.object == wanted }) { return false }
+    if let wanted = filter.property, !keys.contains(where: { propertyMatches($0.property, wanted) }) { return false }
+    if let wanted = filter.scope {
+      if let label { return labelMatches(label, wanted) }
+      return labels.contains { labelMatches($0.label, wanted) }
     }
-    func prefix(_ time: UInt64, _ thread: UInt32) -> String {
-      Formatting.milliseconds(time).leftPadded(9) + "  " + "T\(thread)".padding(toLength: 6) + " "
-    }
+    return true
+  }
+
+  /// Prints the line of a fact, if it has one and the filter lets it through.
+  func print(_ fact: ReplayFact) {
     switch fact {
     case .runEnded(let ended):
       let run = ended.run
-      guard matches(time: run.time, thread: run.thread, keys: ended.reads, labels: [run.label]) else { return nil }
-      let reads =
-        ended.reads.isEmpty
-        ? "read nothing" : "read " + ended.reads.map { object($0, definitions) }.joined(separator: ", ")
-      return prefix(run.time, run.thread)
-        + "run \(label(run.label, definitions)) (\(run.kind), #\(run.scope)) \(reads)"
-        + (ended.redundant ? "  [redundant: nothing it read changed]" : "")
-        + (ended.readRacing ? "  [raced a write on another thread: may have read the old value]" : "")
-    case .write(let write):
-      guard matches(time: write.time, thread: write.thread, keys: [write.key], labels: write.fired.map(\.label)) else {
-        return nil
+      guard matches(time: run.time, thread: run.thread, keys: ended.reads, label: run.label) else { return }
+      appendPrefix(run.time, run.thread)
+      writer.append("run ")
+      appendLabel(run.label)
+      writer.append(" (")
+      writer.append(contentsOf: run.kind.description)
+      writer.append(", #")
+      writer.appendDecimal(run.scope)
+      writer.append(")")
+      if ended.reads.isEmpty {
+        writer.append(" read nothing")
+      } else {
+        writer.append(" read ")
+        for (index, key) in ended.reads.enumerated() {
+          if index > 0 { writer.append(", ") }
+          appendObject(key)
+        }
       }
-      let outcome: String
+      if ended.redundant { writer.append("  [redundant: nothing it read changed]") }
+      if ended.readRacing { writer.append("  [raced a write on another thread: may have read the old value]") }
+    case .write(let write):
+      guard
+        matches(
+          time: write.time, thread: write.thread, keys: CollectionOfOne(write.key), label: nil, labels: write.fired)
+      else { return }
+      appendPrefix(write.time, write.thread)
+      writer.append("write ")
+      appendObject(write.key)
+      let kind = writeKind(write.writeKind, write.stack)
+      if kind != .unknown {
+        writer.append(" by ")
+        writer.append(contentsOf: kind.description)
+      }
       switch write.outcome {
-      case .changed: outcome = "changed"
-      case .unchanged: outcome = "UNCHANGED"
+      case .changed: writer.append(" changed")
+      case .unchanged: writer.append(" UNCHANGED")
       // Through the setter the macro already skipped an equal Equatable value; through _modify, a write the
       // recorder did not compare (OBSTRACE_COMPARE) says so.
-      case .unknown: outcome = write.throughModify ? "written (not compared)" : "written"
+      case .unknown: writer.append(write.throughModify ? " written (not compared)" : " written")
       }
-      let fired =
-        write.fired.isEmpty
-        ? "invalidated nothing"
-        : "invalidated "
-          + write.fired.map {
-            "\(label($0.label, definitions)) (#\($0.scope)\(write.predicted.contains($0.scope) ? ", predicted" : ""))"
-          }
-          .joined(separator: ", ")
-      let kind = writeKind(write.writeKind, write.stack, definitions)
-      let how = kind == .unknown ? "" : " by \(kind)"
-      var line =
-        prefix(write.time, write.thread) + "write \(object(write.key, definitions))\(how) \(outcome) → \(fired)"
-      if write.outcome == .unchanged && !write.fired.isEmpty { line += "  [wasted]" }
-      line += site(write.stack, definitions)
-      return line
+      if write.fired.isEmpty {
+        writer.append(" → invalidated nothing")
+      } else {
+        writer.append(" → invalidated ")
+        for (index, fired) in write.fired.enumerated() {
+          if index > 0 { writer.append(", ") }
+          appendLabel(fired.label)
+          writer.append(" (#")
+          writer.appendDecimal(fired.scope)
+          if write.predicted.contains(fired.scope) { writer.append(", predicted") }
+          writer.append(")")
+        }
+      }
+      if write.outcome == .unchanged && !write.fired.isEmpty { writer.append("  [wasted]") }
+      appendSite(write.stack)
     case .read(let read):
-      guard read.stale, matches(time: read.time, thread: read.thread, keys: [read.key], labels: []) else { return nil }
-      var line =
-        prefix(read.time, read.thread)
-        + "STALE read \(object(read.key, definitions)) inside its own willSet: saw the old value"
-      line += site(read.stack, definitions)
-      return line
+      guard read.stale, matches(time: read.time, thread: read.thread, keys: CollectionOfOne(read.key), label: nil)
+      else { return }
+      appendPrefix(read.time, read.thread)
+      writer.append("STALE read ")
+      appendObject(read.key)
+      writer.append(" inside its own willSet: saw the old value")
+      appendSite(read.stack)
     case .fire(let fire):
-      guard fire.cause == nil, matches(time: fire.time, thread: fire.thread, keys: [], labels: [fire.label]),
-        filter.object == nil, filter.property == nil
-      else { return nil }
-      return prefix(fire.time, fire.thread)
-        + "fired \(label(fire.label, definitions)) (#\(fire.scope)) with no write in progress (object freed?)"
+      guard fire.cause == nil, filter.object == nil, filter.property == nil,
+        matches(time: fire.time, thread: fire.thread, keys: EmptyCollection(), label: fire.label)
+      else { return }
+      appendPrefix(fire.time, fire.thread)
+      writer.append("fired ")
+      appendLabel(fire.label)
+      writer.append(" (#")
+      writer.appendDecimal(fire.scope)
+      writer.append(") with no write in progress (object freed?)")
     case .cancel(let cancel):
-      guard cancel.reason != .fired,
-        matches(time: cancel.time, thread: cancel.thread, keys: [], labels: [cancel.label]),
-        filter.object == nil, filter.property == nil
-      else { return nil }
-      let reason =
-        cancel.reason == .objectsFreed
-        ? "every object it read was freed, nothing can fire it" : cancel.reason.description
-      return prefix(cancel.time, cancel.thread)
-        + "ended \(label(cancel.label, definitions)) (#\(cancel.scope)) without a fire: \(reason)"
+      guard cancel.reason != .fired, filter.object == nil, filter.property == nil,
+        matches(time: cancel.time, thread: cancel.thread, keys: EmptyCollection(), label: cancel.label)
+      else { return }
+      appendPrefix(cancel.time, cancel.thread)
+      writer.append("ended ")
+      appendLabel(cancel.label)
+      writer.append(" (#")
+      writer.appendDecimal(cancel.scope)
+      writer.append(") without a fire: ")
+      writer.append(
+        contentsOf: cancel.reason == .objectsFreed
+          ? "every object it read was freed, nothing can fire it" : cancel.reason.description)
     case .anomaly(let anomaly):
-      guard matches(time: anomaly.time, thread: anomaly.thread, keys: anomaly.key.map { [$0] } ?? [], labels: []),
-        filter.scope == nil
-      else { return nil }
-      return prefix(anomaly.time, anomaly.thread) + "INCONSISTENT: \(anomaly.kind.rawValue)"
-        + (anomaly.scope != 0 ? " (#\(anomaly.scope))" : "")
-        + (anomaly.key.map { " " + object($0, definitions) } ?? "")
+      guard filter.scope == nil,
+        matches(
+          time: anomaly.time, thread: anomaly.thread, keys: anomaly.key.map { [$0] } ?? [], label: nil)
+      else { return }
+      appendPrefix(anomaly.time, anomaly.thread)
+      writer.append("INCONSISTENT: ")
+      writer.append(contentsOf: anomaly.kind.rawValue)
+      if anomaly.scope != 0 {
+        writer.append(" (#")
+        writer.appendDecimal(anomaly.scope)
+        writer.append(")")
+      }
+      if let key = anomaly.key {
+        writer.append(" ")
+        appendObject(key)
+      }
     case .sequenceEnded(let ended):
-      guard let ending = ended.ending,
-        matches(time: ended.time, thread: ended.thread, keys: [], labels: [ended.label]),
-        filter.object == nil, filter.property == nil
-      else { return nil }
-      return prefix(ended.time, ended.thread)
-        + "sequence \(label(ended.label, definitions)) (iterator #\(ended.sequence)) ended: \(ending)"
+      guard let ending = ended.ending, filter.object == nil, filter.property == nil,
+        matches(time: ended.time, thread: ended.thread, keys: EmptyCollection(), label: ended.label)
+      else { return }
+      appendPrefix(ended.time, ended.thread)
+      writer.append("sequence ")
+      appendLabel(ended.label)
+      writer.append(" (iterator #")
+      writer.appendDecimal(ended.sequence)
+      writer.append(") ended: ")
+      writer.append(contentsOf: ending.description)
     case .objectCreated, .objectFreed, .writeBegan, .runBegan:
-      return nil
+      return
     }
+    writer.endLine()
   }
 }
 

@@ -304,6 +304,20 @@ struct CommandLineTests {
     #expect(result.standardError.contains(mention), "\(result.standardError)")
   }
 
+  @Test("timeline --thread or --object naming one the trace has, with no line of it, matches nothing: not an error")
+  func threadWithoutLines() throws {
+    // observations.trc: T1 created the model and read it (dump shows its events), but no timeline line is T1's.
+    let path = Paths.root + "/traces/observations.trc"
+    #expect(Run.command(["dump", path]).standardOutput.contains("  T1  objectCreated"))
+    let result = Run.command(["timeline", path, "--thread", "1"])
+    #expect(result.status == 0, "\(result.standardError)")
+    #expect(result.standardOutput == "time (ms)  thread  what\n(nothing matches)\n")
+    // A thread it does not have is still an error, and the threads it lists are all of the trace's.
+    let missing = Run.command(["timeline", path, "--thread", "3"])
+    #expect(missing.status == 2)
+    #expect(missing.standardError.contains("(its threads: T1, T2)"), "\(missing.standardError)")
+  }
+
   @Test("a file that is not a trace is refused with its name")
   func notATrace() throws {
     let path = Paths.temporary("text.trc")
