@@ -21,6 +21,8 @@ __thread obstrace_ring *obstrace_thread_ring __attribute__((tls_model("initial-e
 
 static pthread_mutex_t registry_mutex = PTHREAD_MUTEX_INITIALIZER;
 static obstrace_ring *registry_head = NULL;
+/// Drops counted by rings since released (their threads exited): still part of `obstrace_total_dropped`.
+static uint64_t released_dropped = 0;
 static bool flusher_running = false;
 static uint64_t configured_capacity = 1u << 16;
 static uint32_t next_thread_id = 0;
@@ -39,6 +41,103 @@ static void free_ring(obstrace_ring *ring) {
   free(ring);
 }
 
+// ── The pool of prepared rings. ──
+// A thread's first event must not allocate and zero a ring (2 MiB by default) on the program's thread: that costs
+// milliseconds and shifts scheduling. The flusher prepares rings ahead of need (`obstrace_ring_pool_fill`), every
+// page already touched; a thread takes one with one atomic exchange per slot. Each slot holds a ring or NULL: a
+// taker exchanges it with NULL (so no ring is ever taken twice, and no ABA), only the flusher (or the stopping
+// thread, once the flusher has exited) puts rings in, with a CAS from NULL.
+static obstrace_ring *ring_pool[OBSTRACE_RING_POOL_SLOTS];
+static uint64_t rings_made_on_program_threads = 0;
+
+/// A ring for `capacity` records: its header and every slot zeroed, so that no page of it is touched for the
+/// first time by its thread.
+static obstrace_ring *make_ring(uint64_t capacity) {
+  obstrace_ring *ring = aligned_alloc(64, (sizeof(obstrace_ring) + 63) & ~(size_t)63);
+  if (ring == NULL) return NULL;
+  memset(ring, 0, sizeof(*ring));
+  ring->slots = aligned_alloc(64, capacity * sizeof(obstrace_record));
+  if (ring->slots == NULL) {
+    free(ring);
+    return NULL;
+  }
+  // Touch every page now: the kernel zeroing a page on first touch must not land on the hot path.
+  memset(ring->slots, 0, capacity * sizeof(obstrace_record));
+  ring->mask = capacity - 1;
+  return ring;
+}
+
+/// Puts `ring` in an empty slot of the pool; false when the pool is full.
+static bool pool_put(obstrace_ring *ring) {
+  for (int index = 0; index < OBSTRACE_RING_POOL_SLOTS; index++) {
+    obstrace_ring *expected = NULL;
+    // Release: pairs with the taker's acquire exchange in pool_take (the ring's contents are visible to it).
+    if (__atomic_compare_exchange_n(&ring_pool[index], &expected, ring, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/// Takes a prepared ring of `capacity` records from the pool, or returns NULL when it has none.
+static obstrace_ring *pool_take(uint64_t capacity) {
+  for (int index = 0; index < OBSTRACE_RING_POOL_SLOTS; index++) {
+    if (__atomic_load_n(&ring_pool[index], __ATOMIC_RELAXED) == NULL) continue;
+    // Acquire: pairs with the release CAS in pool_put.
+    obstrace_ring *ring = __atomic_exchange_n(&ring_pool[index], NULL, __ATOMIC_ACQUIRE);
+    if (ring == NULL) continue;
+    if (ring->mask + 1 != capacity) {
+      // Prepared before the capacity changed (not reached in practice: a recording empties the pool at its start).
+      free_ring(ring);
+      continue;
+    }
+    // Fewer than half left: the flusher refills the pool at its next drain, which this brings forward.
+    if (2 * obstrace_ring_pool_count() < obstrace_ring_pool_target()) obstrace_flusher_wake();
+    return ring;
+  }
+  return NULL;
+}
+
+size_t obstrace_ring_pool_count(void) {
+  size_t count = 0;
+  for (int index = 0; index < OBSTRACE_RING_POOL_SLOTS; index++) {
+    if (__atomic_load_n(&ring_pool[index], __ATOMIC_RELAXED) != NULL) count++;
+  }
+  return count;
+}
+
+size_t obstrace_ring_pool_target(void) {
+  uint64_t bytes = __atomic_load_n(&configured_capacity, __ATOMIC_RELAXED) * sizeof(obstrace_record);
+  uint64_t target = OBSTRACE_RING_POOL_BYTES / bytes;
+  return target < 1 ? 1 : target > OBSTRACE_RING_POOL_SLOTS ? OBSTRACE_RING_POOL_SLOTS : (size_t)target;
+}
+
+void obstrace_ring_pool_fill(void) {
+  uint64_t capacity = __atomic_load_n(&configured_capacity, __ATOMIC_RELAXED);
+  size_t missing = obstrace_ring_pool_target();
+  size_t present = obstrace_ring_pool_count();
+  missing = present >= missing ? 0 : missing - present;
+  for (; missing > 0; missing--) {
+    obstrace_ring *ring = make_ring(capacity);
+    if (ring == NULL) return;
+    if (!pool_put(ring)) {
+      free_ring(ring);
+      return;
+    }
+  }
+}
+
+void obstrace_ring_pool_empty(void) {
+  for (int index = 0; index < OBSTRACE_RING_POOL_SLOTS; index++) {
+    obstrace_ring *ring = __atomic_exchange_n(&ring_pool[index], NULL, __ATOMIC_ACQUIRE);
+    if (ring != NULL) free_ring(ring);
+  }
+}
+
+uint64_t obstrace_rings_made_on_program_threads(void) {
+  return __atomic_load_n(&rings_made_on_program_threads, __ATOMIC_RELAXED);
+}
+
 /// Unlinks `ring` from the registry; the caller holds registry_mutex.
 static void unlink_ring(obstrace_ring *ring) {
   obstrace_ring **link = &registry_head;
@@ -54,6 +153,7 @@ static void thread_exited(void *value) {
   bool empty = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE) == __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
   if (!flusher_running && empty) {
     unlink_ring(ring);
+    released_dropped += __atomic_load_n(&ring->dropped, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&registry_mutex);
     free_ring(ring);
     return;
@@ -67,18 +167,14 @@ static void make_exit_key(void) { pthread_key_create(&exit_key, thread_exited); 
 
 obstrace_ring *obstrace_ring_attach(void) {
   if (obstrace_thread_ring != NULL) return obstrace_thread_ring;
-  obstrace_ring *ring = aligned_alloc(64, (sizeof(obstrace_ring) + 63) & ~(size_t)63);
-  if (ring == NULL) return NULL;
-  memset(ring, 0, sizeof(*ring));
   uint64_t capacity = __atomic_load_n(&configured_capacity, __ATOMIC_RELAXED);
-  ring->slots = aligned_alloc(64, capacity * sizeof(obstrace_record));
-  if (ring->slots == NULL) {
-    free(ring);
-    return NULL;
+  obstrace_ring *ring = pool_take(capacity);
+  if (ring == NULL) {
+    // The pool is empty (not primed yet, or more threads began recording at once than it holds): made here.
+    __atomic_add_fetch(&rings_made_on_program_threads, 1, __ATOMIC_RELAXED);
+    ring = make_ring(capacity);
+    if (ring == NULL) return NULL;
   }
-  // Touch every page now: the kernel zeroing a page on first touch must not land on the hot path.
-  memset(ring->slots, 0, capacity * sizeof(obstrace_record));
-  ring->mask = capacity - 1;
   ring->os_thread_id = (int32_t)syscall(SYS_gettid);
 
   pthread_attr_t attributes;
@@ -303,7 +399,7 @@ size_t obstrace_registry_snapshot(obstrace_ring **rings, size_t capacity) {
 
 uint64_t obstrace_total_dropped(void) {
   pthread_mutex_lock(&registry_mutex);
-  uint64_t total = 0;
+  uint64_t total = released_dropped;
   for (obstrace_ring *ring = registry_head; ring != NULL; ring = ring->next) {
     total += __atomic_load_n(&ring->dropped, __ATOMIC_RELAXED);
   }
@@ -314,7 +410,18 @@ uint64_t obstrace_total_dropped(void) {
 void obstrace_registry_release(obstrace_ring *ring) {
   pthread_mutex_lock(&registry_mutex);
   unlink_ring(ring);
+  released_dropped += __atomic_load_n(&ring->dropped, __ATOMIC_RELAXED);
   pthread_mutex_unlock(&registry_mutex);
+  // A drained ring of the current capacity goes back to the pool, as new (its slots' pages stay touched).
+  if (ring->mask + 1 == __atomic_load_n(&configured_capacity, __ATOMIC_RELAXED) &&
+      obstrace_ring_pool_count() < obstrace_ring_pool_target()) {
+    obstrace_record *slots = ring->slots;
+    uint64_t mask = ring->mask;
+    memset(ring, 0, sizeof(*ring));
+    ring->slots = slots;
+    ring->mask = mask;
+    if (pool_put(ring)) return;
+  }
   free_ring(ring);
 }
 
@@ -351,6 +458,34 @@ void obstrace_flusher_wait(uint32_t milliseconds) {
   }
   wake_pending = false;
   pthread_mutex_unlock(&wake_mutex);
+}
+
+// A test's hold on the flusher (`obstrace_flusher_hold`): requested by the test, acknowledged by the flusher at the
+// top of its loop, after which it drains nothing until released.
+static uint32_t flusher_hold_requested = 0;
+static uint32_t flusher_hold_acknowledged = 0;
+
+bool obstrace_flusher_hold(bool hold) {
+  // Release/acquire: pair with the flusher's loads and store in obstrace_flusher_is_held.
+  __atomic_store_n(&flusher_hold_requested, hold ? 1 : 0, __ATOMIC_RELEASE);
+  if (!hold) {
+    obstrace_flusher_wake();
+    return true;
+  }
+  for (int waited = 0; waited < 10000; waited++) {
+    if (__atomic_load_n(&flusher_hold_acknowledged, __ATOMIC_ACQUIRE) != 0) return true;
+    obstrace_flusher_wake();
+    struct timespec pause = {0, 1000000};
+    nanosleep(&pause, NULL);
+  }
+  __atomic_store_n(&flusher_hold_requested, 0, __ATOMIC_RELEASE);
+  return false;
+}
+
+bool obstrace_flusher_is_held(void) {
+  bool held = __atomic_load_n(&flusher_hold_requested, __ATOMIC_ACQUIRE) != 0;
+  __atomic_store_n(&flusher_hold_acknowledged, held ? 1 : 0, __ATOMIC_RELEASE);
+  return held;
 }
 
 void obstrace_flusher_wake(void) {

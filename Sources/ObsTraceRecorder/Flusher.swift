@@ -51,6 +51,7 @@ final class Flusher: @unchecked Sendable {
     obstrace_configure(
       UInt64(max(64, options.ringCapacity)), options.dropWhenFull, options.backtraces.level,
       UInt32(max(0, min(64, options.backtraceDepth))), options.comparison.mode)
+    obstrace_ring_pool_empty()  // rings of another capacity; the flusher prepares this recording's
     clock = TickMapping()
     let header = TraceHeader(
       startWallClockNanoseconds: obstrace_wall_clock_nanoseconds(), processID: UInt32(getpid()),
@@ -82,12 +83,16 @@ final class Flusher: @unchecked Sendable {
   }
 
   private func run() {
+    // Rings for the threads that will record, prepared here rather than at their first event (see ring.c).
+    obstrace_ring_pool_fill()
     while running.load(ordering: .acquiring) {
       obstrace_flusher_wait(Self.wakeIntervalMilliseconds)
+      if obstrace_flusher_is_held() { continue }  // a test fills a ring for certain (obstrace_flusher_hold)
       let request = flushRequested.load(ordering: .acquiring)
       clock.sample()
       drain(final: false)
       flushCompleted.store(request, ordering: .releasing)
+      obstrace_ring_pool_fill()
     }
     flusherThreadSerial = obstrace_current_thread_serial()
   }
@@ -138,6 +143,7 @@ final class Flusher: @unchecked Sendable {
     var lostAtStop: UInt64 = 0
     forEachRing { lostAtStop = lostAtStop.addingSaturating(obstrace_ring_unread($0)) }
     obstrace_set_flusher_running(false)
+    obstrace_ring_pool_empty()  // not recording, the program holds no ring it did not use
     // Orphans left by threads that exited after the final drain are freed by the next drain or at their exit.
     if writeError == nil { writeSymbols() }
     let threads = totals.values.sorted { $0.thread < $1.thread }

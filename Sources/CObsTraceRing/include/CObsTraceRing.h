@@ -43,6 +43,10 @@ typedef struct obstrace_record {
 #define OBSTRACE_STACK_CACHE_SIZE 128
 #define OBSTRACE_MAX_STACK_DEPTH 64
 #define OBSTRACE_FOREIGN_STACK_DEPTH 16
+/// Rings the flusher keeps prepared for threads that have not recorded yet (`obstrace_ring_pool_fill`).
+#define OBSTRACE_RING_POOL_SLOTS 4
+/// ... and at most this many bytes of them, but at least one ring (four default rings of 2 MiB).
+#define OBSTRACE_RING_POOL_BYTES (8u << 20)
 /// What `obstrace_foreign_scope_at` returns when a read is inside tracking ObsTrace has not seen yet.
 #define OBSTRACE_NEW_FOREIGN_SCOPE UINT32_MAX
 /// A read takes its thread's previous event time unless this many events were stored since the clock was last
@@ -452,8 +456,21 @@ void obstrace_set_flusher_running(bool running);
 size_t obstrace_registry_snapshot(obstrace_ring **rings, size_t capacity);
 /// Events dropped so far by every ring still registered (drop mode), summed.
 uint64_t obstrace_total_dropped(void);
-/// Unlinks and frees an orphaned ring that the flusher has drained.
+/// Unlinks an orphaned ring that the flusher has drained, and puts it back in the pool of prepared rings (or frees
+/// it when the pool is full or the ring's capacity is not the current one).
 void obstrace_registry_release(obstrace_ring *ring);
+/// Fills the empty slots of the pool of prepared rings with new rings of the configured capacity, every page
+/// touched: called by the flusher, so that a thread's first event takes a ring without allocating or zeroing one.
+void obstrace_ring_pool_fill(void);
+/// Frees the pool's rings (at a recording's start and stop: a program not recording holds none).
+void obstrace_ring_pool_empty(void);
+/// How many prepared rings the pool holds now.
+size_t obstrace_ring_pool_count(void);
+/// How many prepared rings the pool is filled to for the configured capacity: `OBSTRACE_RING_POOL_SLOTS`, fewer
+/// when they would exceed `OBSTRACE_RING_POOL_BYTES`, at least one.
+size_t obstrace_ring_pool_target(void);
+/// How many rings were allocated on the thread that was to use them, because the pool was empty (tests).
+uint64_t obstrace_rings_made_on_program_threads(void);
 /// The threads whose rings are registered and not orphaned (their thread has not exited), except the thread
 /// `except` (a thread serial, 0 for none): their serials into `serials`, at most `capacity`; returns how many
 /// there are. Copied under the registry's lock, so a ring the flusher frees meanwhile is never read.
@@ -528,6 +545,11 @@ static inline bool obstrace_ring_is_orphaned(const obstrace_ring *ring) {
 /// Sleeps until woken by a producer waiting for room, or until `milliseconds` pass.
 void obstrace_flusher_wait(uint32_t milliseconds);
 void obstrace_flusher_wake(void);
+/// Tests only: holds the running flusher (it drains nothing, so a ring fills for certain) or releases it. Returns
+/// once the flusher has seen the hold, or false after 10 s (no recording, so no flusher).
+bool obstrace_flusher_hold(bool hold);
+/// The flusher, at the top of its loop: whether a test holds it (acknowledging the hold).
+bool obstrace_flusher_is_held(void);
 
 /// One (clock ticks, CLOCK_MONOTONIC nanoseconds) pair taken back to back, for converting ticks.
 void obstrace_clock_sample(uint64_t *ticks, uint64_t *nanoseconds);
