@@ -153,10 +153,11 @@ public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Se
     /// The label of this iterator's runs, interned at its first recorded run; 0 until then.
     var label: UInt32 = 0
     var started = false
-    /// Shared by the iterator's copies: this iterator's serial (its runs are one instance in the trace) and its
-    /// last run; when the last copy goes away before the sequence ended for it (a loop that left by `break`), the
-    /// trace says so.
-    let lifetime: IteratorLifetime
+    /// Shared by the iterator's copies made after its first recorded run: this iterator's serial (its runs are
+    /// one instance in the trace) and its last run; when the last copy goes away before the sequence ended for it
+    /// (a loop that left by `break`), the trace says so. Nil until a run is recorded: an iterator of a program that
+    /// is not recording allocates nothing Observation's own would not.
+    var lifetime: IteratorLifetime?
 
     /// Runs the closure under tracking on its own isolation, as a run of this sequence.
     fileprivate static func trackEmission(
@@ -191,7 +192,7 @@ public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Se
     {
       shared?.state.withLock { $0.continuations.removeValue(forKey: id) }?.resume()
       if shared != nil {
-        lifetime.end(ending)
+        lifetime?.end(ending)
       }
       shared = nil
       if let failure { throw failure }
@@ -202,12 +203,15 @@ public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Se
       isolation iterationIsolation: isolated (any Actor)?, shared: Shared, id: Int
     ) async throws(Failure) -> Element? {
       guard !Task.isCancelled else { return try terminate(id: id, .cancelled) }
-      if label == 0 && obstrace_is_enabled() { label = ScopeLabel.intern(name, callSite: callSite) }
+      if obstrace_is_enabled() {
+        if label == 0 { label = ScopeLabel.intern(name, callSite: callSite) }
+        if lifetime == nil { lifetime = IteratorLifetime(sequence: TrackingScopes.nextSequenceSerial()) }
+      }
       let (iteration, scope) = try await Iterator.trackEmission(
         isolation: emit.isolation, shared: shared, emit: emit,
         label: label != 0 ? .interned(label) : name.map { .name($0) } ?? .callSite(callSite),
-        sequence: lifetime.sequence)
-      if scope != 0 { lifetime.lastRun = scope }
+        sequence: lifetime?.sequence ?? 0)
+      if scope != 0 { lifetime?.lastRun = scope }
       switch iteration {
       case .finish: return try terminate(id: id, .finished)
       case .next(let element): return element
@@ -257,9 +261,7 @@ public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Se
   }
 
   public func makeAsyncIterator() -> Iterator {
-    Iterator(
-      shared: shared, emit: emit, name: name, callSite: callSite,
-      lifetime: IteratorLifetime(sequence: TrackingScopes.nextSequenceSerial()))
+    Iterator(shared: shared, emit: emit, name: name, callSite: callSite)
   }
 }
 

@@ -5,6 +5,8 @@ import ObsTraceTestSupport
 import Observation
 import Testing
 
+@testable import ObsTraceRecorder
+
 /// A model only these tests write, so that no other test has looked up its stored fields.
 @Observable
 final class SetterOnlyModel: @unchecked Sendable {
@@ -83,6 +85,30 @@ extension RecorderTests {
       }.value
       #expect(values == [0, 0, 3])
       #expect(!threadHasRing)
+    }
+  }
+
+  @Test("while not recording, an Observations iterator allocates nothing and takes no serial; recording, it does")
+  func observationsIteratorIsLazy() async throws {
+    try await RecordingTestLock.exclusiveWithoutBlocking {
+      let model = SetterOnlyModel()
+      // Serials are taken only here while no one records (the lock): one before, one after, nothing between.
+      let before = obstrace_next_scope_serial()
+      var iterator = ObsTraceRecorder.Observations<Int, Never>({ model.value }).makeAsyncIterator()
+      let first = await iterator.next()
+      let after = obstrace_next_scope_serial()
+      #expect(first == 0)
+      #expect(iterator.lifetime == nil)
+      #expect(after == before &+ 1)
+
+      // Recording, the iterator's first recorded run gives it its lifetime (one sequence instance in the trace).
+      try Recorder.start(to: RecordingSupport.temporaryPath("lazy.trc"))
+      model.value = 1
+      let second = await iterator.next()
+      let sequence = iterator.lifetime?.sequence
+      Recorder.stop()
+      #expect(second == 1)
+      #expect(sequence != nil && sequence != 0)
     }
   }
 
