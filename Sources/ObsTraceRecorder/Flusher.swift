@@ -85,6 +85,9 @@ final class Flusher: @unchecked Sendable {
   private func run() {
     // Rings for the threads that will record, prepared here rather than at their first event (see ring.c).
     obstrace_ring_pool_fill()
+    // The symbol tables that locate a compared write's stored field, opened here rather than at the first such
+    // write (see SymbolCache.prepare).
+    if options.comparison != .off { SymbolCache.prepare() }
     while running.load(ordering: .acquiring) {
       obstrace_flusher_wait(Self.wakeIntervalMilliseconds)
       if obstrace_flusher_is_held() { continue }  // a test fills a ring for certain (obstrace_flusher_hold)

@@ -97,11 +97,28 @@ enum SymbolCache {
   struct State {
     var symbolizer: Symbolizer?
     var attempted = false
+    /// Opened by `prepare` (the flusher), not by the first lookup of a program's thread.
+    var openedAhead = false
     var frames: [UInt64: SymbolizedFrame] = [:]
     var unresolved: Set<UInt64> = []
   }
 
-  private static let state = LockedValue(State())
+  static let state = LockedValue(State())
+
+  /// Opens the process's symbol tables ahead of need, and reads the symbol table of the module that holds
+  /// ObsTrace (the program's, when it is linked statically, as SwiftPM does): called by the flusher when a
+  /// recording starts, so that the first write of a property through `_modify`, which names its key path's getter
+  /// (`StoredField`), finds them open instead of opening them on the program's thread (tens of milliseconds in a
+  /// large binary). The recording's stop uses the same tables to symbolize, so this adds no work overall.
+  static func prepare() {
+    state.withLock { state in
+      guard !state.attempted else { return }
+      state.attempted = true
+      state.symbolizer = Symbolizer.forCurrentProcess()
+      state.openedAhead = state.symbolizer != nil
+      _ = state.symbolizer?.functionName(at: UInt64(UInt(bitPattern: #dsohandle)))
+    }
+  }
 
   /// The demangled name of the function at `address` (symbol tables only), or nil: for naming a key path's
   /// getter while recording, once per key path.

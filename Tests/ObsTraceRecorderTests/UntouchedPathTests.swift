@@ -13,6 +13,12 @@ final class SetterOnlyModel: @unchecked Sendable {
   var value = 0
 }
 
+/// A model whose first write goes through `_modify`, written by one test only.
+@Observable
+final class ModifyFirstModel: @unchecked Sendable {
+  var value = 0
+}
+
 /// A task executor that runs every job on one thread of its own, created for the test: what that thread was given
 /// (a ring) is what the test's code gave it.
 final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
@@ -109,6 +115,24 @@ extension RecorderTests {
       Recorder.stop()
       #expect(second == 1)
       #expect(sequence != nil && sequence != 0)
+    }
+  }
+
+  @Test("recording, the flusher opens the symbol tables that locate a stored field: the first _modify write does not")
+  func symbolTablesOpenedByTheFlusher() throws {
+    try RecordingTestLock.exclusive {
+      // As in a process that has not symbolized anything yet.
+      SymbolCache.state.withLock { $0 = SymbolCache.State() }
+      let model = ModifyFirstModel()
+      let trace = try RecordingSupport.recordHoldingLock {
+        let deadline = Date().addingTimeInterval(10)
+        while !SymbolCache.state.withLock({ $0.attempted }) && Date() < deadline { usleep(1000) }
+        model.value += 1
+      }
+      #expect(SymbolCache.state.withLock { $0.openedAhead })
+      // The write was compared: its field was found with the tables the flusher opened.
+      let key = try #require(trace.events(.willSet).first).key
+      #expect(obstrace_property_field(key) != 0 && obstrace_property_field(key) != UInt32.max)
     }
   }
 
