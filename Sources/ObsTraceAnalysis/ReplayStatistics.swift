@@ -12,7 +12,16 @@ public struct ReplayStatistics: ReplayConsumer {
   public private(set) var properties = DenseTable<PropertyStatistics>()
   public private(set) var scopes = DenseTable<ScopeStatistics>()  // by label id
   /// Reads of a property inside runs of a scope, per object.
-  public private(set) var readEdges: [Edge: Int] = [:]
+  public var readEdges: [Edge: Int] {
+    var edges: [Edge: Int] = [:]
+    readCounts.forEach { key, counts in
+      counts.forEach { edges[Edge(object: key.object, property: key.property, label: $0)] = $1 }
+    }
+    return edges
+  }
+  /// The counts behind `readEdges`, by object property (an array lookup), then label: a read in a scope is counted
+  /// without hashing.
+  private var readCounts = KeyTable<LabelCounts>()
   /// Invalidations of a scope by writes of a property, per object: all, and those by writes that changed nothing.
   public private(set) var invalidationEdges: [Edge: (all: Int, wasted: Int)] = [:]
   /// Whether to keep the graph's edges (two hash lookups per read in a scope).
@@ -45,7 +54,7 @@ public struct ReplayStatistics: ReplayConsumer {
       if read.label != 0 {
         modifyScope(read.label) { $0.reads[read.key.property, default: 0] += 1 }
         if collectsEdges {
-          readEdges[Edge(object: read.key.object, property: read.key.property, label: read.label), default: 0] += 1
+          readCounts.withState(read.key, default: LabelCounts()) { $0.add(read.label) }
         }
       }
     case .writeBegan(let write):
@@ -117,5 +126,31 @@ public struct ReplayStatistics: ReplayConsumer {
     case .objectCreated, .objectFreed, .anomaly:
       break
     }
+  }
+}
+
+/// Counts by scope label for one object property: a short list while few labels read it (the rule: no hashing),
+/// a dictionary past `listed` of them (a property every scope reads).
+struct LabelCounts {
+  static let listed = 16
+  private var few: [(label: UInt32, count: Int)] = []
+  private var many: [UInt32: Int] = [:]
+
+  mutating func add(_ label: UInt32) {
+    guard many.isEmpty else { return many[label, default: 0] += 1 }
+    if let index = few.firstIndex(where: { $0.label == label }) {
+      few[index].count += 1
+    } else if few.count < Self.listed {
+      few.append((label, 1))
+    } else {
+      for (label, count) in few { many[label] = count }
+      few = []
+      many[label, default: 0] += 1
+    }
+  }
+
+  func forEach(_ body: (UInt32, Int) -> Void) {
+    for (label, count) in few { body(label, count) }
+    for (label, count) in many { body(label, count) }
   }
 }

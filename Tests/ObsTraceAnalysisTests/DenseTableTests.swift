@@ -65,4 +65,22 @@ struct DenseTableTests {
     table.forEach { key, state in all.append("\(key.object).\(key.property)=\(state)") }
     #expect(all == ["7.3=[1, 3]", "7.1=[2, 6]", "9.1=[4]"])
   }
+
+  @Test("counts by label stay exact when a property is read by more labels than the short list holds")
+  func labelCounts() {
+    var counts = LabelCounts()
+    var expected: [UInt32: Int] = [:]
+    for step in 0..<400 {
+      let label = UInt32(step * 7 % (LabelCounts.listed * 3)) + 1
+      counts.add(label)
+      expected[label, default: 0] += 1
+      if step == 10 || step == 20 || step == 399 {
+        var seen: [UInt32: Int] = [:]
+        counts.forEach { seen[$0] = $1 }
+        let reached = expected
+        #expect(seen == reached)
+      }
+    }
+    #expect(expected.count > LabelCounts.listed)
+  }
 }
