@@ -134,6 +134,7 @@ enum RecordCommand: TraceCommand {
       "obstrace: recorded \(trace.events) events from \(trace.threads) thread\(trace.threads == 1 ? "" : "s") "
       + "over \(Formatting.duration(trace.durationNanoseconds)) into \(path) (\(Formatting.bytes(size))): "
       + "\(objects) object\(objects == 1 ? "" : "s") of \(report.objects.count) type\(report.objects.count == 1 ? "" : "s"), "
+      + registrarsWithoutEvents(report)
       + "\(report.properties.count) propert\(report.properties.count == 1 ? "y" : "ies"), "
       + "\(report.scopes.count) scope label\(report.scopes.count == 1 ? "" : "s"); "
       + "\(trace.droppedEvents) dropped"
@@ -141,5 +142,12 @@ enum RecordCommand: TraceCommand {
     // The report's own count, in the report's own words.
     text += ". Findings: \(TraceInput.findingCounts(report)): see 'obstrace report \(path)'."
     return text
+  }
+
+  /// The registrars that recorded no event, which are not objects (empty when there are none).
+  static func registrarsWithoutEvents(_ report: AnalysisReport) -> String {
+    let count = report.registrarsWithoutEvents.total.created
+    guard count > 0 else { return "" }
+    return "\(count) @Observable registrar\(count == 1 ? "" : "s") of objects never read or written, "
   }
 }

@@ -163,6 +163,15 @@ struct FidelityTests {
       "obstrace-fidelity", ["pileup"], environment: ["OBSTRACE_OUTPUT": trace, "OBSTRACE_BACKTRACES": backtraces])
     let report = try TraceAnalysis.analyze(path: trace)
     #expect(report.objects.isEmpty)
+    // record's summary counts them apart too.
+    let recorded = try Run.program(
+      "obstrace",
+      ["record", "-o", Paths.temporary("pileup-record.trc"), "--", Paths.binary("obstrace-fidelity"), "pileup"],
+      environment: ["OBSTRACE_BACKTRACES": backtraces])
+    #expect(
+      recorded.standardError.contains(
+        "0 objects of 0 types, 24 @Observable registrars of objects never read or written, "),
+      "\(recorded.standardError)")
     #expect(report.registrarsWithoutEvents.total == RegistrarStatistics(created: 24, freed: 0))
     let leaks = report.findings.filter { $0.kind == .leakedObject }
     let alive = report.findings.filter { $0.kind == .aliveAtEnd }
