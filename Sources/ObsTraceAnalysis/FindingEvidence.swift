@@ -64,6 +64,7 @@ public struct FindingEvidence: ReplayConsumer {
     self.fanOutThreshold = fanOutThreshold
   }
 
+  @inline(__always)
   public mutating func consume(_ fact: ReplayFact) {
     let previousUntrackedRead = lastUntrackedRead
     lastUntrackedRead = nil

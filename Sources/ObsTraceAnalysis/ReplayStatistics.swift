@@ -40,6 +40,7 @@ public struct ReplayStatistics: ReplayConsumer {
     _ = scopes.withExisting(label, body)
   }
 
+  @inline(__always)
   public mutating func consume(_ fact: ReplayFact) {
     let previousUntrackedRead = lastUntrackedRead
     lastUntrackedRead = nil
