@@ -1,5 +1,6 @@
 // obstrace-bench: what tracing costs, as ratios measured in one run (scripts/bench builds it in release).
-// Each case is timed several times and the fastest repeat kept; a ratio compares two cases of this run.
+// Each case is timed several times and the fastest repeat kept; a ratio compares two cases of this run, whose repeats
+// alternate (baseline, measured, baseline, …), so that a burst of load from other processes falls on both.
 import CObsTraceBench
 import CObsTraceRing
 import Foundation
@@ -14,7 +15,10 @@ func blackHole<T>(_ value: T) {
 /// The fastest of `repeats` timings of `body(iterations)`, in nanoseconds per iteration. Between repeats the
 /// recorder (when on) is flushed, so that a repeat's events fit its thread's ring: what is measured is the hot
 /// path, never a wait for the flusher (sustained throughput is measured on its own).
-func measure(_ iterations: Int, repeats: Int = 15, _ body: (Int) -> Void) -> Double {
+/// Repeats of each timed case (its fastest kept); a repeat is a few milliseconds.
+let caseRepeats = 31
+
+func measure(_ iterations: Int, repeats: Int = caseRepeats, _ body: (Int) -> Void) -> Double {
   var best = Double.infinity
   for _ in 0..<repeats {
     Recorder.flush()
@@ -22,6 +26,21 @@ func measure(_ iterations: Int, repeats: Int = 15, _ body: (Int) -> Void) -> Dou
     body(iterations)
     let elapsed = obstrace_bench_now() - start
     best = min(best, Double(elapsed) / Double(iterations))
+  }
+  return best
+}
+
+/// The fastest of `repeats` timings of each of `baseline(iterations)` and `measured(iterations)`, in nanoseconds per
+/// iteration, their repeats alternating: on a shared machine a burst of load then slows one repeat of each, and the
+/// fastest repeats of both come from quiet moments, rather than one case's whole block from a loaded one. The
+/// recorder (when on) is flushed before each repeat, as in `measure`.
+func measurePair(_ iterations: Int, repeats: Int = caseRepeats, baseline: (Int) -> Void, measured: (Int) -> Void) -> (
+  baseline: Double, measured: Double
+) {
+  var best = (baseline: Double.infinity, measured: Double.infinity)
+  for _ in 0..<repeats {
+    best.baseline = min(best.baseline, measure(iterations, repeats: 1, baseline))
+    best.measured = min(best.measured, measure(iterations, repeats: 1, measured))
   }
   return best
 }
@@ -164,7 +183,7 @@ if CommandLine.arguments.count == 4, CommandLine.arguments[1].hasPrefix("--profi
 
 let iterations = 30_000
 print(
-  "obstrace-bench: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(iterations) operations per repeat, best of 15 repeats"
+  "obstrace-bench: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(iterations) operations per repeat, best of \(caseRepeats) repeats, a case and its baseline alternating"
 )
 
 // MARK: Clocks and the event floor
@@ -185,8 +204,11 @@ rows.append(
 rows.append(
   Row(name: "clock: ContinuousClock.now", baseline: nil, measured: fixed(continuous), ratio: nil, target: "", met: nil))
 
-let floor = measure(iterations) { blackHole(obstrace_bench_floor(UInt64($0))) }
-let emit = withRecording { measure(iterations) { blackHole(obstrace_bench_emit(UInt64($0))) } }
+let (floor, emit) = withRecording {
+  measurePair(
+    iterations, baseline: { blackHole(obstrace_bench_floor(UInt64($0))) },
+    measured: { blackHole(obstrace_bench_emit(UInt64($0))) })
+}
 compare("one event (1 thread) vs floor: clock + 32-byte store", baseline: floor, measured: emit, limit: 1.5)
 
 let floorTwo = measureThreads(2, iterations) { blackHole(obstrace_bench_floor(UInt64($0))) }
@@ -207,55 +229,70 @@ compare("naive recorder, 2 threads at once, vs ObsTrace's", baseline: emitTwo, m
 
 // MARK: Observation, with and without ObsTrace (each case and its baseline on a model local to its loop)
 
-let plainRead = measure(iterations) { blackHole(plainReads($0)) }
-let tracedRead = withRecording { measure(iterations) { blackHole(tracedReads($0)) } }
+// Recording is on for both sides of a pair (the untraced baseline records nothing), so that both run beside the
+// flusher thread.
+let (plainRead, tracedRead) = withRecording {
+  measurePair(iterations, baseline: { blackHole(plainReads($0)) }, measured: { blackHole(tracedReads($0)) })
+}
 compare("read outside tracking: traced vs untraced", baseline: plainRead, measured: tracedRead, limit: 1.5)
 
 // What seeing untraced tracking costs a read: one call of Observation's `_swift_observation_tls_get` through a
 // function pointer (the recorder finds it at start; turned off here for the baseline).
-let tracedReadUnchecked = withRecording {
-  let getter = obstrace_observation_tracking
-  obstrace_set_tracking_getter(nil)
-  defer { obstrace_set_tracking_getter(unsafeBitCast(getter, to: UnsafeRawPointer?.self)) }
-  return measure(iterations) { blackHole(tracedReads($0)) }
+let (tracedReadUnchecked, tracedReadChecked) = withRecording {
+  let getter = unsafeBitCast(obstrace_observation_tracking, to: UnsafeRawPointer?.self)
+  defer { obstrace_set_tracking_getter(getter) }
+  return measurePair(
+    iterations,
+    baseline: {
+      obstrace_set_tracking_getter(nil)
+      blackHole(tracedReads($0))
+    },
+    measured: {
+      obstrace_set_tracking_getter(getter)
+      blackHole(tracedReads($0))
+    })
 }
 compare(
   "read outside tracking: traced, untraced-tracking check vs none", baseline: tracedReadUnchecked,
-  measured: tracedRead, limit: nil)
+  measured: tracedReadChecked, limit: nil)
 
 // A read inside tracking ObsTrace does not own (`withObservationTracking` from a file without the import):
 // recorded into its untraced scope. Both sides pay Observation's access-list update.
 let readsPerScope = 1000
-let plainReadInside = { () -> Double in
-  let model = PlainCounter()
-  return measure(iterations / readsPerScope) { n in
-    for _ in 0..<n { blackHole(readsInsideObservationTracking(readsPerScope) { model.value }) }
-  } / Double(readsPerScope)
-}()
-let tracedReadInside = withRecording { () -> Double in
-  let model = TracedCounter()
-  return measure(iterations / readsPerScope) { n in
-    for _ in 0..<n { blackHole(readsInsideObservationTracking(readsPerScope) { model.value }) }
-  } / Double(readsPerScope)
+let (plainReadInside, tracedReadInside) = withRecording { () -> (Double, Double) in
+  let plainModel = PlainCounter()
+  let tracedModel = TracedCounter()
+  let pair = measurePair(
+    iterations / readsPerScope,
+    baseline: { n in
+      for _ in 0..<n { blackHole(readsInsideObservationTracking(readsPerScope) { plainModel.value }) }
+    },
+    measured: { n in
+      for _ in 0..<n { blackHole(readsInsideObservationTracking(readsPerScope) { tracedModel.value }) }
+    })
+  return (pair.baseline / Double(readsPerScope), pair.measured / Double(readsPerScope))
 }
 compare(
   "read inside untraced tracking (no import there): traced vs untraced", baseline: plainReadInside,
   measured: tracedReadInside, limit: 1.5)
 
-let plainWrite = measure(iterations) { blackHole(plainWrites($0)) }
+var plainWrite = Double.infinity
 for (level, limit) in [(RecordingOptions.Backtraces.off, 1.3), (.writes, 1.6), (.all, nil)] {
-  let tracedWrite = withRecording(level) { measure(iterations) { blackHole(tracedWrites($0)) } }
-  compare(
-    "write: traced (stacks \(level.rawValue)) vs untraced", baseline: plainWrite, measured: tracedWrite, limit: limit)
+  let (plain, tracedWrite) = withRecording(level) {
+    measurePair(iterations, baseline: { blackHole(plainWrites($0)) }, measured: { blackHole(tracedWrites($0)) })
+  }
+  plainWrite = min(plainWrite, plain)
+  compare("write: traced (stacks \(level.rawValue)) vs untraced", baseline: plain, measured: tracedWrite, limit: limit)
 }
 
 // Writes through `_modify`, on a model each repeat creates (a local in both cases, stored the same way): an append
 // to an [Int] (not compared by default: O(1), no copy), a field of a struct of Ints and a `+= 0` (both compared
 // bit for bit, the default).
 for (kind, name) in [(0, "array append"), (1, "struct field"), (2, "+= 0 (a no-op, compared)")] {
-  let plainModify = measure(iterations) { n in blackHole(plainModifyWrites(n, kind: kind)) }
-  let tracedModify = withRecording(.writes) {
-    measure(iterations) { n in blackHole(tracedModifyWrites(n, kind: kind)) }
+  let (plainModify, tracedModify) = withRecording(.writes) {
+    measurePair(
+      iterations, baseline: { n in blackHole(plainModifyWrites(n, kind: kind)) },
+      measured: { n in blackHole(tracedModifyWrites(n, kind: kind)) })
   }
   compare(
     "write through _modify, \(name): traced (stacks writes) vs untraced", baseline: plainModify,
@@ -263,44 +300,57 @@ for (kind, name) in [(0, "array append"), (1, "struct field"), (2, "+= 0 (a no-o
 }
 
 let scopes = iterations / 6
-let plainTracking = measure(scopes) { blackHole(plainScopes($0)) }
-let tracedTracking = withRecording(.writes) { measure(scopes) { blackHole(tracedScopes($0)) } }
+let (plainTracking, tracedTracking) = withRecording(.writes) {
+  measurePair(scopes, baseline: { blackHole(plainScopes($0)) }, measured: { blackHole(tracedScopes($0)) })
+}
 compare(
   "withObservationTracking scope, one read: traced vs untraced", baseline: plainTracking, measured: tracedTracking,
   limit: 1.1)
 
 // MARK: The whole cost: a loop long enough to overflow the rings, every thread's CPU, start to stop
 
-/// Wall and whole-process CPU (every thread: the flusher's encoding and compression included) of one run of
-/// `body`, from before `Recorder.start` (when `recording`) to after `Recorder.stop` returned: the fastest of
-/// `repeats` by wall time, and the lowest CPU.
-func wholeCost(
-  repeats: Int = 3, recording backtraces: RecordingOptions.Backtraces?, to path: String? = nil,
-  _ body: () -> Void
-) -> (wall: Double, cpu: Double, events: UInt64) {
-  var wall = Double.infinity
-  var cpu = Double.infinity
-  var events: UInt64 = 0
+/// One case of the whole cost: what runs, and whether (with which stacks, into which file) it records.
+struct WholeCostCase {
+  var backtraces: RecordingOptions.Backtraces?
+  var path: String?
+  var body: () -> Void
+}
+
+/// Wall and whole-process CPU (every thread: the flusher's encoding and compression included) of each case, from
+/// before `Recorder.start` (when it records) to after `Recorder.stop` returned: per case the fastest of `repeats`
+/// runs by wall time, and the lowest CPU. The cases' runs alternate (each case once, then each again…), so that
+/// a burst of load from other processes falls on one run of several cases, not on one case's every run.
+func wholeCost(repeats: Int = 5, _ cases: [WholeCostCase]) -> [(wall: Double, cpu: Double, events: UInt64)] {
+  var results = [(wall: Double, cpu: Double, events: UInt64)](
+    repeating: (.infinity, .infinity, 0), count: cases.count)
   for _ in 0..<repeats {
-    let cpuBefore = obstrace_bench_process_cpu()
-    let start = obstrace_bench_now()
-    if let backtraces {
-      try! Recorder.start(to: path ?? directory + "/loop.trc", options: RecordingOptions(backtraces: backtraces))
+    for (index, run) in cases.enumerated() {
+      let cpuBefore = obstrace_bench_process_cpu()
+      let start = obstrace_bench_now()
+      if let backtraces = run.backtraces {
+        try! Recorder.start(
+          to: run.path ?? directory + "/loop.trc", options: RecordingOptions(backtraces: backtraces))
+      }
+      run.body()
+      if run.backtraces != nil { results[index].events = Recorder.stop()!.events }
+      results[index].wall = min(results[index].wall, Double(obstrace_bench_now() - start))
+      results[index].cpu = min(results[index].cpu, Double(obstrace_bench_process_cpu() - cpuBefore))
     }
-    body()
-    if backtraces != nil { events = Recorder.stop()!.events }
-    wall = min(wall, Double(obstrace_bench_now() - start))
-    cpu = min(cpu, Double(obstrace_bench_process_cpu() - cpuBefore))
   }
-  return (wall, cpu, events)
+  return results
 }
 
 let loopIterations = 3_000_000
-let loopUntraced = wholeCost(recording: nil) { blackHole(plainLoop(loopIterations)) }
-let loopNotRecording = wholeCost(recording: nil) { blackHole(tracedLoop(loopIterations)) }
-let loopStacksOff = wholeCost(recording: .off) { blackHole(tracedLoop(loopIterations)) }
 let loopTracePath = directory + "/loop-writes.trc"
-let loopDefault = wholeCost(recording: .writes, to: loopTracePath) { blackHole(tracedLoop(loopIterations)) }
+let loopCosts = wholeCost([
+  WholeCostCase(backtraces: nil) { blackHole(plainLoop(loopIterations)) },
+  WholeCostCase(backtraces: nil) { blackHole(tracedLoop(loopIterations)) },
+  WholeCostCase(backtraces: .off) { blackHole(tracedLoop(loopIterations)) },
+  WholeCostCase(backtraces: .writes, path: loopTracePath) { blackHole(tracedLoop(loopIterations)) },
+])
+let (loopUntraced, loopNotRecording, loopStacksOff, loopDefault) = (
+  loopCosts[0], loopCosts[1], loopCosts[2], loopCosts[3]
+)
 let perIteration = Double(loopIterations)
 let loopName = "3M × (write; read), local model"
 compare(
