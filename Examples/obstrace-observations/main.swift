@@ -11,6 +11,7 @@ import Observation
 //   until-finished   untilFinished: the closure ends the sequence
 //   throws           a closure that throws ends the sequence, and the error is rethrown
 //   two-iterators    two iterators of one sequence each get their values
+//   race             Observation's willSet-time race, for scripts/observations-race (prints what the scheduler decides)
 #if OBSTRACE
   import ObsTrace
 #endif
@@ -215,9 +216,31 @@ func twoIterators() async {
   print("  first: \(await first.value), second: \(await second.value)")
 }
 
+/// Observation's own race, not a side-by-side mode (its outcome is the scheduler's): a detached loop that stops at
+/// 3 while this thread writes 1, 2, 3 50 ms apart. The change handler resumes the loop inside the writer's willSet,
+/// so the loop may re-read the old value and wait for a change that already happened: it prints `hung` when the
+/// loop has not seen 3 within 2 s. `scripts/observations-race` counts how often, untraced and traced.
+func race() async { blockingRace() }
+
+/// The race's writer blocks its thread between writes, as the loop that found it did (top-level code).
+func blockingRace() {
+  let model = Model()
+  let done = DispatchSemaphore(value: 0)
+  Task.detached {
+    for await value in Observations({ model.property }) where value >= 3 { break }
+    done.signal()
+  }
+  Thread.sleep(forTimeInterval: 0.05)
+  for value in 1...3 {
+    model.property = value
+    Thread.sleep(forTimeInterval: 0.05)
+  }
+  print(done.wait(timeout: .now() + 2) == .timedOut ? "hung" : "saw 3")
+}
+
 let modes: [String: @MainActor () async -> Void] = [
   "guide": guide, "leaky": leaky, "actor": actorIsolated, "until-finished": untilFinished, "throws": throwing,
-  "two-iterators": twoIterators,
+  "two-iterators": twoIterators, "race": race,
 ]
 let mode = CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : "guide"
 guard let run = modes[mode] else {
