@@ -479,23 +479,48 @@ for rounds in [1, 2, 4] {
   let events = Recorder.stop()!.events
   reportRow(
     "100k objects, 10k scopes, \(fixed(Double(events) / 1e6))M events", path: path, events: events)
+  if rounds == 2 {
+    linesRow("obstrace timeline into a pipe, 100k objects, 10k scopes, 2 rounds", ["timeline", path])
+  }
   try? FileManager.default.removeItem(atPath: path)
 }
 
-/// Runs `obstrace timeline` on `path` into a pipe (`wc -l` reads it): lines per second.
-func timelineRate(_ path: String) -> (linesPerSecond: Double, lines: Int) {
+/// Runs `obstrace arguments` with its output into a pipe (`wc -l` reads it) or into a file: lines per second, by
+/// the wall time of the whole command.
+func linesRate(_ arguments: [String], intoFile: Bool = false) -> (linesPerSecond: Double, lines: Int) {
+  let file = directory + "/lines.txt"
+  let quoted = arguments.map { "'\($0)'" }.joined(separator: " ")
   let process = Process()
   process.executableURL = URL(fileURLWithPath: "/bin/sh")
-  process.arguments = ["-c", "\"$0\" timeline \"$1\" | wc -l", obstracePath, path]
+  process.arguments = ["-c", "\"$0\" \(quoted)" + (intoFile ? " > '\(file)'" : " | wc -l"), obstracePath]
   let output = Pipe()
   process.standardOutput = output
   let start = obstrace_bench_now()
   try! process.run()
-  let text = output.fileHandleForReading.readDataToEndOfFile()
+  var text = output.fileHandleForReading.readDataToEndOfFile()
   process.waitUntilExit()
   let seconds = Double(obstrace_bench_now() - start) / 1e9
+  if intoFile {
+    let count = Process()
+    count.executableURL = URL(fileURLWithPath: "/bin/sh")
+    count.arguments = ["-c", "wc -l < '\(file)'; rm -f '\(file)'"]
+    let counted = Pipe()
+    count.standardOutput = counted
+    try! count.run()
+    text = counted.fileHandleForReading.readDataToEndOfFile()
+    count.waitUntilExit()
+  }
   let lines = Int(String(decoding: text, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
   return (Double(lines) / seconds, lines)
+}
+
+func linesRow(_ name: String, _ arguments: [String], intoFile: Bool = false) {
+  let rate = linesRate(arguments, intoFile: intoFile)
+  rows.append(
+    Row(
+      name: "\(name) (\(rate.lines) lines; lines/s)", baseline: nil,
+      measured: fixed(rate.linesPerSecond / 1e6, 2) + " M/s", ratio: nil, target: "≥ 1 M/s",
+      met: rate.linesPerSecond >= 1e6))
 }
 
 let timelineIterations = 1_000_000
@@ -503,12 +528,10 @@ let timelinePath = directory + "/timeline.trc"
 try! Recorder.start(to: timelinePath, options: RecordingOptions())
 blackHole(tracedLoop(timelineIterations))
 Recorder.stop()
-let timeline = timelineRate(timelinePath)
-rows.append(
-  Row(
-    name: "obstrace timeline into a pipe, the loop's trace (\(timeline.lines) lines; lines/s)", baseline: nil,
-    measured: fixed(timeline.linesPerSecond / 1e6, 2) + " M/s", ratio: nil, target: "≥ 1 M/s",
-    met: timeline.linesPerSecond >= 1e6))
+linesRow("obstrace timeline into a pipe, the loop's trace", ["timeline", timelinePath])
+linesRow("obstrace timeline into a file, the loop's trace", ["timeline", timelinePath], intoFile: true)
+linesRow("obstrace dump into a pipe, the loop's trace", ["dump", timelinePath])
+linesRow("obstrace dump into a file, the loop's trace", ["dump", timelinePath], intoFile: true)
 
 // MARK: The table
 

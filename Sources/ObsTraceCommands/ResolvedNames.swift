@@ -9,12 +9,12 @@ import ObsTraceFormat
 final class ResolvedNames {
   let reader: TraceReader
   let arena = NameArena()
-  private var objects = DenseTable<NameSpan>()
-  private var types = DenseTable<NameSpan>()
-  private var properties = DenseTable<NameSpan>()
+  private var objects = IDTable<NameSpan>()
+  private var types = IDTable<NameSpan>()
+  private var properties = IDTable<NameSpan>()
   /// A property's name without its type: `count` for `Model.count`.
-  private var shortProperties = DenseTable<NameSpan>()
-  private var labels = DenseTable<NameSpan>()
+  private var shortProperties = IDTable<NameSpan>()
+  private var labels = IDTable<NameSpan>()
 
   init(reader: TraceReader) {
     self.reader = reader
@@ -28,30 +28,36 @@ final class ResolvedNames {
       writer.append(contentsOf: "\(reader.definitions.typeName(ofObject: serial))#\(serial)")
       return
     }
-    let typeName = typeName(type)
-    var bytes = [UInt8]()
-    bytes.reserveCapacity(typeName.count + 11)
-    bytes.append(contentsOf: typeName)
-    bytes.append(UInt8(ascii: "#"))
-    bytes.append(contentsOf: String(serial).utf8)
-    let span = arena.add(bytes)
+    scratch.removeAll(keepingCapacity: true)
+    if let span = typeSpan(type) {
+      arena.withBytes(span) { scratch.append(contentsOf: $0) }
+    } else {
+      scratch.append(contentsOf: reader.definitions.typeName(type).utf8)
+    }
+    scratch.append(UInt8(ascii: "#"))
+    scratch.append(contentsOf: String(serial).utf8)
+    let span = arena.add(scratch)
     objects[serial] = span
     writer.append(span, in: arena)
   }
 
-  /// A type's display name (`TraceDefinitions.typeName`), its bytes.
-  private func typeName(_ id: UInt32) -> [UInt8] {
-    if let span = types[id] { return arena.withBytes(span) { Array($0) } }
+  /// Where a name is built before it is kept.
+  private var scratch: [UInt8] = []
+
+  /// A type's display name (`TraceDefinitions.typeName`) kept, or nil while the trace has not defined the type.
+  private func typeSpan(_ id: UInt32) -> NameSpan? {
+    if let span = types[id] { return span }
     let definitions = reader.definitions
-    let bytes = Array(definitions.typeName(id).utf8)
-    if definitions.types[id] != nil || definitions.symbols.typeNames[id] != nil { types[id] = arena.add(bytes) }
-    return bytes
+    guard definitions.types[id] != nil || definitions.symbols.typeNames[id] != nil else { return nil }
+    let span = arena.add(definitions.typeName(id))
+    types[id] = span
+    return span
   }
 
   /// Appends a type's display name.
   func appendType(_ id: UInt32, to writer: LineWriter) {
-    if let span = types[id] { return writer.append(span, in: arena) }
-    writer.append(typeName(id))
+    if let span = typeSpan(id) { return writer.append(span, in: arena) }
+    writer.append(contentsOf: reader.definitions.typeName(id))
   }
 
   /// Appends a property's display name, `Type.property`.
