@@ -10,6 +10,10 @@ public struct DenseTable<Value>: Sequence {
 
   private var values: [Value?] = []
   private var sparse: [UInt32: Value] = [:]
+  /// The id of the array's first slot: the first id placed in it. Object serials are numbered per process, not
+  /// per recording, so a trace recorded after many objects were made starts far from 0; an array from 0 would
+  /// be sized by the process's history (or leave the trace's objects in the dictionary), not by the trace.
+  private var base = 0
   /// Entries ever put in (not decremented by removals): sequential ids of objects created and freed keep
   /// the array dense.
   private var insertions = 0
@@ -21,16 +25,18 @@ public struct DenseTable<Value>: Sequence {
 
   /// Slots of the array (for tests: what forged ids cost).
   var denseSlots: Int { values.count }
+  /// Entries kept in the dictionary (for tests).
+  var sparseCount: Int { sparse.count }
 
   public subscript(id: UInt32) -> Value? {
     @inline(__always) get {
-      let index = Int(id)
-      if index < values.count { return values[index] }
+      let index = Int(id) &- base
+      if index >= 0 && index < values.count { return values[index] }
       return sparse.isEmpty ? nil : sparse[id]
     }
     set {
       if placeDensely(id) {
-        let index = Int(id)
+        let index = Int(id) - base
         if values[index] == nil && newValue != nil {
           count += 1
           insertions += 1
@@ -57,7 +63,7 @@ public struct DenseTable<Value>: Sequence {
       // value is moved out of its slot (no copy: what it holds stays uniquely referenced), then moved back.
       let dense = placeDensely(id)
       var current: Value
-      if let existing = dense ? values[Int(id)].take() : sparse.removeValue(forKey: id) {
+      if let existing = dense ? values[Int(id) - base].take() : sparse.removeValue(forKey: id) {
         current = existing
       } else {
         current = value()
@@ -65,7 +71,7 @@ public struct DenseTable<Value>: Sequence {
         insertions += 1
       }
       defer {
-        if dense { values[Int(id)] = current } else { sparse[id] = current }
+        if dense { values[Int(id) - base] = current } else { sparse[id] = current }
       }
       yield &current
     }
@@ -79,7 +85,7 @@ public struct DenseTable<Value>: Sequence {
     if placeDensely(id) {
       // One uniqueness check of the array, and the slot tested in place: `values[index] == nil` would copy the value
       // out (retaining what it holds) on every call.
-      let index = Int(id)
+      let index = Int(id) - base
       return values.withUnsafeMutableBufferPointer { slots in
         let slot = slots.baseAddress! + index
         if case .none = slot.pointee {
@@ -100,8 +106,8 @@ public struct DenseTable<Value>: Sequence {
   /// Mutates the value of `id` in place if there is one; nil (and `body` not called) when there is none.
   @inline(__always)
   public mutating func withExisting<Result>(_ id: UInt32, _ body: (inout Value) -> Result) -> Result? {
-    let index = Int(id)
-    if index < values.count {
+    let index = Int(id) &- base
+    if index >= 0 && index < values.count {
       return values.withUnsafeMutableBufferPointer { slots in
         let slot = slots.baseAddress! + index
         if case .none = slot.pointee { return nil }
@@ -115,9 +121,27 @@ public struct DenseTable<Value>: Sequence {
   /// Whether `id` lives in the array, growing it when the entries justify it.
   @inline(__always)
   private mutating func placeDensely(_ id: UInt32) -> Bool {
-    let index = Int(id)
-    if index < values.count { return true }
-    return grow(toPlace: index)
+    let index = Int(id) &- base
+    if index >= 0 && index < values.count { return true }
+    if values.isEmpty && sparse.isEmpty {
+      base = Int(id)
+      return grow(toPlace: 0)
+    }
+    return index >= 0 ? grow(toPlace: index) : growDown(toPlace: id)
+  }
+
+  /// Moves the array's first slot down to `id`, when the entries justify the longer array: by at least the
+  /// array's length (never below 0), so that ids met in descending order cost amortized O(1).
+  private mutating func growDown(toPlace id: UInt32) -> Bool {
+    let shift = Swift.max(base - Int(id), Swift.min(values.count, base))
+    guard values.count + shift <= Self.denseSlack + 4 * insertions else { return false }
+    values.insert(contentsOf: repeatElement(nil, count: shift), at: 0)
+    base -= shift
+    for (key, value) in sparse where Int(key) >= base && Int(key) - base < values.count {
+      values[Int(key) - base] = value
+      sparse[key] = nil
+    }
+    return true
   }
 
   private mutating func grow(toPlace index: Int) -> Bool {
@@ -126,8 +150,8 @@ public struct DenseTable<Value>: Sequence {
     values.append(contentsOf: repeatElement(nil, count: newCount - values.count))
     if !sparse.isEmpty {
       // Entries the array now covers move into it, so that each id has one home.
-      for (key, value) in sparse where Int(key) < newCount {
-        values[Int(key)] = value
+      for (key, value) in sparse where Int(key) >= base && Int(key) - base < newCount {
+        values[Int(key) - base] = value
         sparse[key] = nil
       }
     }
@@ -138,13 +162,19 @@ public struct DenseTable<Value>: Sequence {
   public func makeIterator() -> AnyIterator<(key: UInt32, value: Value)> {
     var index = 0
     let values = self.values
-    var sparseEntries = sparse.sorted { $0.key < $1.key }.makeIterator()
+    let base = self.base
+    let sorted = sparse.sorted { $0.key < $1.key }
+    var next = 0
     return AnyIterator {
-      while index < values.count {
+      // The array's entries and the dictionary's, merged in id order (the dictionary holds ids on both sides).
+      while index < values.count, values[index] == nil { index += 1 }
+      if index < values.count, next == sorted.count || base + index < Int(sorted[next].key) {
         defer { index += 1 }
-        if let value = values[index] { return (UInt32(index), value) }
+        return (UInt32(base + index), values[index]!)
       }
-      return sparseEntries.next().map { (key: $0.key, value: $0.value) }
+      guard next < sorted.count else { return nil }
+      defer { next += 1 }
+      return (key: sorted[next].key, value: sorted[next].value)
     }
   }
 }

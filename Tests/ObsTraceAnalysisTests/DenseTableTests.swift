@@ -26,9 +26,27 @@ struct DenseTableTests {
     #expect(table.denseSlots < 20_000)
     for id in UInt32(1)...30_000 where id != 20_000 { table[id] = Int(id) }
     #expect(table.count == 30_000)
-    #expect(table.denseSlots > 30_000)
+    #expect(table.denseSlots > 25_000)
     #expect(table[20_000] == 7)
     #expect(Array(table.map(\.key)) == Array(UInt32(1)...30_000))
+  }
+
+  @Test(
+    "ids that start far from 0 (object serials of a process that made many objects before recording) fill an array from the first of them, not from 0"
+  )
+  func idsFarFromZero() {
+    var table = DenseTable<Int>()
+    let first: UInt32 = 700_000
+    for id in first..<(first + 100_000) { table[id] = Int(id) }
+    #expect(table.count == 100_000)
+    #expect(table.denseSlots >= 100_000 && table.denseSlots < 200_000)
+    #expect(table.sparseCount == 0)
+    // Ids below the first, met later and in descending order, move the array's start down once justified.
+    for id in stride(from: first - 1, through: first - 30_000, by: -1) { table[id] = Int(id) }
+    #expect(table.count == 130_000 && table.sparseCount == 0)
+    #expect(table[first - 30_000] == Int(first - 30_000) && table[first + 99_999] == Int(first + 99_999))
+    #expect(table[first - 30_001] == nil && table[first + 100_000] == nil && table[3] == nil)
+    #expect(Array(table.map(\.key)) == Array((first - 30_000)..<(first + 100_000)))
   }
 
   @Test("mutating in place counts an entry once, in the array and in the dictionary; withExisting creates nothing")
