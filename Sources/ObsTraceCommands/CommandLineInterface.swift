@@ -1,9 +1,13 @@
 /// The `obstrace` command: parse, validate, run, one exit point.
 public enum CommandLineInterface {
-  static let commands: [any TraceCommand.Type] = [
-    RecordCommand.self, ReportCommand.self, GraphCommand.self, TimelineCommand.self, BaselineCommand.self,
-    CheckCommand.self, ExportCommand.self, SymbolizeCommand.self, DumpCommand.self,
-  ]
+  /// Computed, not stored: a stored array of metatypes is not `Sendable` to Swift 6, and its warning showed in every
+  /// build of the CLI (the demo's first lines).
+  static var commands: [any TraceCommand.Type] {
+    [
+      RecordCommand.self, ReportCommand.self, GraphCommand.self, TimelineCommand.self, BaselineCommand.self,
+      CheckCommand.self, ExportCommand.self, SymbolizeCommand.self, DumpCommand.self,
+    ]
+  }
 
   static let overview = """
     OVERVIEW: see inside Swift's Observation framework: who read what, which write invalidated whom, and which \
