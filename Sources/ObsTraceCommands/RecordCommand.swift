@@ -148,6 +148,6 @@ enum RecordCommand: TraceCommand {
   static func registrarsWithoutEvents(_ report: AnalysisReport) -> String {
     let count = report.registrarsWithoutEvents.total.created
     guard count > 0 else { return "" }
-    return "\(count) @Observable registrar\(count == 1 ? "" : "s") of objects never read or written, "
+    return "\(count) @Observable registrar\(count == 1 ? "" : "s") of objects not read or written while recording, "
   }
 }

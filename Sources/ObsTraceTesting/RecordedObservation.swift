@@ -1,3 +1,4 @@
+import Foundation
 import ObsTraceAnalysis
 import ObsTraceFormat
 import ObsTraceRecorder
@@ -234,7 +235,8 @@ public func recordObservation(
 /// One `SourceLocation = #_sourceLocation` parameter would serve Swift Testing only: that macro is Testing's, so an
 /// XCTest file that does not import Testing cannot expand it, and `XCTFail` takes its file as a `StaticString`.
 /// `Issue.record` outside a Swift Testing test is lost (this toolchain's XCTest installs no handler for it), hence
-/// `XCTFail` there; outside any test both do nothing.
+/// `XCTFail` there. Outside any test both do nothing (a lookup on a detached thread inside a Swift Testing test has
+/// no `Test.current`), so that branch also writes the failure to standard error: a failed assertion is never silent.
 struct CallerLocation {
   let fileID: String
   let filePath: StaticString
@@ -247,6 +249,7 @@ struct CallerLocation {
       Issue.record(Comment(rawValue: message), sourceLocation: location)
     } else {
       XCTFail(message, file: filePath, line: UInt(max(0, line)))
+      FileHandle.standardError.write(Data("\(filePath):\(line): error: \(message)\n".utf8))
     }
   }
 }

@@ -170,7 +170,7 @@ struct FidelityTests {
       environment: ["OBSTRACE_BACKTRACES": backtraces])
     #expect(
       recorded.standardError.contains(
-        "0 objects of 0 types, 24 @Observable registrars of objects never read or written, "),
+        "0 objects of 0 types, 24 @Observable registrars of objects not read or written while recording, "),
       "\(recorded.standardError)")
     #expect(report.registrarsWithoutEvents.total == RegistrarStatistics(created: 24, freed: 0))
     let leaks = report.findings.filter { $0.kind == .leakedObject }

@@ -81,6 +81,31 @@ struct RecordedObservationTests {
     #expect(recorded.invalidations(of: "Row.title") == 1)
   }
 
+  @Test("a failed lookup no test framework can see (a thread with no Test.current) is written to standard error")
+  func failureOutsideAnyTest() async throws {
+    let recorded = try await RecordingTestLock.shared {
+      try recordObservation { Row().title = "x" }
+    }
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("obstrace-stderr-\(getpid()).txt").path
+    let file = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    let saved = dup(2)
+    dup2(file, 2)
+    let done = DispatchSemaphore(value: 0)
+    // A thread of its own: neither Swift Testing's Test.current nor an XCTest case is set there.
+    Thread {
+      _ = recorded.invalidations(of: "Row.titel")
+      done.signal()
+    }.start()
+    done.wait()
+    dup2(saved, 2)
+    close(saved)
+    close(file)
+    let written = try String(contentsOfFile: path, encoding: .utf8)
+    try? FileManager.default.removeItem(atPath: path)
+    #expect(written.contains("RecordedObservationTests.swift:"))
+    #expect(written.contains(": error: recordObservation: no property is named 'Row.titel'; closest: Row.title"))
+  }
+
   @Test("100 threads writing one object: a cross-thread finding naming 100 threads (no 64-thread cap)")
   func hundredThreads() async throws {
     let threads = 100
