@@ -13,6 +13,8 @@ import Observation
 //              freed untouched, one of each kept alive to the end (the report counts objects, not registrars)
 //   pileup     12 objects of a class with @Observable at 2 levels, created at one site and never freed, never
 //              touched (their registrars pile up there)
+//   fewlevels  6 objects of a class with @Observable at 3 levels kept, never touched: 18 registrars at one site,
+//              too few objects for a pile-up
 #if OBSTRACE
   import ObsTrace
 #endif
@@ -251,9 +253,14 @@ func pileup() {
   print("pileup: \(kept.count) dogs kept")
 }
 
+func fewLevels() {
+  for _ in 0..<6 { kept.append(MiddleNamePerson()) }
+  print("fewlevels: \(kept.count) people kept")
+}
+
 let modes: [String: () -> Void] = [
   "unique": unique, "append": append, "equality": equality, "access": access, "hierarchy": hierarchy, "noop": noop,
-  "levels": levels, "pileup": pileup,
+  "levels": levels, "pileup": pileup, "fewlevels": fewLevels,
 ]
 let mode = CommandLine.arguments.dropFirst().first ?? ""
 guard let run = modes[mode] else {

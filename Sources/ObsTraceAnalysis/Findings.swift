@@ -261,7 +261,9 @@ enum Findings {
   ) -> [Finding] {
     guard !alive.isEmpty else { return [] }
     // By site: stacks that resolve to one site (each level's registrar is created in its own class's init) are one.
-    var aliveBySite: [String: (count: Int, frame: SymbolizedFrame)] = [:]
+    // `largest`, the most registrars of any one stack there, stands for the objects: each level of a class has a
+    // stack of its own, so the sum over a site counts an object once per level.
+    var aliveBySite: [String: (count: Int, largest: Int, frame: SymbolizedFrame)] = [:]
     var unplaced = 0
     for (stack, count) in alive {
       guard stack != 0, let frame = definitions.creationSite(ofStack: stack) else {
@@ -269,7 +271,7 @@ enum Findings {
         continue
       }
       let site = SiteFormatting.describe(frame)
-      aliveBySite[site] = ((aliveBySite[site]?.count ?? 0) + count, frame)
+      aliveBySite[site] = ((aliveBySite[site]?.count ?? 0) + count, max(aliveBySite[site]?.largest ?? 0, count), frame)
     }
     var createdBySite: [String: RegistrarStatistics] = [:]
     for (stack, statistics) in replay.machine.registrarsWithoutEvents where stack != 0 {
@@ -283,7 +285,7 @@ enum Findings {
     var remainingSites: [(site: String, count: Int)] = []
     for (site, entry) in aliveBySite.sorted(by: { $0.key < $1.key }) {
       let created = createdBySite[site] ?? RegistrarStatistics()
-      guard !incomplete, entry.count >= pileUpThreshold, created.freed == 0 else {
+      guard !incomplete, entry.largest >= pileUpThreshold, created.freed == 0 else {
         remaining += entry.count
         remainingSites.append((site, entry.count))
         continue

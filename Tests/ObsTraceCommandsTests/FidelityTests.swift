@@ -7,7 +7,7 @@ import Testing
 /// by default before) the first four print differently: the test can tell.
 @Suite("Fidelity")
 struct FidelityTests {
-  static let modes = ["unique", "append", "equality", "access", "hierarchy", "noop", "levels", "pileup"]
+  static let modes = ["unique", "append", "equality", "access", "hierarchy", "noop", "levels", "pileup", "fewlevels"]
 
   @Test("recording changes nothing the program prints", arguments: modes)
   func sideBySide(mode: String) throws {
@@ -188,5 +188,18 @@ struct FidelityTests {
         leak.message.contains("24 @Observable registrars were created there in the trace and none was ever freed"))
       #expect(leak.count == 24)
     }
+  }
+
+  @Test(
+    "6 untouched objects of a 3-level class kept at one site are 18 registrars but too few objects for a pile-up: the threshold counts objects (the most registrars of one creation stack), not levels"
+  )
+  func fewObjectsManyLevelsAreNoPileUp() throws {
+    let trace = Paths.temporary("fewlevels.trc")
+    _ = try Run.program(
+      "obstrace-fidelity", ["fewlevels"], environment: ["OBSTRACE_OUTPUT": trace, "OBSTRACE_BACKTRACES": "writes"])
+    let report = try TraceAnalysis.analyze(path: trace)
+    #expect(report.registrarsWithoutEvents.total == RegistrarStatistics(created: 18, freed: 0))
+    #expect(report.findings.filter { $0.kind == .leakedObject }.isEmpty)
+    #expect(report.findings.filter { $0.kind == .aliveAtEnd }.map(\.count) == [18])
   }
 }
