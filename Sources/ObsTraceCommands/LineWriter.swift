@@ -29,13 +29,7 @@ final class LineWriter {
   }
 
   private func grow(_ needed: Int) {
-    var newCapacity = capacity * 2
-    while newCapacity < needed { newCapacity *= 2 }
-    let newStorage = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
-    newStorage.update(from: storage, count: count)
-    storage.deallocate()
-    storage = newStorage
-    capacity = newCapacity
+    growBytes(&storage, &capacity, keeping: count, toHold: needed)
   }
 
   @inline(__always) func append(_ byte: UInt8) {
@@ -172,15 +166,7 @@ final class NameArena {
   /// Keeps `bytes` and says where.
   func add(_ bytes: some Collection<UInt8>) -> NameSpan {
     let needed = count + bytes.count
-    if needed > capacity {
-      var newCapacity = capacity * 2
-      while newCapacity < needed { newCapacity *= 2 }
-      let newStorage = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
-      newStorage.update(from: storage, count: count)
-      storage.deallocate()
-      storage = newStorage
-      capacity = newCapacity
-    }
+    if needed > capacity { growBytes(&storage, &capacity, keeping: count, toHold: needed) }
     let span = NameSpan(offset: UInt32(count), count: UInt32(bytes.count))
     _ = UnsafeMutableBufferPointer(start: storage + count, count: bytes.count).initialize(from: bytes)
     count = needed
@@ -214,6 +200,11 @@ struct IDTable<Value> {
       let index = Int(id)
       if index >= dense.count && index < max(4096, 4 * (entries + 1)) {
         dense.append(contentsOf: [Value?](repeating: nil, count: max(index + 1, dense.count * 2) - dense.count))
+        // Entries the array now covers move into it, so that each id has one home (a lookup would miss them).
+        for (key, value) in sparse where Int(key) < dense.count {
+          dense[Int(key)] = value
+          sparse[key] = nil
+        }
       }
       if index < dense.count {
         if dense[index] == nil && newValue != nil { entries += 1 }
@@ -225,4 +216,18 @@ struct IDTable<Value> {
       }
     }
   }
+}
+
+/// Doubles `capacity` until it holds `needed` bytes and moves the first `count` of `storage` there: the growth of
+/// the line buffer and of the name arena.
+private func growBytes(
+  _ storage: inout UnsafeMutablePointer<UInt8>, _ capacity: inout Int, keeping count: Int, toHold needed: Int
+) {
+  var newCapacity = capacity * 2
+  while newCapacity < needed { newCapacity *= 2 }
+  let newStorage = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+  newStorage.update(from: storage, count: count)
+  storage.deallocate()
+  storage = newStorage
+  capacity = newCapacity
 }

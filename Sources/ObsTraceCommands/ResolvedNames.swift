@@ -62,35 +62,36 @@ final class ResolvedNames {
 
   /// Appends a property's display name, `Type.property`.
   func appendProperty(_ id: UInt32, to writer: LineWriter) {
-    if let span = properties[id] { return writer.append(span, in: arena) }
-    let definitions = reader.definitions
-    let name = definitions.propertyName(id)
-    guard definitions.properties[id] != nil else { return writer.append(contentsOf: name) }
-    let span = arena.add(name)
-    properties[id] = span
-    writer.append(span, in: arena)
+    appendName(id, cachedIn: &properties, defined: { $0.properties[id] != nil }, to: writer) {
+      $0.propertyName(id)
+    }
   }
 
   /// Appends a property's name without its type (what follows the first `.` of its display name).
   func appendShortProperty(_ id: UInt32, to writer: LineWriter) {
-    if let span = shortProperties[id] { return writer.append(span, in: arena) }
-    let definitions = reader.definitions
-    let property = definitions.propertyName(id)
-    let name = property.firstIndex(of: ".").map { String(property[property.index(after: $0)...]) } ?? property
-    guard definitions.properties[id] != nil else { return writer.append(contentsOf: name) }
-    let span = arena.add(name)
-    shortProperties[id] = span
-    writer.append(span, in: arena)
+    appendName(id, cachedIn: &shortProperties, defined: { $0.properties[id] != nil }, to: writer) {
+      let property = $0.propertyName(id)
+      return property.firstIndex(of: ".").map { String(property[property.index(after: $0)...]) } ?? property
+    }
   }
 
   /// Appends a label's text.
   func appendLabel(_ id: UInt32, to writer: LineWriter) {
-    if let span = labels[id] { return writer.append(span, in: arena) }
+    appendName(id, cachedIn: &labels, defined: { $0.labels[id] != nil }, to: writer) { $0.labelName(id) }
+  }
+
+  /// Appends the name `cache` keeps for `id`, or works it out with `name`, keeping it once the trace has defined
+  /// the id (until then it is worked out again each time, so it never freezes as unknown).
+  private func appendName(
+    _ id: UInt32, cachedIn cache: inout IDTable<NameSpan>, defined: (TraceDefinitions) -> Bool,
+    to writer: LineWriter, _ name: (TraceDefinitions) -> String
+  ) {
+    if let span = cache[id] { return writer.append(span, in: arena) }
     let definitions = reader.definitions
-    let name = definitions.labelName(id)
-    guard definitions.labels[id] != nil else { return writer.append(contentsOf: name) }
-    let span = arena.add(name)
-    labels[id] = span
+    let text = name(definitions)
+    guard defined(definitions) else { return writer.append(contentsOf: text) }
+    let span = arena.add(text)
+    cache[id] = span
     writer.append(span, in: arena)
   }
 }
