@@ -69,7 +69,8 @@ enum CheckCommand: TraceCommand {
                             any of its counts may be off.
       --format <format>     text (default); github: a GitHub Actions ::error annotation for each count that grew
                             and each limit exceeded, at the sites of the writes behind it; junit: JUnit XML, one
-                            test case per checked count, a failure for each that grew.
+                            test case per checked count, a failure for each that grew. An incomplete trace is an
+                            ::error of the run, or a failed JUnit case '<file> is complete', saying why.
       -o, --output <file>   Where to write (default: standard output).
       --source-root <dir>   github: files are written relative to this folder (default: the current one).
       -h, --help            Show this help.
@@ -156,15 +157,23 @@ enum CheckCommand: TraceCommand {
     let comparison = BaselineComparison(
       current: current, baseline: baseline, tolerance: tolerance, limits: limits, failOnNew: parsed.has("fail-on-new"))
     // A trace that lost events cannot pass: its counts may be off either way.
-    let incomplete = parsed.has("allow-incomplete") ? nil : incompleteness(report)
+    let untrusted = incompleteness(report)
+    let incomplete = parsed.has("allow-incomplete") ? nil : untrusted
     let printed: String
     switch format {
     case "github":
       printed = GitHubAnnotations.check(
-        comparison, sites: sites, root: TraceInput.sourceRoot(parsed, command: name))
+        comparison, sites: sites, root: TraceInput.sourceRoot(parsed, command: name),
+        refusal: incomplete.map { "\(path): " + refusal($0) })
     case "junit":
       printed = JUnitReport.xml(
-        comparison, current: current, baseline: baseline, path: path, tolerance: tolerance, sites: sites)
+        comparison, current: current, baseline: baseline, path: path, tolerance: tolerance, sites: sites,
+        completeness: untrusted.map { reason in
+          (
+            reason: reason, refused: incomplete != nil,
+            explanation: incomplete != nil ? refusal(reason) : allowed(reason)
+          )
+        })
     default:
       printed = text(
         comparison, path: path, baseline: parsed.value("baseline"), tolerance: tolerance, report: report,
@@ -192,6 +201,16 @@ enum CheckCommand: TraceCommand {
           + "\(report.trace.firstUndefinedReference ?? "?")): the trace is damaged")
     }
     return reasons.isEmpty ? nil : reasons.joined(separator: ", ")
+  }
+
+  /// Why the check fails on an incomplete trace, whatever the format says it in.
+  static func refusal(_ reason: String) -> String {
+    "\(reason): any count may be off, so the check cannot pass (--allow-incomplete checks it anyway)"
+  }
+
+  /// What an incomplete trace checked anyway with `--allow-incomplete` is.
+  static func allowed(_ reason: String) -> String {
+    "\(reason): any count may be off; checked anyway (--allow-incomplete)"
   }
 
   static func text(
@@ -233,17 +252,15 @@ enum CheckCommand: TraceCommand {
     }
     let failures = comparison.rows.filter(\.failed)
     let exceeded = comparison.limits.filter { !$0.passed }
-    let refusal = incomplete.map {
-      "\($0): any count may be off, so the check cannot pass (--allow-incomplete checks it anyway)"
-    }
-    if failures.isEmpty && exceeded.isEmpty && refusal == nil {
+    let refused = incomplete.map(Self.refusal)
+    if failures.isEmpty && exceeded.isEmpty && refused == nil {
       out.line("PASSED")
     } else {
       let grew = failures.map {
         "\($0.kind) \($0.name) \($0.metric) \($0.baseline.map(String.init) ?? "new") → \($0.current ?? 0)"
       }
       let limits = exceeded.map { "\($0.limit) (is \($0.actual ?? 0))" }
-      out.line("FAILED: " + ((refusal.map { [$0] } ?? []) + grew + limits).joined(separator: "; "))
+      out.line("FAILED: " + ((refused.map { [$0] } ?? []) + grew + limits).joined(separator: "; "))
     }
     return out.text
   }

@@ -63,11 +63,16 @@ enum GitHubAnnotations {
 
   /// `check --format github`: an error per count that grew beyond the tolerance (or is new, with
   /// `--fail-on-new`) and per limit exceeded, on each known site of the writes behind it (the most frequent
-  /// first, at most `maximumSites`); then the verdict line.
+  /// first, at most `maximumSites`); then the verdict line. `refusal` (the trace's name and why it cannot be
+  /// trusted) is an error of the run, first, and fails the check whatever the counts say.
   static func check(
-    _ comparison: BaselineComparison, sites: WriteSites, root: String, maximumSites: Int = 5
+    _ comparison: BaselineComparison, sites: WriteSites, root: String, refusal: String? = nil,
+    maximumSites: Int = 5
   ) -> String {
     var out = ""
+    if let refusal {
+      out += command("error", file: nil, line: nil, title: "obstrace check: incomplete trace", message: refusal)
+    }
     func annotate(kind: String?, name: String, title: String, message: String) {
       let places = sites.places(kind: kind, name: name).prefix(maximumSites)
       if places.isEmpty {
@@ -103,7 +108,7 @@ enum GitHubAnnotations {
         kind: nil, name: result.limit.name, title: "obstrace check: limit \(result.limit)",
         message: "limit \(result.limit) exceeded: \(result.actual.map(String.init) ?? "0 (no such property or scope)")")
     }
-    out += comparison.failed ? "FAILED\n" : "PASSED\n"
+    out += comparison.failed || refusal != nil ? "FAILED\n" : "PASSED\n"
     return out
   }
 }

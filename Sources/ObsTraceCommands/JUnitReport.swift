@@ -2,25 +2,40 @@ import ObsTraceAnalysis
 
 /// `check --format junit`: the check as JUnit XML, which GitLab, Jenkins and most CI systems read. One test case
 /// per checked count (each metric of each property and scope in the trace or the baseline, and each limit); a
-/// failure for each that grew beyond the tolerance, is new with `--fail-on-new`, or broke its limit.
+/// failure for each that grew beyond the tolerance, is new with `--fail-on-new`, or broke its limit. A trace that
+/// cannot be trusted for a verdict (`completeness`: why, whether that fails the check, and the sentence saying
+/// so) adds a first case, `obstrace.trace` "<file> is complete": failed, or skipped with `--allow-incomplete`.
 enum JUnitReport {
   static func xml(
     _ comparison: BaselineComparison, current: Baseline, baseline: Baseline?, path: String, tolerance: Double,
-    sites: WriteSites
+    sites: WriteSites, completeness: (reason: String, refused: Bool, explanation: String)? = nil
   ) -> String {
     var cases: [String] = []
     var failures = 0
-    func testCase(classname: String, name: String, failure: (message: String, detail: String)?) {
+    var skipped = 0
+    func testCase(
+      classname: String, name: String, failure: (message: String, detail: String)?, skip: String? = nil
+    ) {
       var text = "    <testcase classname=\"\(escape(classname))\" name=\"\(escape(name))\" time=\"0\""
       if let failure {
         failures += 1
         text +=
           ">\n      <failure message=\"\(escape(failure.message))\" type=\"obstrace.check\">"
           + escape(failure.detail, attribute: false) + "</failure>\n    </testcase>"
+      } else if let skip {
+        skipped += 1
+        text += ">\n      <skipped message=\"\(escape(skip))\"/>\n    </testcase>"
       } else {
         text += "/>"
       }
       cases.append(text)
+    }
+    if let completeness {
+      let message = "\(path): \(completeness.explanation)"
+      testCase(
+        classname: "obstrace.trace", name: "\(path) is complete",
+        failure: completeness.refused ? ("incomplete: \(completeness.reason)", message) : nil,
+        skip: completeness.refused ? nil : message)
     }
     func detail(kind: String?, name: String, _ summary: String) -> String {
       let places = sites.places(kind: kind, name: name).prefix(5).map {
@@ -67,7 +82,7 @@ enum JUnitReport {
     return """
       <?xml version="1.0" encoding="UTF-8"?>
       <testsuites name="obstrace" tests="\(cases.count)" failures="\(failures)" errors="0">
-        <testsuite name="\(escape(suite))" tests="\(cases.count)" failures="\(failures)" errors="0" skipped="0">
+        <testsuite name="\(escape(suite))" tests="\(cases.count)" failures="\(failures)" errors="0" skipped="\(skipped)">
       \(cases.joined(separator: "\n"))
         </testsuite>
       </testsuites>

@@ -87,6 +87,49 @@ struct HostileCorpusTests {
     #expect(allowed.standardOutput.hasSuffix("PASSED\n"))
   }
 
+  /// The CI formats fail it too, and say why: an error annotation of the run naming the file, or a failed JUnit
+  /// test case; checked anyway with `--allow-incomplete`, the case is skipped and the verdict is the counts'.
+  @Test(
+    "check --format github and junit say why a damaged or inconsistent trace fails",
+    arguments: entries.filter {
+      $0.outcome == "inconsistent" && $0.name != "events-at-the-limit.trc" || $0.name == "time-delta-near-2-64.trc"
+    })
+  func checkFormatsSayWhy(_ entry: Entry) throws {
+    let baseline = Paths.temporary("damaged-baseline.json")
+    #expect(Run.command(["baseline", entry.path, "-o", baseline]).status == 0)
+    let reason =
+      #"(references? to ids no definition states \(first: [a-z]+ #[0-9]+\): the trace is damaged|damaged chunk\(s\) were skipped)"#
+    let github = Run.command(["check", entry.path, "--baseline", baseline, "--format", "github"])
+    #expect(github.status == 1)
+    let lines = github.standardOutput.split(separator: "\n").map(String.init)
+    #expect(lines.last == "FAILED", "\(github.standardOutput)")
+    let errors = lines.filter { $0.hasPrefix("::error ") }
+    #expect(errors.count == 1, "\(github.standardOutput)")
+    #expect(errors.first?.hasPrefix("::error title=obstrace check%3A incomplete trace::\(entry.path): ") == true)
+    #expect(errors.first?.range(of: reason, options: .regularExpression) != nil, "\(github.standardOutput)")
+    let allowedGitHub = Run.command([
+      "check", entry.path, "--baseline", baseline, "--format", "github", "--allow-incomplete",
+    ])
+    #expect(allowedGitHub.status == 0)
+    #expect(allowedGitHub.standardOutput == "PASSED\n")
+
+    for allow in [false, true] {
+      let output = Paths.temporary("junit.xml")
+      let junit = Run.command(
+        ["check", entry.path, "--baseline", baseline, "--format", "junit", "-o", output]
+          + (allow ? ["--allow-incomplete"] : []))
+      #expect(junit.status == (allow ? 0 : 1))
+      let xml = try String(contentsOfFile: output, encoding: .utf8)
+      let header = allow ? #"failures="0" errors="0" skipped="1">"# : #"failures="1" errors="0" skipped="0">"#
+      #expect(xml.contains(header), "\(xml)")
+      let testCase = #"<testcase classname="obstrace.trace" name=""# + entry.path + #" is complete" time="0">"#
+      #expect(xml.contains(testCase), "\(xml)")
+      let detail = allow ? #"<skipped message=""# : #"<failure message="incomplete: "#
+      #expect(xml.contains(testCase + "\n      " + detail), "\(xml)")
+      #expect(xml.range(of: reason, options: .regularExpression) != nil, "\(xml)")
+    }
+  }
+
   @Test("report gives each file its outcome, within the memory and time limits", arguments: entries)
   func report(_ entry: Entry) throws {
     let (result, peak) = try Self.limited(["report", entry.path])
