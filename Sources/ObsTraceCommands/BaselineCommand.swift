@@ -8,14 +8,16 @@ enum BaselineCommand: TraceCommand {
   static let help = """
     OVERVIEW: \(abstract)
 
-    USAGE: obstrace baseline <file> [-o <baseline.json>]
+    USAGE: obstrace baseline <file> [-o <baseline.json>] [--allow-incomplete]
 
     Per property: writes, noopWrites, invalidations, wastedInvalidations, maximumFanOut. Per scope label: runs,
     invalidations, wastedInvalidations, redundantRuns. Sorted, one entry per line: commit it, and review its diff
-    when it changes.
+    when it changes. A trace 'obstrace check' would not pass for being incomplete (dropped events, cut short,
+    damaged chunks, events naming ids it never defined) gives no baseline (exit 2): any of its counts may be off.
 
     OPTIONS:
       -o, --output <file>   Where to write (default: standard output).
+      --allow-incomplete    Write it from an incomplete trace anyway (standard error says why it is incomplete).
       -h, --help            Show this help.
 
     EXAMPLE:
@@ -24,10 +26,22 @@ enum BaselineCommand: TraceCommand {
     """
 
   static func run(_ arguments: [String], output: CommandOutput) throws(CommandError) -> Int32 {
-    let parsed = try ArgumentSpecification(options: ["-o": "output", "--output": "output"], command: name).parse(
-      arguments)
+    let parsed = try ArgumentSpecification(
+      options: ["-o": "output", "--output": "output"], flags: ["--allow-incomplete": "allow-incomplete"],
+      command: name
+    ).parse(arguments)
     let path = try TraceInput.singlePath(parsed, command: name)
     let report = try TraceInput.analyze(path, Replay.Configuration(), command: name)
+    // What `check` refuses to pass, a baseline is not made from: counts that may be off would become the bar.
+    if let reason = CheckCommand.incompleteness(report) {
+      guard parsed.has("allow-incomplete") else {
+        throw CommandError(
+          "obstrace baseline: \(path): \(reason): any count may be off, so no baseline is written "
+            + "(--allow-incomplete writes it anyway)")
+      }
+      output.writeError(
+        "obstrace baseline: \(path): \(reason): any count may be off; written anyway (--allow-incomplete)\n")
+    }
     let json = Baseline(report).json()
     if let destination = parsed.value("output") {
       do {

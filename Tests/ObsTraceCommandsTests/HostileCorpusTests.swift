@@ -72,7 +72,7 @@ struct HostileCorpusTests {
     arguments: entries.filter { $0.outcome == "inconsistent" })
   func checkFailsOnUndefinedIDs(_ entry: Entry) throws {
     let baseline = Paths.temporary("undefined-ids-baseline.json")
-    #expect(Run.command(["baseline", entry.path, "-o", baseline]).status == 0)
+    #expect(Run.command(["baseline", entry.path, "-o", baseline, "--allow-incomplete"]).status == 0)
     let result = Run.command(["check", entry.path, "--baseline", baseline])
     #expect(result.status == 1, "\(result.standardOutput)")
     let verdict = result.standardOutput.split(separator: "\n").filter { $0.hasPrefix("FAILED: ") }
@@ -87,6 +87,29 @@ struct HostileCorpusTests {
     #expect(allowed.standardOutput.hasSuffix("PASSED\n"))
   }
 
+  /// As `check` does not pass such a trace, `baseline` makes nothing of it: its counts would become the bar.
+  @Test(
+    "baseline refuses a damaged or inconsistent trace with one line saying why, unless --allow-incomplete",
+    arguments: entries.filter {
+      $0.outcome == "inconsistent" && $0.name != "events-at-the-limit.trc" || $0.name == "time-delta-near-2-64.trc"
+    })
+  func baselineRefusesIncompleteTraces(_ entry: Entry) throws {
+    let baseline = Paths.temporary("refused-baseline.json")
+    let refused = Run.command(["baseline", entry.path, "-o", baseline])
+    #expect(refused.status == 2)
+    #expect(refused.errorLines.count == 1, "\(refused.standardError)")
+    #expect(refused.standardError.hasPrefix("obstrace baseline: \(entry.path): "))
+    #expect(refused.standardError.contains("so no baseline is written (--allow-incomplete writes it anyway)"))
+    #expect(!FileManager.default.fileExists(atPath: baseline))
+    #expect(Run.command(["baseline", entry.path]).standardOutput.isEmpty)
+
+    let allowed = Run.command(["baseline", entry.path, "-o", baseline, "--allow-incomplete"])
+    #expect(allowed.status == 0)
+    #expect(allowed.errorLines.count == 2, "\(allowed.standardError)")
+    #expect(allowed.errorLines.first?.hasSuffix("written anyway (--allow-incomplete)") == true)
+    #expect(FileManager.default.fileExists(atPath: baseline))
+  }
+
   /// The CI formats fail it too, and say why: an error annotation of the run naming the file, or a failed JUnit
   /// test case; checked anyway with `--allow-incomplete`, the case is skipped and the verdict is the counts'.
   @Test(
@@ -96,7 +119,7 @@ struct HostileCorpusTests {
     })
   func checkFormatsSayWhy(_ entry: Entry) throws {
     let baseline = Paths.temporary("damaged-baseline.json")
-    #expect(Run.command(["baseline", entry.path, "-o", baseline]).status == 0)
+    #expect(Run.command(["baseline", entry.path, "-o", baseline, "--allow-incomplete"]).status == 0)
     let reason =
       #"(references? to ids no definition states \(first: [a-z]+ #[0-9]+\): the trace is damaged|damaged chunk\(s\) were skipped)"#
     let github = Run.command(["check", entry.path, "--baseline", baseline, "--format", "github"])
