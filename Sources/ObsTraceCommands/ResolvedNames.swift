@@ -20,12 +20,15 @@ final class ResolvedNames {
     self.reader = reader
   }
 
-  /// Appends `Type#serial`.
+  /// Appends `Type#serial`, or `<type not yet recorded>#serial` before the trace has defined the object.
   func appendObject(_ serial: UInt32, to writer: LineWriter) {
     if let span = objects[serial] { return writer.append(span, in: arena) }
     guard let type = reader.definitions.objects[serial] else {
-      // Not defined (yet): what `typeName(ofObject:)` says of it.
-      writer.append(contentsOf: "\(reader.definitions.typeName(ofObject: serial))#\(serial)")
+      // The recorder defines an object's type at its first read or write, so its creation (a registrar made in
+      // an init, the object not yet known to it) is read before that: the type is not unknown, only not yet in
+      // the file. (An object the trace never defines is an inconsistency the report counts.)
+      writer.append("<type not yet recorded>#")
+      writer.appendDecimal(serial)
       return
     }
     scratch.removeAll(keepingCapacity: true)

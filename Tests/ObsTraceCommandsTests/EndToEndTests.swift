@@ -304,6 +304,20 @@ struct CommandLineTests {
     #expect(result.standardError.contains(mention), "\(result.standardError)")
   }
 
+  /// observations.trc: the model's registrar is created (thread 1's only chunk, flushed at its exit) before the
+  /// model's first read on thread 2 records its type.
+  @Test("dump says an object's type is not yet recorded where its creation comes first, then names it by its type")
+  func dumpBeforeTheTypeIsRecorded() throws {
+    let lines = Run.command(["dump", Paths.root + "/traces/observations.trc"]).standardOutput.split(separator: "\n")
+    let created = try #require(lines.first { $0.contains(" objectCreated ") })
+    #expect(created.contains("  T1  objectCreated <type not yet recorded>#1 at "), "\(created)")
+    #expect(lines.contains { $0.contains("  T2  access Model#1 Model.property") })
+    for trace in ["guide", "stale-read", "fan-out", "noop-modify", "threads", "observations", "observations-leaky"] {
+      let dump = Run.command(["dump", Paths.root + "/traces/\(trace).trc"]).standardOutput
+      #expect(!dump.contains("unknown type"), "\(trace)")
+    }
+  }
+
   @Test("timeline --thread or --object naming one the trace has, with no line of it, matches nothing: not an error")
   func threadWithoutLines() throws {
     // observations.trc: T1 created the model and read it (dump shows its events), but no timeline line is T1's.
