@@ -15,19 +15,20 @@ public struct FindingEvidence: ReplayConsumer {
 
   /// A set of threads that costs nothing until a second thread joins: the common case is one.
   struct ThreadSet {
-    var first: UInt32 = .max
+    /// None is `TraceFormat.reservedThread`, which the reader never yields.
+    var first = TraceFormat.reservedThread
     var others: Set<UInt32> = []
 
     mutating func insert(_ thread: UInt32) {
-      if first == .max {
+      if first == TraceFormat.reservedThread {
         first = thread
       } else if thread != first {
         others.insert(thread)
       }
     }
 
-    var count: Int { first == .max ? 0 : 1 + others.count }
-    var all: [UInt32] { first == .max ? [] : ([first] + others).sorted() }
+    var count: Int { first == TraceFormat.reservedThread ? 0 : 1 + others.count }
+    var all: [UInt32] { first == TraceFormat.reservedThread ? [] : ([first] + others).sorted() }
   }
 
   public let fanOutThreshold: Int
@@ -57,8 +58,10 @@ public struct FindingEvidence: ReplayConsumer {
   private var typeThreads = DenseTable<ThreadSet>()
   /// The last (type, thread) and (object property, thread) put in the sets above: inserting them again changes
   /// nothing, and runs of one thread's events about one object are the rule.
-  private var lastTypeThread: (type: UInt32, thread: UInt32) = (0, .max)
-  private var lastWriter: (key: PropertyKey, thread: UInt32) = (PropertyKey(object: 0, property: 0), .max)
+  private var lastTypeThread: (type: UInt32, thread: UInt32) = (0, TraceFormat.reservedThread)
+  private var lastWriter: (key: PropertyKey, thread: UInt32) = (
+    PropertyKey(object: 0, property: 0), TraceFormat.reservedThread
+  )
 
   public init(fanOutThreshold: Int = 10) {
     self.fanOutThreshold = fanOutThreshold

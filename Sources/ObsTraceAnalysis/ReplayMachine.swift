@@ -68,17 +68,22 @@ public struct ReplayMachine {
     /// Untraced runs subscribed to this property: its next willSet fires them (predicted).
     var untracedRuns: [UInt32] = []
     /// The threads writing it now: a willSet seen, its didSet not yet (one entry per write in progress). The first
-    /// is held inline (one write at a time is the rule), the others in `moreWritingThreads`.
-    var writingThread: UInt32 = .max
+    /// is held inline (one write at a time is the rule), the others in `moreWritingThreads`; none is
+    /// `TraceFormat.reservedThread`, which the reader never yields (a chunk naming it is damage).
+    var writingThread = TraceFormat.reservedThread
     var moreWritingThreads: [UInt32] = []
 
     mutating func beginWrite(on thread: UInt32) {
-      if writingThread == .max { writingThread = thread } else { moreWritingThreads.append(thread) }
+      if writingThread == TraceFormat.reservedThread {
+        writingThread = thread
+      } else {
+        moreWritingThreads.append(thread)
+      }
     }
 
     mutating func endWrite(on thread: UInt32) {
       if writingThread == thread {
-        writingThread = moreWritingThreads.isEmpty ? .max : moreWritingThreads.removeFirst()
+        writingThread = moreWritingThreads.isEmpty ? TraceFormat.reservedThread : moreWritingThreads.removeFirst()
       } else if let index = moreWritingThreads.firstIndex(of: thread) {
         moreWritingThreads.remove(at: index)
       }
@@ -86,7 +91,8 @@ public struct ReplayMachine {
 
     /// Whether a thread other than `thread` is writing it.
     func isWritten(byOtherThan thread: UInt32) -> Bool {
-      (writingThread != .max && writingThread != thread) || moreWritingThreads.contains { $0 != thread }
+      (writingThread != TraceFormat.reservedThread && writingThread != thread)
+        || moreWritingThreads.contains { $0 != thread }
     }
   }
 
@@ -96,7 +102,7 @@ public struct ReplayMachine {
   private var threadSeen = DenseTable<Bool>()
   /// The thread of the previous event: runs of one thread's events are the rule, and `threadSeen` is not touched
   /// again for them.
-  private var lastThread: UInt32 = .max
+  private var lastThread = TraceFormat.reservedThread
   /// Threads that recorded events.
   public var threadsSeen: Set<UInt32> { Set(threadSeen.map(\.key)) }
   /// What the machine could not place, by kind.
@@ -132,7 +138,7 @@ public struct ReplayMachine {
   private var objectThreads = DenseTable<UInt64>()
   /// The object and thread last put in `objectThreads`: runs of one thread's events about one object are the rule,
   /// and the table is not touched again for them. Reset when the object's entry is removed.
-  private var lastObjectThread: (object: UInt32, thread: UInt32) = (0, .max)
+  private var lastObjectThread: (object: UInt32, thread: UInt32) = (0, TraceFormat.reservedThread)
   private var types: [UInt32: TypeStatistics] = [:]
   /// Registrars freed in the trace with no recorded event (never bound to an object, so of no known object), by
   /// their creation stack (0: none recorded). See `registrarsWithoutEvents`.
@@ -256,7 +262,7 @@ public struct ReplayMachine {
 
   private mutating func forgetObjectThreads(_ object: UInt32) {
     objectThreads[object] = nil
-    if lastObjectThread.object == object { lastObjectThread = (0, .max) }
+    if lastObjectThread.object == object { lastObjectThread = (0, TraceFormat.reservedThread) }
   }
 
   private mutating func noteObject(_ event: TraceEvent) -> UInt32 {

@@ -45,6 +45,7 @@ struct ChunkDecoder: Sendable {
       var cursor = ByteCursor(raw)
       do {
         let thread = try cursor.readVarint32()
+        guard thread != TraceFormat.reservedThread else { throw CursorError.reservedThread }
         let osThread = Int32(bitPattern: try cursor.readVarint32())
         let sequence = try cursor.readVarint()
         let dropped = try cursor.readVarint()
@@ -153,6 +154,8 @@ struct ChunkDecoder: Sendable {
         case .overBudget:
           "a chunk's definitions pass what the file's size justifies (\(budget.allowance) bytes); skipped"
         case .timeOverflow: "an event's time overflows 64 bits; chunk skipped"
+        case .reservedThread:
+          "a chunk names thread \(TraceFormat.reservedThread), which no recorder writes (2^32-1); skipped"
         default: "a chunk's events are malformed; skipped"
         }
       result.damage = TraceDamage(offset: chunk.offset, message: message)

@@ -51,6 +51,10 @@ public enum TraceFormat {
   public static let definitionBytesPerFileByte: UInt64 = 16
   /// The fixed allowance for definitions' memory, whatever the file's size.
   public static let definitionAllowance: UInt64 = 16 << 20
+  /// The thread serial no recorder writes (a process numbers its recording threads from 1, and would need 2^32-1 of
+  /// them): the replay's "no thread". An events chunk naming it is damage, skipped and reported, so that a forged
+  /// file cannot pass a thread off as none (a write on it would race nothing).
+  public static let reservedThread = UInt32.max
 }
 
 /// What a chunk holds.

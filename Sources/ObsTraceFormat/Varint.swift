@@ -87,6 +87,8 @@ enum CursorError: Error {
   case overBudget
   /// A time overflows 64 bits.
   case timeOverflow
+  /// An events chunk names `TraceFormat.reservedThread`.
+  case reservedThread
 }
 
 extension UInt64 {

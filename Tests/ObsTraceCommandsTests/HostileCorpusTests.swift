@@ -43,6 +43,7 @@ struct HostileCorpusTests {
     let rows = [
       "time-delta-near-2-64.trc", "property-id-2-24.trc", "property-id-2-28.trc", "object-serial-2-26.trc",
       "type-id-2-28.trc", "property-id-near-2-32.trc", "label-id-near-2-32.trc", "thread-serial-near-2-32.trc",
+      "racing-write-thread-2-32-minus-1.trc",
       "inflates-to-64-mib.trc", "eight-chunks-inflate-to-64-mib.trc", "label-64-mib.trc", "stack-64-mib.trc",
     ]
     for row in rows { #expect(Self.entries.contains { $0.name == row }, "\(row) is missing") }
@@ -85,6 +86,26 @@ struct HostileCorpusTests {
     let allowed = Run.command(["check", entry.path, "--baseline", baseline, "--allow-incomplete"])
     #expect(allowed.status == 0, "\(allowed.standardOutput)")
     #expect(allowed.standardOutput.hasSuffix("PASSED\n"))
+  }
+
+  /// One write, on thread 2^32-2, raced by a scope's read on thread 2: flagged. The same write on thread 2^32-1, the
+  /// replay's "no thread", read as no write in progress and raced nothing; the reader now skips its chunk as damage.
+  @Test("a thread serial of 2^32-1 cannot pass for no thread: its chunk is damage, and 2^32-2's race is flagged")
+  func reservedThreadSerial() throws {
+    let near = Run.command(["report", Paths.root + "/traces/hostile/racing-write-thread-near-2-32.trc"])
+    #expect(near.status == 0)
+    #expect(
+      near.standardOutput.contains("by Hostile.body raced a write of it on another thread"), "\(near.standardOutput)")
+    #expect(!near.standardOutput.contains("damaged chunk"))
+    let reserved = Run.command(["report", Paths.root + "/traces/hostile/racing-write-thread-2-32-minus-1.trc"])
+    #expect(reserved.status == 0)
+    #expect(
+      reserved.standardOutput.contains("a chunk names thread 4294967295, which no recorder writes (2^32-1); skipped"),
+      "\(reserved.standardOutput)")
+    #expect(!reserved.standardOutput.contains("raced a write"))
+    let dump = Run.command(["dump", Paths.root + "/traces/hostile/racing-write-thread-2-32-minus-1.trc"])
+    #expect(dump.status == 0)
+    #expect(!dump.standardOutput.contains("T4294967295"))
   }
 
   /// As `check` does not pass such a trace, `baseline` makes nothing of it: its counts would become the bar.
