@@ -89,7 +89,8 @@ let package = Package(
     ),
     .testTarget(name: "ObsTraceAnalysisTests", dependencies: ["ObsTraceAnalysis", "ObsTraceFormat"]),
     .testTarget(
-      name: "ObsTraceCommandsTests", dependencies: ["ObsTraceCommands", "ObsTraceFormat"], exclude: ["Goldens"]),
+      name: "ObsTraceCommandsTests", dependencies: ["ObsTraceCommands", "ObsTraceFormat", "ObsTraceTestSupport"],
+      exclude: ["Goldens"]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -73,6 +73,9 @@ final class ChunkPipeline: Sendable {
     return item
   }
 
+  /// How many items wait for the consumer now (at most `depth`): for tests that need the reader thread ahead.
+  var itemsWaiting: Int { queue.withLock { $0.count } }
+
   /// Takes an event buffer back to be filled again (the consumer is done with its events), leaving `buffer` empty.
   func recycle(_ buffer: inout [TraceEvent]) {
     spareBuffers.withLock { spare in

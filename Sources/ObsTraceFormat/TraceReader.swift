@@ -174,7 +174,11 @@ public final class TraceReader {
     // its events on: `definitions` are, at each chunk, what they would be had this thread decoded it.
     let decoder = ChunkDecoder(definitions: definitions, budget: definitionBudget)
     let pipeline = readsAhead ? ChunkPipeline(file: file, from: firstChunkOffset, decoder: decoder) : nil
-    defer { pipeline?.stop() }
+    activePipeline = pipeline
+    defer {
+      pipeline?.stop()
+      activePipeline = nil
+    }
     var localDecoder = decoder
     var offset = firstChunkOffset
     var spare: [TraceEvent] = []
@@ -204,6 +208,9 @@ public final class TraceReader {
     }
     if footer == nil { truncated = true }
   }
+
+  /// The read-ahead thread's pipeline while `forEachChunk` runs with `readsAhead` (for tests).
+  private(set) var activePipeline: ChunkPipeline?
 
   /// Keeps what a decoded chunk says about the trace: its thread, the drops it reports, ids no definition states.
   private func noteDecoded(_ chunk: EventChunk, _ decoded: ChunkDecoder.Decoded) {

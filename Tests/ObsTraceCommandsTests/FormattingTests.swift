@@ -1,3 +1,4 @@
+import ObsTraceTestSupport
 import Testing
 
 @testable import ObsTraceCommands
@@ -14,10 +15,12 @@ struct FormattingTests {
     for base in bases {
       for remainder in UInt64(0)..<2000 { cases.append(base + remainder) }
     }
-    var generator = SystemRandomNumberGenerator()
+    var generator = SeededGenerator()
     for _ in 0..<20_000 { cases.append(UInt64.random(in: 0...(1 << 52), using: &generator)) }
     for nanoseconds in cases {
-      #expect(Formatting.milliseconds(nanoseconds) == throughDouble(nanoseconds), "\(nanoseconds) ns")
+      #expect(
+        Formatting.milliseconds(nanoseconds) == throughDouble(nanoseconds),
+        "\(nanoseconds) ns, OBSTRACE_TEST_SEED=\(generator.seed)")
     }
   }
 }

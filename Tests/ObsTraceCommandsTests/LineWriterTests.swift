@@ -1,3 +1,4 @@
+import ObsTraceTestSupport
 import Testing
 
 @testable import ObsTraceCommands
@@ -30,7 +31,7 @@ struct LineWriterTests {
     for base: UInt64 in [0, 1_000_000, 86_400_000_000_000] {
       for remainder in UInt64(0)..<1200 { cases.append(base + remainder) }
     }
-    var generator = SystemRandomNumberGenerator()
+    var generator = SeededGenerator()
     for _ in 0..<5_000 { cases.append(UInt64.random(in: 0...(1 << 52), using: &generator)) }
     for width in [0, 9, 10, 30] {
       let (text, _) = written { writer in
@@ -40,7 +41,7 @@ struct LineWriterTests {
         }
       }
       let expected = cases.map { Formatting.milliseconds($0).leftPadded(width) + "\n" }.joined()
-      #expect(text == expected, "width \(width)")
+      #expect(text == expected, "width \(width), OBSTRACE_TEST_SEED=\(generator.seed)")
     }
   }
 

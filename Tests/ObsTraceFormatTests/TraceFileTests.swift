@@ -474,17 +474,24 @@ struct TraceFileTests {
     let chunks = ChunkPipeline.depth * 4
     try writeSyntheticTrace(to: path, chunks: chunks, perChunk: 50)
     var seen: [[UInt32]] = []
+    var waitingAtFirstChunk = 0
     for readsAhead in [false, true] {
       let reader = try TraceReader(path: path)
       reader.readsAhead = readsAhead
       var scopes: [UInt32] = []
       reader.forEachChunk { chunk in
-        // Reading ahead keeps the pipeline full before the consumer looks.
-        if readsAhead && chunk.sequence == 0 { usleep(20_000) }
+        // The pipeline full before the consumer looks at the first chunk: the decoder holds the definitions of
+        // `depth` chunks more. Waited for (under load the reader thread may take its time), never assumed.
+        if readsAhead && chunk.sequence == 0, let pipeline = reader.activePipeline {
+          let deadline = ContinuousClock.now + .seconds(30)
+          while pipeline.itemsWaiting < ChunkPipeline.depth && ContinuousClock.now < deadline { sched_yield() }
+          waitingAtFirstChunk = pipeline.itemsWaiting
+        }
         scopes.append(reader.definitions.scopes.keys.max() ?? 0)
       }
       seen.append(scopes)
     }
+    #expect(waitingAtFirstChunk == ChunkPipeline.depth)
     #expect(seen[0] == (1...UInt32(chunks)).map { $0 })
     #expect(seen[1] == seen[0])
   }

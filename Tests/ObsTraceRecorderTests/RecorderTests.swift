@@ -582,7 +582,7 @@ struct RecorderTests {
     }
     let bytes = try Data(contentsOf: URL(fileURLWithPath: trace.path))
     #expect(trace.reader.footer?.chunks ?? 0 >= 3)
-    var generator = SystemRandomNumberGenerator()
+    var generator = SeededGenerator()
     for _ in 0..<20 {
       // Past the header (its executable path makes it ~150 bytes here): a cut header is an error, tested elsewhere.
       let cut = Int.random(in: 256..<bytes.count, using: &generator)
@@ -592,7 +592,8 @@ struct RecorderTests {
       var events: [TraceEvent] = []
       reader.forEachEvent { events.append($0) }
       #expect(reader.truncated)
-      #expect(events == Array(trace.events.prefix(events.count)), "cut at \(cut)")
+      #expect(
+        events == Array(trace.events.prefix(events.count)), "cut at \(cut), OBSTRACE_TEST_SEED=\(generator.seed)")
     }
   }
 }
