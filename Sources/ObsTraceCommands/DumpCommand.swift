@@ -78,7 +78,7 @@ final class DumpPrinter {
   private let writer: LineWriter
   private let names: ResolvedNames
   /// By stack: the line's ending (` at File.swift:12 (function)` or ` stack #n`).
-  private var sites = IDTable<NameSpan>()
+  private var sites = DenseTable<NameSpan>()
   /// By willSet flags and stack: how the write was made.
   private var writeKinds: [UInt64: WriteKind] = [:]
 

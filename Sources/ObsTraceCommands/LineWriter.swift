@@ -182,42 +182,6 @@ final class NameArena {
   }
 }
 
-/// What a printer keeps per id (a name's span, how a write was made): an array by id, with ids past what the
-/// entries justify in a dictionary, as `DenseTable` does, so that a forged id costs one entry, never an array of its
-/// size. Its own type here so that its lookups, one per name on every line, compile for the value they hold.
-struct IDTable<Value> {
-  private var dense: [Value?] = []
-  private var sparse: [UInt32: Value] = [:]
-  private var entries = 0
-
-  subscript(id: UInt32) -> Value? {
-    @inline(__always) get {
-      let index = Int(id)
-      if index < dense.count { return dense[index] }
-      return sparse.isEmpty ? nil : sparse[id]
-    }
-    set {
-      let index = Int(id)
-      if index >= dense.count && index < max(4096, 4 * (entries + 1)) {
-        dense.append(contentsOf: [Value?](repeating: nil, count: max(index + 1, dense.count * 2) - dense.count))
-        // Entries the array now covers move into it, so that each id has one home (a lookup would miss them).
-        for (key, value) in sparse where Int(key) < dense.count {
-          dense[Int(key)] = value
-          sparse[key] = nil
-        }
-      }
-      if index < dense.count {
-        if dense[index] == nil && newValue != nil { entries += 1 }
-        dense[index] = newValue
-      } else if let newValue {
-        if sparse.updateValue(newValue, forKey: id) == nil { entries += 1 }
-      } else if sparse.removeValue(forKey: id) != nil {
-        entries -= 1
-      }
-    }
-  }
-}
-
 /// Doubles `capacity` until it holds `needed` bytes and moves the first `count` of `storage` there: the growth of
 /// the line buffer and of the name arena.
 private func growBytes(

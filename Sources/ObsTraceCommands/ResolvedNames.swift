@@ -9,12 +9,12 @@ import ObsTraceFormat
 final class ResolvedNames {
   let reader: TraceReader
   let arena = NameArena()
-  private var objects = IDTable<NameSpan>()
-  private var types = IDTable<NameSpan>()
-  private var properties = IDTable<NameSpan>()
+  private(set) var objects = DenseTable<NameSpan>()
+  private var types = DenseTable<NameSpan>()
+  private var properties = DenseTable<NameSpan>()
   /// A property's name without its type: `count` for `Model.count`.
-  private var shortProperties = IDTable<NameSpan>()
-  private var labels = IDTable<NameSpan>()
+  private var shortProperties = DenseTable<NameSpan>()
+  private var labels = DenseTable<NameSpan>()
 
   init(reader: TraceReader) {
     self.reader = reader
@@ -86,7 +86,7 @@ final class ResolvedNames {
   /// Appends the name `cache` keeps for `id`, or works it out with `name`, keeping it once the trace has defined
   /// the id (until then it is worked out again each time, so it never freezes as unknown).
   private func appendName(
-    _ id: UInt32, cachedIn cache: inout IDTable<NameSpan>, defined: (TraceDefinitions) -> Bool,
+    _ id: UInt32, cachedIn cache: inout DenseTable<NameSpan>, defined: (TraceDefinitions) -> Bool,
     to writer: LineWriter, _ name: (TraceDefinitions) -> String
   ) {
     if let span = cache[id] { return writer.append(span, in: arena) }

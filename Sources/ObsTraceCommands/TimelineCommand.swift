@@ -171,13 +171,13 @@ final class TimelinePrinter {
   private let writer: LineWriter
   private let names: ResolvedNames
   /// By stack: `  at File.swift:12 (function)`, or nothing when the stack has no user frame.
-  private var sites = IDTable<NameSpan>()
+  private var sites = DenseTable<NameSpan>()
   /// By stack: how a write through the registrar's `withMutation` was made (the setter or an explicit
   /// `withMutation`), which takes a walk over the stack's frames.
-  private var withMutationKinds = IDTable<WriteKind>()
+  private var withMutationKinds = DenseTable<WriteKind>()
   /// With --scope and --property: whether a label or property id has the name asked for.
-  private var labelMatches = IDTable<Bool>()
-  private var propertyMatches = IDTable<Bool>()
+  private var labelMatches = DenseTable<Bool>()
+  private var propertyMatches = DenseTable<Bool>()
 
   init(filter: Filter, reader: TraceReader, writer: LineWriter) {
     self.filter = filter

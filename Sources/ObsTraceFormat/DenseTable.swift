@@ -1,34 +1,40 @@
 /// A table keyed by the small, dense integer ids a trace uses (properties, labels, threads, objects): an array,
-/// not a hash table, because the replay touches it on every event.
+/// not a hash table, because the replay touches it on every event and the printers on every line.
 ///
 /// The ids come from a file, which may name any id up to 2^32: the array grows only as far as the entries put
 /// in justify (`denseSlack` plus four slots per entry), and an id beyond that goes to a dictionary. A forged id
 /// costs one dictionary entry, never an array of its size.
+///
+/// Inlinable, so that the modules that use it (the replay, the printers) compile its lookups for the value they
+/// hold: unspecialized generic code across a module boundary costs a call and a metadata lookup per access.
 public struct DenseTable<Value>: Sequence {
   /// Slots the array may always grow to, whatever was put in.
-  static var denseSlack: Int { 4096 }
+  @usableFromInline static var denseSlack: Int { 4096 }
 
-  private var values: [Value?] = []
-  private var sparse: [UInt32: Value] = [:]
+  @usableFromInline var values: [Value?] = []
+  @usableFromInline var sparse: [UInt32: Value] = [:]
   /// The id of the array's first slot: the first id placed in it. Object serials are numbered per process, not
   /// per recording, so a trace recorded after many objects were made starts far from 0; an array from 0 would
   /// be sized by the process's history (or leave the trace's objects in the dictionary), not by the trace.
-  private var base = 0
+  @usableFromInline var base = 0
   /// Entries ever put in (not decremented by removals): sequential ids of objects created and freed keep
   /// the array dense.
-  private var insertions = 0
-  public private(set) var count = 0
+  @usableFromInline var insertions = 0
+  @usableFromInline var entries = 0
 
-  public init() {}
+  @inlinable public init() {}
 
-  public var isEmpty: Bool { count == 0 }
+  /// Entries in the table.
+  @inlinable public var count: Int { entries }
+
+  @inlinable public var isEmpty: Bool { entries == 0 }
 
   /// Slots of the array (for tests: what forged ids cost).
   var denseSlots: Int { values.count }
   /// Entries kept in the dictionary (for tests).
   var sparseCount: Int { sparse.count }
 
-  public subscript(id: UInt32) -> Value? {
+  @inlinable public subscript(id: UInt32) -> Value? {
     @inline(__always) get {
       let index = Int(id) &- base
       if index >= 0 && index < values.count { return values[index] }
@@ -38,24 +44,24 @@ public struct DenseTable<Value>: Sequence {
       if placeDensely(id) {
         let index = Int(id) - base
         if values[index] == nil && newValue != nil {
-          count += 1
+          entries += 1
           insertions += 1
         }
-        if values[index] != nil && newValue == nil { count -= 1 }
+        if values[index] != nil && newValue == nil { entries -= 1 }
         values[index] = newValue
       } else {
         let old = sparse[id]
         sparse[id] = newValue
         if old == nil && newValue != nil {
-          count += 1
+          entries += 1
           insertions += 1
         }
-        if old != nil && newValue == nil { count -= 1 }
+        if old != nil && newValue == nil { entries -= 1 }
       }
     }
   }
 
-  public subscript(id: UInt32, default value: @autoclosure () -> Value) -> Value {
+  @inlinable public subscript(id: UInt32, default value: @autoclosure () -> Value) -> Value {
     get { self[id] ?? value() }
     _modify {
       // One yield, not one per storage: the optimizer inlines an accessor with a single yield into its caller,
@@ -67,7 +73,7 @@ public struct DenseTable<Value>: Sequence {
         current = existing
       } else {
         current = value()
-        count += 1
+        entries += 1
         insertions += 1
       }
       defer {
@@ -78,7 +84,7 @@ public struct DenseTable<Value>: Sequence {
   }
 
   /// Mutates the value of `id` in place (created from `value` when absent).
-  @inline(__always)
+  @inlinable @inline(__always)
   public mutating func withValue<Result>(
     _ id: UInt32, default value: @autoclosure () -> Value, _ body: (inout Value) -> Result
   ) -> Result {
@@ -90,21 +96,21 @@ public struct DenseTable<Value>: Sequence {
         let slot = slots.baseAddress! + index
         if case .none = slot.pointee {
           slot.pointee = value()
-          count += 1
+          entries += 1
           insertions += 1
         }
         return body(&slot.pointee!)
       }
     }
     if sparse[id] == nil {
-      count += 1
+      entries += 1
       insertions += 1
     }
     return body(&sparse[id, default: value()])
   }
 
   /// Mutates the value of `id` in place if there is one; nil (and `body` not called) when there is none.
-  @inline(__always)
+  @inlinable @inline(__always)
   public mutating func withExisting<Result>(_ id: UInt32, _ body: (inout Value) -> Result) -> Result? {
     let index = Int(id) &- base
     if index >= 0 && index < values.count {
@@ -119,8 +125,8 @@ public struct DenseTable<Value>: Sequence {
   }
 
   /// Whether `id` lives in the array, growing it when the entries justify it.
-  @inline(__always)
-  private mutating func placeDensely(_ id: UInt32) -> Bool {
+  @inlinable @inline(__always)
+  mutating func placeDensely(_ id: UInt32) -> Bool {
     let index = Int(id) &- base
     if index >= 0 && index < values.count { return true }
     if values.isEmpty && sparse.isEmpty {
@@ -132,7 +138,8 @@ public struct DenseTable<Value>: Sequence {
 
   /// Moves the array's first slot down to `id`, when the entries justify the longer array: by at least the
   /// array's length (never below 0), so that ids met in descending order cost amortized O(1).
-  private mutating func growDown(toPlace id: UInt32) -> Bool {
+  @inlinable
+  mutating func growDown(toPlace id: UInt32) -> Bool {
     let shift = Swift.max(base - Int(id), Swift.min(values.count, base))
     guard values.count + shift <= Self.denseSlack + 4 * insertions else { return false }
     values.insert(contentsOf: repeatElement(nil, count: shift), at: 0)
@@ -144,7 +151,8 @@ public struct DenseTable<Value>: Sequence {
     return true
   }
 
-  private mutating func grow(toPlace index: Int) -> Bool {
+  @inlinable
+  mutating func grow(toPlace index: Int) -> Bool {
     guard index < Self.denseSlack + 4 * insertions else { return false }
     let newCount = Swift.max(index + 1, Swift.min(values.count * 2, Self.denseSlack + 4 * insertions))
     values.append(contentsOf: repeatElement(nil, count: newCount - values.count))
@@ -159,7 +167,7 @@ public struct DenseTable<Value>: Sequence {
   }
 
   /// Entries in id order.
-  public func makeIterator() -> AnyIterator<(key: UInt32, value: Value)> {
+  @inlinable public func makeIterator() -> AnyIterator<(key: UInt32, value: Value)> {
     var index = 0
     let values = self.values
     let base = self.base
