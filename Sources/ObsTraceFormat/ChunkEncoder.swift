@@ -210,6 +210,64 @@ public struct ChunkEncoder {
     _eventCount &+= 1
   }
 
+  /// The running state `append` keeps between events, for a caller that encodes events into the same buffer itself
+  /// (the recorder's loop over common events, `obstrace_encode_common`), which must write exactly the bytes
+  /// `append` would and leave the state as `append` would.
+  public struct Cursor {
+    /// Bytes of items written from the buffer's front, and of time deltas from its back (last byte first).
+    public var items: Int
+    public var times: Int
+    public var events: Int
+    /// The time of the chunk's previous event.
+    public var lastTime: UInt64
+    /// The object, property, scope and stack the chunk last stated: an event about them needs no definition (stating
+    /// one is `append`'s work, so these are read-only here).
+    public let statedObject: UInt32
+    public let statedProperty: UInt32
+    public let statedScope: UInt32
+    public let statedStack: UInt32
+    /// The object and key of the chunk's previous event (`EventMask.sameObjectAndKey`).
+    public var previousObject: UInt32
+    public var previousKey: UInt32
+
+    @usableFromInline
+    init(
+      items: Int, times: Int, events: Int, lastTime: UInt64, statedObject: UInt32, statedProperty: UInt32,
+      statedScope: UInt32, statedStack: UInt32, previousObject: UInt32, previousKey: UInt32
+    ) {
+      self.items = items
+      self.times = times
+      self.events = events
+      self.lastTime = lastTime
+      self.statedObject = statedObject
+      self.statedProperty = statedProperty
+      self.statedScope = statedScope
+      self.statedStack = statedStack
+      self.previousObject = previousObject
+      self.previousKey = previousKey
+    }
+  }
+
+  /// Runs `body` with the chunk's whole buffer (items from its front, deltas from its back) and the encoder's
+  /// state, and keeps the state `body` leaves: one buffer access for a run of events, not one per event.
+  @inlinable
+  public mutating func withCursor<Result>(
+    _ body: (UnsafeMutableBufferPointer<UInt8>, inout Cursor) -> Result
+  ) -> Result {
+    var cursor = Cursor(
+      items: itemByteCount, times: timeByteCount, events: _eventCount, lastTime: lastTime,
+      statedObject: statedObject, statedProperty: statedProperty, statedScope: statedScope, statedStack: statedStack,
+      previousObject: previousObject, previousKey: previousKey)
+    let result = storage.withUnsafeMutableBufferPointer { body($0, &cursor) }
+    itemByteCount = cursor.items
+    timeByteCount = cursor.times
+    _eventCount = cursor.events
+    lastTime = cursor.lastTime
+    previousObject = cursor.previousObject
+    previousKey = cursor.previousKey
+    return result
+  }
+
   /// Kinds whose `aux` is the type of their object (stated by the object's definition): access, willSet, didSet
   /// and objectFreed (kinds 1, 2, 3 and 5), tested as bits of one mask.
   @inlinable @inline(__always)

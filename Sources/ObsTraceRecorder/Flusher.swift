@@ -208,42 +208,99 @@ final class Flusher: @unchecked Sendable {
         pending.removeValue(forKey: ring)
         ?? newChunk(
           for: ring, firstTime: max(clock.nanoseconds(records[0].time), lastTimes[obstrace_ring_thread_id(ring)] ?? 0))
-      let definitions = self.definitions
       let tapping = RecordingTaps.activeTaps.load(ordering: .acquiring) > 0
       let thread = obstrace_ring_thread_id(ring)
-      let clock = self.clock  // a local copy: no exclusivity check per event
-      let stamps = self.stamps
-      var lastTime = lastTimes[thread] ?? 0
-      defer { lastTimes[thread] = lastTime }
-      // An untimed event (a didSet, most reads) repeats the ticks of the event before it: no conversion for it.
-      var lastTicks = UInt64.max
-      var lastTicksTime: UInt64 = 0
-      for record in records {
-        definitions.note(record)
-        if record.time != lastTicks {
-          lastTicks = record.time
-          lastTicksTime = clock.nanoseconds(record.time)
-        }
-        let time = max(lastTicksTime, lastTime)
-        lastTime = time
-        // The in-test recording tag (objectCreated's aux) stays in the process.
-        let tagged = record.kind == EventKind.objectCreated.rawValue
-        chunk.encoder.append(
-          kind: record.kind, flags: record.flags, time: time, depth: record.depth, object: record.object,
-          key: record.key, scope: record.scope, aux: tagged ? 0 : record.aux,
-          stack: record.stack, definitions: definitions, stamps: stamps)
-        if tapping { RecordingTaps.route(record, time: time, thread: thread) }
+      var state = obstrace_encode_state()
+      state.thread_time = lastTimes[thread] ?? 0
+      state.last_ticks = UInt64.max
+      clock.setLastSegment(of: &state)
+      defer { lastTimes[thread] = state.thread_time }
+      var index = 0
+      while index < count {
+        index = Self.encode(
+          records, from: index, into: &chunk.encoder, state: &state, clock: clock, definitions: definitions,
+          stamps: stamps, tapThread: tapping ? thread : nil)
         if chunk.encoder.byteCount >= Self.chunkTarget {
           // Closed at once, not after the batch (up to a ring of events): a reader refuses events chunks past
           // `TraceFormat.maximumEventsChunkSize`, and this keeps every chunk near the target.
           pending[ring] = chunk
           finish(ring)
-          chunk = newChunk(for: ring, firstTime: time)
+          chunk = newChunk(for: ring, firstTime: state.thread_time)
         }
       }
       obstrace_ring_consume(ring, count)
       if chunk.encoder.eventCount > 0 || chunk.encoder.byteCount > 0 { pending[ring] = chunk }
     }
+  }
+
+  /// Encodes `records[start...]` into `chunk` until every one is encoded or the chunk reaches `chunkTarget` bytes;
+  /// returns the index after the last one encoded. `state` carries the conversion of ticks to times from call to
+  /// call (an untimed event, a didSet or most reads, repeats the ticks of the event before it and is not converted
+  /// again; a thread's times never go back). With `tapThread`, each event is also routed to the in-test recordings,
+  /// one at a time through `ChunkEncoder.append`; without, most events need no definition and the C loop
+  /// (`obstrace_encode_common`) encodes them, up to the first that does. `commonLoop: false` (tests) encodes every
+  /// event through `append`, the reference the C loop must match byte for byte.
+  static func encode(
+    _ records: UnsafeBufferPointer<obstrace_record>, from start: Int, into chunk: inout ChunkEncoder,
+    state: inout obstrace_encode_state, clock: TickMapping, definitions: FlusherDefinitions,
+    stamps: DefinitionStamps, tapThread: UInt32?, commonLoop: Bool = true
+  ) -> Int {
+    var index = start
+    let common = commonLoop && tapThread == nil
+    while index < records.count {
+      if common {
+        index += chunk.withCursor { buffer, cursor in
+          encodeCommon(records, from: index, into: buffer, cursor: &cursor, state: &state)
+        }
+        if chunk.byteCount >= chunkTarget || index == records.count { return index }
+      }
+      let record = records[index]
+      index += 1
+      definitions.note(record)
+      if record.time != state.last_ticks {
+        state.last_ticks = record.time
+        state.last_ticks_time = clock.nanoseconds(record.time)
+      }
+      let time = max(state.last_ticks_time, state.thread_time)
+      state.thread_time = time
+      // The in-test recording tag (objectCreated's aux) stays in the process.
+      let tagged = record.kind == EventKind.objectCreated.rawValue
+      chunk.append(
+        kind: record.kind, flags: record.flags, time: time, depth: record.depth, object: record.object,
+        key: record.key, scope: record.scope, aux: tagged ? 0 : record.aux,
+        stack: record.stack, definitions: definitions, stamps: stamps)
+      if let tapThread { RecordingTaps.route(record, time: time, thread: tapThread) }
+      if chunk.byteCount >= chunkTarget { return index }
+    }
+    return index
+  }
+
+  /// `obstrace_encode_common` on `records[start...]`, into a chunk's buffer: how many records it encoded.
+  static func encodeCommon(
+    _ records: UnsafeBufferPointer<obstrace_record>, from start: Int, into buffer: UnsafeMutableBufferPointer<UInt8>,
+    cursor: inout ChunkEncoder.Cursor, state: inout obstrace_encode_state
+  ) -> Int {
+    state.items = UInt64(cursor.items)
+    state.times = UInt64(cursor.times)
+    state.events = UInt64(cursor.events)
+    state.last_time = cursor.lastTime
+    state.stated_object = cursor.statedObject
+    state.stated_property = cursor.statedProperty
+    state.stated_scope = cursor.statedScope
+    state.stated_stack = cursor.statedStack
+    state.previous_object = cursor.previousObject
+    state.previous_key = cursor.previousKey
+    let encoded = obstrace_encode_common(
+      &state, records.baseAddress.unsafelyUnwrapped + start, records.count - start,
+      buffer.baseAddress.unsafelyUnwrapped,
+      UInt64(buffer.count), UInt64(chunkTarget))
+    cursor.items = Int(state.items)
+    cursor.times = Int(state.times)
+    cursor.events = Int(state.events)
+    cursor.lastTime = state.last_time
+    cursor.previousObject = state.previous_object
+    cursor.previousKey = state.previous_key
+    return encoded
   }
 
   private func newChunk(for ring: UnsafeMutablePointer<obstrace_ring>, firstTime: UInt64) -> PendingChunk {

@@ -66,6 +66,24 @@ struct TickMapping {
   /// is added: converting a tick multiplies, and gives the same answer whichever drain converts it.
   private var slopes: [Double] = []
 
+  /// The last segment, for the flusher's C loop (`obstrace_encode_common`), which converts a tick in it or past it
+  /// as `nanoseconds(_:)` does and leaves any earlier tick to it: the segment's first tick and time, and the slope
+  /// (with one sample, an empty segment at the latest sample).
+  func setLastSegment(of state: inout obstrace_encode_state) {
+    let last = ticks.count - 1
+    state.latest_ticks = ticks[last]
+    state.latest_nanoseconds = nanoseconds[last]
+    if last == 0 {
+      state.segment_ticks = ticks[0]
+      state.segment_nanoseconds = 0
+      state.slope = 0
+    } else {
+      state.segment_ticks = ticks[last - 1]
+      state.segment_nanoseconds = nanoseconds[last - 1]
+      state.slope = slopes[last - 1]
+    }
+  }
+
   /// Nanoseconds since the start for a tick: interpolated between the samples around it, 0 before the first,
   /// the latest sample's time after it.
   ///

@@ -556,6 +556,41 @@ void obstrace_clock_sample(uint64_t *ticks, uint64_t *nanoseconds);
 /// CLOCK_REALTIME in nanoseconds since 1970.
 uint64_t obstrace_wall_clock_nanoseconds(void);
 
+// ── The flusher's encoding of common events (encode.c). ──
+
+/// What `obstrace_encode_common` reads and advances: the state of one chunk's encoder (`ChunkEncoder` in
+/// ObsTraceFormat, copied in and out around the call), the flusher's clock state for the ring's thread, and the
+/// last segment of the tick mapping (`TickMapping`).
+typedef struct obstrace_encode_state {
+  // The chunk's encoder: bytes of items from the buffer's front, of time deltas from its back.
+  uint64_t items;
+  uint64_t times;
+  uint64_t events;
+  uint64_t last_time;  ///< the time of the chunk's previous event (nanoseconds)
+  uint32_t stated_object, stated_property, stated_scope, stated_stack;
+  uint32_t previous_object, previous_key;
+  // The flusher's conversion state: the ticks converted last and their time, and the thread's latest time (a
+  // thread's times never go back).
+  uint64_t last_ticks;
+  uint64_t last_ticks_time;
+  uint64_t thread_time;
+  // The tick mapping's last segment: a tick in [segment_ticks, latest_ticks) is interpolated with `slope`, a tick
+  // from `latest_ticks` on is held at `latest_nanoseconds`; any earlier tick is left to the caller.
+  uint64_t segment_ticks;
+  uint64_t segment_nanoseconds;
+  uint64_t latest_ticks;
+  uint64_t latest_nanoseconds;
+  double slope;
+} obstrace_encode_state;
+
+/// Encodes records from the front of `records` while each is an access, willSet or didSet about the object,
+/// property and scope the chunk last stated, with no stack or the stack it last stated (it needs no definition),
+/// its ticks are in the mapping's last segment or past it, and the buffer has room; stops after the event that
+/// brings the chunk to `target` bytes. Writes exactly what `ChunkEncoder.append` writes for the same events (the
+/// flusher's `drainRecords` does the rest, one record at a time). Returns how many records it encoded.
+size_t obstrace_encode_common(obstrace_encode_state *state, const obstrace_record *records, size_t count,
+                              uint8_t *buffer, uint64_t capacity, uint64_t target);
+
 // ── Call stacks (frame-pointer walk). ──
 
 /// Walks the caller's frame-pointer chain into `frames` (return addresses), skipping `skip` frames. A frame

@@ -1,0 +1,154 @@
+import CObsTraceRing
+import ObsTraceFormat
+import ObsTraceTestSupport
+import Testing
+
+@testable import ObsTraceRecorder
+
+/// The flusher encodes most events in C (`obstrace_encode_common`) and the rest through `ChunkEncoder.append`: the
+/// bytes must be those `append` alone writes.
+@Suite struct FlusherEncodingTests {
+  /// A thread's records as a program makes them: runs of writes (a willSet with its stack, its didSet) and reads
+  /// about one property, switches to other objects and properties, scopes that begin and end around reads, stacks
+  /// that change, ticks that repeat (untimed events), jump far, fall in earlier segments of the mapping or past its
+  /// last sample, and ids and deltas long enough for multi-byte varints.
+  static let seed = SeededGenerator().seed
+
+  static func records(count: Int) -> [obstrace_record] {
+    var random = SeededGenerator(seed: seed)
+    var records: [obstrace_record] = []
+    records.reserveCapacity(count)
+    var ticks: UInt64 = 1_000
+    var object: UInt32 = 3
+    var key: UInt32 = 1
+    var scope: UInt32 = 0
+    var depth: UInt16 = 0
+    var stack: UInt32 = 2
+    func record(_ kind: EventKind, flags: UInt8 = 0, timed: Bool, aux: UInt32 = 7, stack: UInt32 = 0) -> obstrace_record
+    {
+      if timed {
+        switch random.next() % 50 {
+        case 0: ticks &+= 5_000_000  // past the mapping's last sample
+        case 1: ticks = 500 + random.next() % 400_000  // an earlier segment, or before the first sample
+        default: ticks &+= 20 + random.next() % 3_000
+        }
+      }
+      return obstrace_record(
+        time: ticks, kind: kind.rawValue, flags: flags, depth: depth, object: object, key: key, scope: scope, aux: aux,
+        stack: stack)
+    }
+    while records.count < count {
+      switch random.next() % 40 {
+      case 0: object = UInt32(1 + random.next() % 300)  // new objects, some past 127
+      case 1: key = UInt32(1 + random.next() % 200)
+      case 2: stack = UInt32(1 + random.next() % 20_000)
+      case 3:
+        scope = UInt32(16_000 + random.next() % 5_000)
+        depth = 1
+        var begin = record(.scopeBegin, flags: ScopeKind.tracking.rawValue, timed: true, aux: 0)
+        begin.object = 0
+        begin.key = 9
+        records.append(begin)
+      case 4 where scope != 0:
+        var end = record(.scopeEnd, timed: true, aux: 0)
+        end.object = 0
+        end.key = 0
+        records.append(end)
+        scope = 0
+        depth = 0
+      default: break
+      }
+      records.append(record(.willSet, timed: true, stack: stack))
+      records.append(record(.didSet, flags: UInt8(random.next() % 3), timed: false))
+      for _ in 0..<(random.next() % 4) { records.append(record(.access, timed: random.next() % 8 == 0)) }
+    }
+    return records
+  }
+
+  /// Encodes `records` as the flusher does (chunks closed at its target), every event through `append` or not.
+  static func encode(_ records: [obstrace_record], commonLoop: Bool) -> [[UInt8]] {
+    var clock = TickMapping(ticks: 1_000, monotonicNanoseconds: 10_000)
+    clock.add(ticks: 200_000, monotonicNanoseconds: 90_000)
+    clock.add(ticks: 3_000_000, monotonicNanoseconds: 1_100_000)
+    clock.add(ticks: 60_000_000, monotonicNanoseconds: 25_000_000)
+    let stamps = DefinitionStamps()
+    let definitions = FlusherDefinitions()
+    var payloads: [[UInt8]] = []
+    var sequence: UInt64 = 0
+    var chunk = ChunkEncoder(
+      thread: 1, osThreadID: 1, sequence: 0, firstTime: 0, stamps: stamps, capacity: Flusher.chunkTarget + 4096)
+    var state = obstrace_encode_state()
+    state.last_ticks = UInt64.max
+    clock.setLastSegment(of: &state)
+    records.withUnsafeBufferPointer { buffer in
+      var index = 0
+      while index < buffer.count {
+        index = Flusher.encode(
+          buffer, from: index, into: &chunk, state: &state, clock: clock, definitions: definitions, stamps: stamps,
+          tapThread: nil, commonLoop: commonLoop)
+        if chunk.byteCount >= Flusher.chunkTarget {
+          payloads.append(chunk.payload(droppedSinceLastChunk: 0))
+          sequence += 1
+          chunk = ChunkEncoder(
+            thread: 1, osThreadID: 1, sequence: sequence, firstTime: state.thread_time, stamps: stamps,
+            capacity: Flusher.chunkTarget + 4096)
+        }
+      }
+    }
+    payloads.append(chunk.payload(droppedSinceLastChunk: 0))
+    return payloads
+  }
+
+  @Test("the C loop over common events writes exactly the bytes ChunkEncoder.append writes")
+  func commonLoopMatchesAppend() {
+    let records = Self.records(count: 200_000)
+    let reference = Self.encode(records, commonLoop: false)
+    let flusher = Self.encode(records, commonLoop: true)
+    #expect(reference.count > 2)  // chunks closed at the target, by either loop
+    #expect(flusher.count == reference.count)
+    for (index, (mine, theirs)) in zip(flusher, reference).enumerated() {
+      // The first byte that differs, not the whole chunks (≈ 128 KiB each).
+      let differs = zip(mine, theirs).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+      #expect(
+        differs == nil && mine.count == theirs.count,
+        "seed \(Self.seed): chunk \(index): \(mine.count) bytes against \(theirs.count), first difference at \(differs.map { "\($0)" } ?? "the end")"
+      )
+    }
+  }
+
+  @Test("the C loop takes a run of common events whole, and stops at the first that needs a definition")
+  func commonLoopTakesCommonRuns() {
+    let stamps = DefinitionStamps()
+    let definitions = FlusherDefinitions()
+    var chunk = ChunkEncoder(thread: 1, osThreadID: 1, sequence: 0, firstTime: 0, stamps: stamps)
+    // The first write states its object, property and stack through `append`.
+    chunk.append(
+      kind: EventKind.willSet.rawValue, flags: 0, time: 10, depth: 0, object: 5, key: 2, scope: 0, aux: 7, stack: 4,
+      definitions: definitions, stamps: stamps)
+    var records: [obstrace_record] = []
+    for index in 0..<300 {
+      let kind: EventKind = [.willSet, .didSet, .access][index % 3]
+      records.append(
+        obstrace_record(
+          time: 1_000 + UInt64(index / 3) * 40, kind: kind.rawValue, flags: 0, depth: 0, object: 5, key: 2, scope: 0,
+          aux: 7, stack: kind == .willSet ? 4 : 0))
+    }
+    // Another object: its definition is `append`'s to state.
+    records.append(
+      obstrace_record(
+        time: 20_000, kind: EventKind.access.rawValue, flags: 0, depth: 0, object: 6, key: 2, scope: 0, aux: 7, stack: 0
+      ))
+    var clock = TickMapping(ticks: 0, monotonicNanoseconds: 0)
+    clock.add(ticks: 100_000, monotonicNanoseconds: 100_000)
+    var state = obstrace_encode_state()
+    state.last_ticks = UInt64.max
+    clock.setLastSegment(of: &state)
+    let encoded = records.withUnsafeBufferPointer { buffer in
+      chunk.withCursor { bytes, cursor in
+        Flusher.encodeCommon(buffer, from: 0, into: bytes, cursor: &cursor, state: &state)
+      }
+    }
+    #expect(encoded == 300)
+    #expect(chunk.eventCount == 301)
+  }
+}
