@@ -12,8 +12,9 @@ import Synchronization
 final class Interner: Sendable {
   static let shared = Interner()
 
-  /// Bit 31 of a key path id, in the per-thread cache only: the member type is Equatable.
-  static let equatableBit: UInt32 = 1 << 31
+  /// Bit 31 of a key path id, in the per-thread cache only: the member type is Equatable (the C read path masks
+  /// it off too).
+  static let equatableBit: UInt32 = OBSTRACE_EQUATABLE_BIT
   /// How many distinct key path objects are retained to serve as cache keys (`Tables.retainedKeyPaths`).
   static let maximumRetainedKeyPaths = 1 << 16
 

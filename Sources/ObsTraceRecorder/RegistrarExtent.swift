@@ -95,11 +95,29 @@ final class RegistrarExtent: Sendable {
   }
 
   /// Records an access; false when ObsTrace itself is reading (the access must then not reach the registrar).
+  ///
+  /// A read's whole cost when recording: a key path this thread has met, a bound registrar and no stale read or
+  /// new untraced tracking are recorded by one inlined C call (`obstrace_record_read`); anything else takes
+  /// `recordAccessInFull`, which records the same event the same way.
   @usableFromInline
   func recordAccess(_ keyPath: AnyKeyPath, _ subject: Any.Type, _ member: Any.Type, _ address: UnsafeRawPointer?)
     -> Bool
   {
     guard obstrace_is_enabled() else { return true }
+    let pointer = UnsafeRawPointer(Unmanaged.passUnretained(keyPath).toOpaque())
+    switch obstrace_record_read(pointer, binding.load(ordering: .relaxed)) {
+    case OBSTRACE_READ_RECORDED: return true
+    case OBSTRACE_READ_SUPPRESSED: return false
+    default: return recordAccessInFull(keyPath, subject, member, address)
+    }
+  }
+
+  /// `recordAccess` for a read the inlined path leaves: interns the key path, binds the registrar, captures a stack
+  /// when one is due, begins an untraced scope.
+  @inline(never)
+  func recordAccessInFull(
+    _ keyPath: AnyKeyPath, _ subject: Any.Type, _ member: Any.Type, _ address: UnsafeRawPointer?
+  ) -> Bool {
     let key = Interner.shared.keyPathID(keyPath, root: subject, member: member) & ~Interner.equatableBit
     let (object, type) = identity(address, subject)
     if obstrace_stack_level() >= 2 {

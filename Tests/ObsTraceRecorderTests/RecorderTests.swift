@@ -187,6 +187,45 @@ struct RecorderTests {
     #expect(trace.propertyEvents == ["willSet Counter.count", "didSet Counter.count", "access Counter.count"])
   }
 
+  @Test(
+    "a read recorded by the inlined path (key path cached, registrar bound) is the event the full path records",
+    arguments: [RecordingOptions.Backtraces.off, .writes])
+  func inlinedReadPath(backtraces: RecordingOptions.Backtraces) throws {
+    let model = LocalModel()
+    let counter = Counter()
+    let observer = ImmediateObserver(model: model)
+    let trace = try RecordingSupport.record(options: RecordingOptions(backtraces: backtraces)) {
+      // The first read of each takes the full path (nothing cached, nothing bound); the next ones the inlined one.
+      for _ in 0..<3 { _ = model.value }
+      for _ in 0..<3 { _ = counter.label }  // an Equatable member: its cached id carries the Equatable bit
+      _ = withObservationTracking {
+        model.value + model.value
+      } onChange: {
+      }
+      // Inside its own willSet window (the observer re-reads from onChange): stale, which the inlined path leaves.
+      observer.observe()
+      model.other = 1
+      model.value = 1
+    }
+    let reads = trace.events(.access)
+    func fields(_ event: TraceEvent) -> [UInt32] {
+      [event.object, event.key, event.aux, event.scope, UInt32(event.flags), UInt32(event.depth), event.stack]
+    }
+    #expect(reads.count == 3 + 3 + 2 + 2)
+    let (outside, labels, inScope) = (reads[0..<3], reads[3..<6], reads[6..<8])
+    #expect(Set(outside.map(fields)).count == 1)
+    #expect(Set(labels.map(fields)).count == 1)
+    #expect(Set(inScope.map(fields)).count == 1)
+    #expect(trace.propertyName(reads[0]) == "LocalModel.value" && trace.propertyName(reads[3]) == "Counter.label")
+    #expect(outside.first!.scope == 0 && outside.first!.flags == 0 && outside.first!.aux != 0)
+    #expect(inScope.first!.scope != 0 && inScope.first!.flags == EventFlags.accessInScope && inScope.first!.depth == 1)
+    // The observer's first read is fresh, its re-read inside the write of `value` stale (with a stack when stacks
+    // are on); the write of `other` does not make a read of `value` stale.
+    let observed = reads[8...]
+    #expect(observed.map { $0.flags & EventFlags.staleRead != 0 } == [false, true])
+    #expect((observed.last!.stack != 0) == (backtraces != .off))
+  }
+
   @Test("a read takes its thread's previous time; the clock is read again after OBSTRACE_UNTIMED_READS events")
   func readsSkipTheClock() throws {
     let counter = Counter()

@@ -58,6 +58,9 @@ typedef struct obstrace_record {
 #define OBSTRACE_SNAPSHOT_BYTES 64
 /// Property ids whose stored field is known (`obstrace_property_fields`); a later id is not compared.
 #define OBSTRACE_MAX_FIELD_PROPERTIES 65536
+/// The bit of an interned key path id (in the intern cache) that says its member type is Equatable
+/// (`Interner.equatableBit`); the property id is the rest.
+#define OBSTRACE_EQUATABLE_BIT 0x80000000u
 
 /// The bits of a trivially copyable member before a `_modify`, kept until its didSet compares them.
 typedef struct obstrace_snapshot {
@@ -200,11 +203,9 @@ static inline obstrace_ring *obstrace_current_ring(void) {
 /// and the fields, then publishes it. Returns false only when the event was dropped. `timed` is false for events
 /// that may take their thread's previous time: a didSet, a scope's installation, a read (until
 /// OBSTRACE_UNTIMED_READS events have passed without a clock read).
-static inline __attribute__((always_inline)) bool obstrace_store(bool timed, uint8_t kind, uint8_t flags,
-                                                                  uint32_t object, uint32_t key, uint32_t scope,
-                                                                  uint32_t aux, uint32_t stack) {
-  obstrace_ring *ring = obstrace_current_ring();
-  if (__builtin_expect(ring == NULL, 0)) return false;
+static inline __attribute__((always_inline)) bool obstrace_store_in(obstrace_ring *ring, bool timed, uint8_t kind,
+                                                                     uint8_t flags, uint32_t object, uint32_t key,
+                                                                     uint32_t scope, uint32_t aux, uint32_t stack) {
   uint64_t head = ring->head;  // only this thread writes head
   if (__builtin_expect(head >= ring->check_at, 0)) {
     if (!obstrace_ring_make_room(ring, head)) return false;
@@ -229,6 +230,15 @@ static inline __attribute__((always_inline)) bool obstrace_store(bool timed, uin
   // Release: pairs with the flusher's acquire load of head in obstrace_ring_readable.
   __atomic_store_n(&ring->head, head + 1, __ATOMIC_RELEASE);
   return true;
+}
+
+/// `obstrace_store_in` on the calling thread's ring (given one if it has none yet).
+static inline __attribute__((always_inline)) bool obstrace_store(bool timed, uint8_t kind, uint8_t flags,
+                                                                  uint32_t object, uint32_t key, uint32_t scope,
+                                                                  uint32_t aux, uint32_t stack) {
+  obstrace_ring *ring = obstrace_current_ring();
+  if (__builtin_expect(ring == NULL, 0)) return false;
+  return obstrace_store_in(ring, timed, kind, flags, object, key, scope, aux, stack);
 }
 
 /// Records one event on the calling thread's ring. Returns false only when the event was dropped.
@@ -300,8 +310,42 @@ static inline int obstrace_emit_access(uint32_t object, uint32_t key, uint32_t t
     flags |= 2;
   }
   // A read skips the clock: it takes the time of its thread's previous event, unless that is too far back.
-  obstrace_store(ring->untimed_run >= OBSTRACE_UNTIMED_READS, 1, flags, object, key, scope, type, 0);
+  obstrace_store_in(ring, ring->untimed_run >= OBSTRACE_UNTIMED_READS, 1, flags, object, key, scope, type, 0);
   return 0;
+}
+
+/// What `obstrace_record_read` did: recorded the read, or told the caller not to forward it (ObsTrace's own silent
+/// read), or recorded nothing and left it to the general path (`obstrace_emit_access` and what its results ask).
+#define OBSTRACE_READ_RECORDED 0
+#define OBSTRACE_READ_SUPPRESSED 1
+#define OBSTRACE_READ_NOT_RECORDED 2
+
+/// The whole of a common read in one inlined call and one TLS load: the key path's id from the thread's intern cache
+/// (`key_path`: the key path object's address, the cache's key), the object from its registrar's `identity` (serial
+/// << 32 | type id, 0 while unbound), then what `obstrace_emit_access` does. Anything uncommon (no ring yet, the key
+/// path not cached on this thread, an unbound registrar, stacks on every event, a stale read, tracking ObsTrace has
+/// not seen) records nothing and returns `OBSTRACE_READ_NOT_RECORDED`, for the general path to record it.
+static inline __attribute__((always_inline)) int obstrace_record_read(const void *key_path, uint64_t identity) {
+  obstrace_ring *ring = obstrace_thread_ring;
+  if (__builtin_expect(ring == NULL || identity == 0, 0)) return OBSTRACE_READ_NOT_RECORDED;
+  size_t index = ((uintptr_t)key_path >> 4) & (OBSTRACE_POINTER_CACHE_SIZE - 1);
+  if (__builtin_expect(ring->cache_pointers[index] != key_path, 0)) return OBSTRACE_READ_NOT_RECORDED;
+  if (__builtin_expect(ring->suppress_access != 0, 0)) return OBSTRACE_READ_SUPPRESSED;
+  if (__builtin_expect(__atomic_load_n(&obstrace_stack_level_flag, __ATOMIC_RELAXED) >= 2, 0)) {
+    return OBSTRACE_READ_NOT_RECORDED;
+  }
+  uint32_t key = ring->cache_ids[index] & ~OBSTRACE_EQUATABLE_BIT;
+  uint32_t object = (uint32_t)(identity >> 32);
+  uint32_t type = (uint32_t)identity;
+  if (__builtin_expect(ring->writing_object == object && ring->writing_key == key, 0)) {
+    return OBSTRACE_READ_NOT_RECORDED;  // inside its own willSet window (stale): the general path decides
+  }
+  uint32_t scope = obstrace_access_scope(ring);
+  if (__builtin_expect(scope == OBSTRACE_NEW_FOREIGN_SCOPE, 0)) return OBSTRACE_READ_NOT_RECORDED;
+  // A read skips the clock: it takes the time of its thread's previous event, unless that is too far back.
+  obstrace_store_in(ring, ring->untimed_run >= OBSTRACE_UNTIMED_READS, 1, scope != 0 ? 1 : 0, object, key, scope,
+                    type, 0);
+  return OBSTRACE_READ_RECORDED;
 }
 
 /// `obstrace_emit_access` with the stack the caller captured (a stale read, or every event at level `all`).
