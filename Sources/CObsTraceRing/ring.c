@@ -512,29 +512,37 @@ uint64_t obstrace_wall_clock_nanoseconds(void) {
 
 /// The frame-pointer walk; with `hash`, also the FNV-1a hash of the frames it keeps (`obstrace_hash_frames`), in the
 /// same pass.
+///
+/// A frame record is two words: the caller's frame pointer, then the return address. The walk starts at a record
+/// inside [low, high) and aligned; from there each link must climb the stack by an aligned step of 8 bytes to 1 MiB
+/// (a pointer that does not is corrupt, or the end), so every record it reads stays aligned and above `low`, and
+/// only the top bound is checked again per frame. A write's stack is walked on every write (≈ 6–10 frames), so the
+/// loop is kept to the checks that guard its reads.
 static inline __attribute__((always_inline)) int walk_frames(const void *start, uintptr_t low, uintptr_t high,
                                                              uintptr_t *frames, int capacity, int skip,
                                                              uint64_t *hash) {
-  const uintptr_t *frame = start;
+  uintptr_t address = (uintptr_t)start;
   int count = 0;
   uint64_t key = 1469598103934665603ull;
+  if (address < low || (address & (sizeof(uintptr_t) - 1)) != 0) capacity = 0;
   while (count < capacity) {
-    uintptr_t address = (uintptr_t)frame;
-    // A frame record is two words: the caller's frame pointer, then the return address.
-    if (address < low || address + 2 * sizeof(uintptr_t) > high) break;
-    if ((address & (sizeof(uintptr_t) - 1)) != 0) break;
+    if (address + 2 * sizeof(uintptr_t) > high) break;
+    const uintptr_t *frame = (const uintptr_t *)address;
     uintptr_t caller = frame[0];
     uintptr_t return_address = frame[1];
     if (return_address == 0) break;
-    if (skip > 0) {
+    if (__builtin_expect(skip > 0, 0)) {
       skip--;
     } else {
       frames[count++] = return_address;
       key = (key ^ (uint64_t)return_address) * 1099511628211ull;
     }
-    // The chain must climb the stack, and not too far: a pointer that does not is corrupt, or the end.
-    if (caller <= address || caller - address > (1u << 20)) break;
-    frame = (const uintptr_t *)caller;
+    // Valid when the step is 8·k for 1 <= k <= 2^17 (1 MiB): rotating (step - 8) right by 3 moves any misaligned
+    // bits to the top, so one compare tests the alignment, the climb and the bound (a step of 0 or down wraps).
+    uintptr_t step = caller - address - sizeof(uintptr_t);
+    uintptr_t rotated = (step >> 3) | (step << (8 * sizeof(uintptr_t) - 3));
+    if (rotated >= (1u << 17)) break;
+    address = caller;
   }
   if (hash != NULL) *hash = key | 1;
   return count;
