@@ -51,15 +51,15 @@ size_t obstrace_encode_common(obstrace_encode_state *state, const obstrace_recor
   const uint64_t full = capacity > target ? capacity - target : 0;
   uint64_t last_ticks = state->last_ticks, last_ticks_time = state->last_ticks_time;
   uint64_t thread_time = state->thread_time, last_time = state->last_time;
-  size_t index = 0;
-  while (index < count) {
-    const obstrace_record *record = &records[index];
+  const obstrace_record *record = records, *records_end = records + count;
+  for (; record < records_end; record++) {
+    // Access, willSet, didSet (kinds 1-3), about the stated object, property and scope, with no stack or the
+    // stated one; room for the longest event.
     uint8_t kind = record->kind;
-    // Access, willSet, didSet (kinds 1-3).
-    if ((uint8_t)(kind - 1) > 2) break;
-    if (record->object != object || record->key != key || record->scope != scope) break;
     uint32_t stack = record->stack;
-    if (stack != 0 && stack != stated_stack) break;
+    if ((uint8_t)(kind - 1) > 2) break;
+    if ((record->object ^ object) | (record->key ^ key) | (record->scope ^ scope)) break;
+    if ((stack != 0) & (stack != stated_stack)) break;
     if ((uint64_t)(end - out) < MAXIMUM_EVENT_SIZE) break;
     uint64_t ticks = record->time;
     if (ticks != last_ticks) {
@@ -75,8 +75,8 @@ size_t obstrace_encode_common(obstrace_encode_state *state, const obstrace_recor
       }
       last_ticks = ticks;
       last_ticks_time = nanoseconds;
+      if (last_ticks_time > thread_time) thread_time = last_ticks_time;
     }
-    if (last_ticks_time > thread_time) thread_time = last_ticks_time;
     // From here, what ChunkEncoder.append does.
     uint64_t time = thread_time > last_time ? thread_time : last_time;
     uint64_t delta = time - last_time;
@@ -88,7 +88,7 @@ size_t obstrace_encode_common(obstrace_encode_state *state, const obstrace_recor
     out[1] = record->flags;
     out[2] = mask;
     out += 3;
-    if (depth != 0) out = put_varint(out, depth);
+    if (__builtin_expect(depth != 0, 0)) out = put_varint(out, depth);
     memcpy(out, scope_bytes, 8);  // room: MAXIMUM_EVENT_SIZE; only scope_length bytes count
     out += scope_length;
     if (stack != 0) out = put_varint(out, stack);
@@ -99,9 +99,12 @@ size_t obstrace_encode_common(obstrace_encode_state *state, const obstrace_recor
       }
       *--end = (uint8_t)delta;
     }
-    index++;
-    if ((uint64_t)(end - out) <= full) break;
+    if ((uint64_t)(end - out) <= full) {
+      record++;
+      break;
+    }
   }
+  size_t index = (size_t)(record - records);
   state->items = (uint64_t)(out - buffer);
   state->times = (uint64_t)(buffer + capacity - end);
   state->events += index;
