@@ -26,14 +26,21 @@ enum DumpCommand: TraceCommand {
     let parsed = try ArgumentSpecification(flags: ["--stacks": "stacks"], command: name).parse(arguments)
     let stacks = parsed.has("stacks")
     let path = try TraceInput.singlePath(parsed, command: name)
-    let reader = try TraceInput.open(path, command: name)
-    let writer = LineWriter(output: output)
+    try TraceInput.printLines(of: path, command: name, to: output) { reader, writer, names throws(CommandError) in
+      print(reader, path: path, stacks: stacks, into: writer, names)
+    }
+    return 0
+  }
+
+  private static func print(
+    _ reader: TraceReader, path: String, stacks: Bool, into writer: LineWriter, _ names: ResolvedNames
+  ) {
     func line(_ text: String) {
       writer.append(contentsOf: text)
       writer.endLine()
     }
     line("# \(path): format \(reader.header.version), pid \(reader.header.processID), \(reader.header.executable)")
-    let printer = DumpPrinter(reader: reader, writer: writer)
+    let printer = DumpPrinter(names: names, writer: writer)
     reader.forEachChunk { chunk in
       line(
         "# chunk at byte \(chunk.offset): thread T\(chunk.thread) (tid \(chunk.osThreadID)), sequence \(chunk.sequence), "
@@ -63,8 +70,6 @@ enum DumpCommand: TraceCommand {
     if let footer = reader.footer {
       line("# footer: \(footer.recorded) recorded, \(footer.dropped) dropped, \(footer.chunks) chunks")
     }
-    writer.flush()
-    return 0
   }
 }
 
@@ -74,18 +79,14 @@ enum DumpCommand: TraceCommand {
 /// the trace has defined its id, so it never freezes as unknown; the reader's definitions are looked at only for
 /// what is not kept yet.
 final class DumpPrinter {
-  private let reader: TraceReader
   private let writer: LineWriter
   private let names: ResolvedNames
   /// By stack: the line's ending (` at File.swift:12 (function)` or ` stack #n`).
   private var sites = DenseTable<NameSpan>()
-  /// By willSet flags and stack: how the write was made.
-  private var writeKinds: [UInt64: WriteKind] = [:]
 
-  init(reader: TraceReader, writer: LineWriter) {
-    self.reader = reader
+  init(names: ResolvedNames, writer: LineWriter) {
+    self.names = names
     self.writer = writer
-    names = ResolvedNames(reader: reader)
   }
 
   private func appendObject(_ serial: UInt32) { names.appendObject(serial, to: writer) }
@@ -94,23 +95,12 @@ final class DumpPrinter {
   private func appendTypeName(_ id: UInt32) { names.appendType(id, to: writer) }
 
   private func appendSite(_ stack: UInt32) {
-    if let span = sites[stack] { return writer.append(span, in: names.arena) }
-    let definitions = reader.definitions
-    let text = definitions.site(ofStack: stack).map { " at \(SiteFormatting.describe($0))" } ?? " stack #\(stack)"
-    guard definitions.stacks[stack] != nil else { return writer.append(contentsOf: text) }
-    let span = names.arena.add(text)
-    sites[stack] = span
-    writer.append(span, in: names.arena)
+    names.appendName(stack, cachedIn: &sites, defined: { $0.stacks[stack] != nil }, to: writer) {
+      $0.site(ofStack: stack).map { " at \(SiteFormatting.describe($0))" } ?? " stack #\(stack)"
+    }
   }
 
-  private func writeKind(_ event: TraceEvent) -> WriteKind {
-    let key = UInt64(event.flags) << 32 | UInt64(event.stack)
-    if let kind = writeKinds[key] { return kind }
-    let definitions = reader.definitions
-    let kind = definitions.writeKind(of: event)
-    if event.stack == 0 || definitions.stacks[event.stack] != nil { writeKinds[key] = kind }
-    return kind
-  }
+  private func writeKind(_ event: TraceEvent) -> WriteKind { names.writeKind(flags: event.flags, stack: event.stack) }
 
   /// Prints the event's line.
   func print(_ event: TraceEvent) {
@@ -217,5 +207,19 @@ extension TraceInput {
     } catch {
       throw CommandError("obstrace \(command): \(error.description)")
     }
+  }
+
+  /// The frame of the commands that print a line per event (`dump`, `timeline`): opens `path`, lets `body` print
+  /// into a line writer on `output` with the trace's names resolved once, and sends what is left at the end. When
+  /// `body` throws, nothing it wrote is sent, unless it passed the writer's 256 KiB piece (so an error found before
+  /// the first piece is the command's only output).
+  static func printLines(
+    of path: String, command: String, to output: CommandOutput,
+    _ body: (TraceReader, LineWriter, ResolvedNames) throws(CommandError) -> Void
+  ) throws(CommandError) {
+    let reader = try open(path, command: command)
+    let writer = LineWriter(output: output)
+    try body(reader, writer, ResolvedNames(reader: reader))
+    writer.flush()
   }
 }

@@ -2,7 +2,8 @@ import ObsTraceAnalysis
 import ObsTraceFormat
 
 /// The names of a trace's ids, each resolved once and kept as bytes for the printers that name them on every line
-/// (`dump`, `timeline`): an object's `Type#serial`, a type's, a property's and a label's name. A name is kept only
+/// (`dump`, `timeline`): an object's `Type#serial`, a type's, a property's and a label's name; and how a write was
+/// made, by stack. A name is kept only
 /// once the trace has defined its id, so it never freezes as unknown; until then it is worked out again each time.
 /// The reader's definitions are looked at only for what is not kept yet (a trace repeats a few names millions of
 /// times, and names 100 k objects a handful of times each).
@@ -83,9 +84,26 @@ final class ResolvedNames {
     appendName(id, cachedIn: &labels, defined: { $0.labels[id] != nil }, to: writer) { $0.labelName(id) }
   }
 
+  /// By stack: how a write through the registrar's `withMutation` was made (the setter or an explicit
+  /// `withMutation`), which takes a walk over the stack's frames.
+  private var withMutationKinds = DenseTable<WriteKind>()
+
+  /// How a write was made: from its willSet's flags, and for a write through `withMutation` from its stack, once.
+  func writeKind(flags: UInt8, stack: UInt32) -> WriteKind {
+    if flags & EventFlags.willSetDirect != 0 { return .modify }
+    guard flags & EventFlags.willSetInWithMutation != 0 else { return .unknown }
+    return withMutationKinds.value(stack) {
+      let definitions = reader.definitions
+      let willSet = TraceEvent(kind: .willSet, flags: flags, thread: 0, time: 0, stack: stack)
+      // No stack (backtraces off) is an answer that no later definition changes.
+      return (definitions.writeKind(of: willSet), stack == 0 || definitions.stacks[stack] != nil)
+    }
+  }
+
   /// Appends the name `cache` keeps for `id`, or works it out with `name`, keeping it once the trace has defined
-  /// the id (until then it is worked out again each time, so it never freezes as unknown).
-  private func appendName(
+  /// the id (until then it is worked out again each time, so it never freezes as unknown). The printers keep their
+  /// sites this way too, by stack.
+  func appendName(
     _ id: UInt32, cachedIn cache: inout DenseTable<NameSpan>, defined: (TraceDefinitions) -> Bool,
     to writer: LineWriter, _ name: (TraceDefinitions) -> String
   ) {
@@ -96,5 +114,17 @@ final class ResolvedNames {
     let span = arena.add(text)
     cache[id] = span
     writer.append(span, in: arena)
+  }
+}
+
+extension DenseTable {
+  /// The value kept for `id`; else what `make` works out, kept when `make` says the trace has defined what it
+  /// rests on (until then it is worked out again each time, so that it never freezes as unknown).
+  @inline(__always)
+  mutating func value(_ id: UInt32, else make: () -> (value: Value, defined: Bool)) -> Value {
+    if let value = self[id] { return value }
+    let made = make()
+    if made.defined { self[id] = made.value }
+    return made.value
   }
 }

@@ -69,11 +69,18 @@ enum TimelineCommand: TraceCommand {
     guard filter.from <= filter.to else {
       throw CommandError("obstrace timeline: --from must not be later than --to")
     }
-    let reader = try TraceInput.open(path, command: name)
-    let writer = LineWriter(output: output)
+    try TraceInput.printLines(of: path, command: name, to: output) { reader, writer, names throws(CommandError) in
+      try print(reader, path: path, filter: filter, into: writer, names)
+    }
+    return 0
+  }
+
+  private static func print(
+    _ reader: TraceReader, path: String, filter: Filter, into writer: LineWriter, _ names: ResolvedNames
+  ) throws(CommandError) {
     writer.append("time (ms)  thread  what")
     writer.endLine()
-    var consumer = TimelineConsumer(printer: TimelinePrinter(filter: filter, reader: reader, writer: writer))
+    var consumer = TimelineConsumer(printer: TimelinePrinter(filter: filter, names: names, writer: writer))
     TraceAnalysis.replay(reader, into: &consumer)
     consumer.finish()
     if writer.lines == 1 {
@@ -109,8 +116,6 @@ enum TimelineCommand: TraceCommand {
       writer.append("(nothing matches)")
       writer.endLine()
     }
-    writer.flush()
-    return 0
   }
 }
 
@@ -167,24 +172,21 @@ struct TimelineConsumer: ReplayConsumer {
 final class TimelinePrinter {
   typealias Filter = TimelineCommand.Filter
   let filter: Filter
-  private let reader: TraceReader
   private let writer: LineWriter
   private let names: ResolvedNames
   /// By stack: `  at File.swift:12 (function)`, or nothing when the stack has no user frame.
   private var sites = DenseTable<NameSpan>()
-  /// By stack: how a write through the registrar's `withMutation` was made (the setter or an explicit
-  /// `withMutation`), which takes a walk over the stack's frames.
-  private var withMutationKinds = DenseTable<WriteKind>()
   /// With --scope and --property: whether a label or property id has the name asked for.
   private var labelMatches = DenseTable<Bool>()
   private var propertyMatches = DenseTable<Bool>()
 
-  init(filter: Filter, reader: TraceReader, writer: LineWriter) {
+  init(filter: Filter, names: ResolvedNames, writer: LineWriter) {
     self.filter = filter
-    self.reader = reader
+    self.names = names
     self.writer = writer
-    names = ResolvedNames(reader: reader)
   }
+
+  private var reader: TraceReader { names.reader }
 
   // MARK: Names, resolved once
 
@@ -200,44 +202,27 @@ final class TimelinePrinter {
   }
 
   private func labelMatches(_ id: UInt32, _ wanted: String) -> Bool {
-    if let matches = labelMatches[id] { return matches }
-    let definitions = reader.definitions
-    let matches = definitions.labelName(id) == wanted
-    if definitions.labels[id] != nil { labelMatches[id] = matches }
-    return matches
+    labelMatches.value(id) {
+      let definitions = reader.definitions
+      return (definitions.labelName(id) == wanted, definitions.labels[id] != nil)
+    }
   }
 
   private func propertyMatches(_ id: UInt32, _ wanted: String) -> Bool {
-    if let matches = propertyMatches[id] { return matches }
-    let definitions = reader.definitions
-    let matches = definitions.propertyName(id) == wanted
-    if definitions.properties[id] != nil { propertyMatches[id] = matches }
-    return matches
+    propertyMatches.value(id) {
+      let definitions = reader.definitions
+      return (definitions.propertyName(id) == wanted, definitions.properties[id] != nil)
+    }
   }
 
-  /// How a write was made: from its willSet's flags, and for a write through `withMutation` from its stack, once.
-  private func writeKind(_ flags: UInt8, _ stack: UInt32) -> WriteKind {
-    let willSet = TraceEvent(kind: .willSet, flags: flags, thread: 0, time: 0, stack: stack)
-    if flags & EventFlags.willSetDirect != 0 { return .modify }
-    guard flags & EventFlags.willSetInWithMutation != 0 else { return .unknown }
-    if let kind = withMutationKinds[stack] { return kind }
-    let definitions = reader.definitions
-    let kind = definitions.writeKind(of: willSet)
-    // As dump does: no stack (backtraces off) is an answer that no later definition changes.
-    if stack == 0 || definitions.stacks[stack] != nil { withMutationKinds[stack] = kind }
-    return kind
-  }
+  private func writeKind(_ flags: UInt8, _ stack: UInt32) -> WriteKind { names.writeKind(flags: flags, stack: stack) }
 
   /// `  at File.swift:12 (function)`, or nothing when the stack has no user frame.
   private func appendSite(_ stack: UInt32) {
     if stack == 0 { return }
-    if let span = sites[stack] { return writer.append(span, in: names.arena) }
-    let definitions = reader.definitions
-    let text = definitions.site(ofStack: stack).map { "  at \(SiteFormatting.describe($0))" } ?? ""
-    guard definitions.stacks[stack] != nil else { return writer.append(contentsOf: text) }
-    let span = names.arena.add(text)
-    sites[stack] = span
-    writer.append(span, in: names.arena)
+    names.appendName(stack, cachedIn: &sites, defined: { $0.stacks[stack] != nil }, to: writer) {
+      $0.site(ofStack: stack).map { "  at \(SiteFormatting.describe($0))" } ?? ""
+    }
   }
 
   /// `time(ms)  Tn     `: the time right-aligned in 9 columns, then the thread left-aligned in 6 and a space.

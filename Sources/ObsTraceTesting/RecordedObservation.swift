@@ -18,7 +18,7 @@ public struct RecordedObservation: Sendable {
     of property: String,
     fileID: String = #fileID, filePath: StaticString = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    count(of: property, \.invalidations, CallerLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+    count(of: property, \.invalidations, CallerLocation(fileID, filePath, line, column))
   }
   /// Of `invalidations(of:)`, those predicted for tracking ObsTrace does not own (a `withObservationTracking` in a
   /// file without `import ObsTrace`), not recorded.
@@ -26,9 +26,7 @@ public struct RecordedObservation: Sendable {
     of property: String,
     fileID: String = #fileID, filePath: StaticString = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    count(
-      of: property, \.predictedInvalidations,
-      CallerLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+    count(of: property, \.predictedInvalidations, CallerLocation(fileID, filePath, line, column))
   }
   /// Invalidations caused by writes of `property` that changed nothing. When a write of `property` through
   /// `_modify` was not compared, the test fails with how to compare it: the answer would not be known.
@@ -36,16 +34,14 @@ public struct RecordedObservation: Sendable {
     of property: String,
     fileID: String = #fileID, filePath: StaticString = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    count(
-      of: property, \.wastedInvalidations,
-      CallerLocation(fileID: fileID, filePath: filePath, line: line, column: column), compared: true)
+    count(of: property, \.wastedInvalidations, CallerLocation(fileID, filePath, line, column), compared: true)
   }
   /// Writes of `property`: through its setter, `_modify` or `withMutation`.
   public func writes(
     of property: String,
     fileID: String = #fileID, filePath: StaticString = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    count(of: property, \.writes, CallerLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+    count(of: property, \.writes, CallerLocation(fileID, filePath, line, column))
   }
   /// Reads of `property` the program made (the access a `_modify` write makes outside any scope is part of that
   /// write; inside a scope it is a read, which Observation subscribes the scope to).
@@ -53,7 +49,7 @@ public struct RecordedObservation: Sendable {
     of property: String,
     fileID: String = #fileID, filePath: StaticString = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    count(of: property, \.reads, CallerLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+    count(of: property, \.reads, CallerLocation(fileID, filePath, line, column))
   }
   /// Writes of `property` through `_modify` that left its value unchanged. When a write of `property` through
   /// `_modify` was not compared, the test fails with how to compare it, so that "0" never means "not looked at".
@@ -61,16 +57,14 @@ public struct RecordedObservation: Sendable {
     of property: String,
     fileID: String = #fileID, filePath: StaticString = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    count(
-      of: property, \.noopWrites, CallerLocation(fileID: fileID, filePath: filePath, line: line, column: column),
-      compared: true)
+    count(of: property, \.noopWrites, CallerLocation(fileID, filePath, line, column), compared: true)
   }
   /// Reads of `property` inside its own willSet window (they saw the old value).
   public func staleReads(
     of property: String,
     fileID: String = #fileID, filePath: StaticString = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    count(of: property, \.staleReads, CallerLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+    count(of: property, \.staleReads, CallerLocation(fileID, filePath, line, column))
   }
 
   /// Runs of the scope labelled `scope` (`"FirstView.body"`, or a call site `"Module/File.swift:12"`).
@@ -78,39 +72,35 @@ public struct RecordedObservation: Sendable {
     of scope: String,
     fileID: String = #fileID, filePath: StaticString = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    count(ofScope: scope, \.runs, CallerLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+    count(ofScope: scope, \.runs, CallerLocation(fileID, filePath, line, column))
   }
   /// Instances of `scope`: a harness, an iterator, an observer re-tracked after each fire is one.
   public func instances(
     of scope: String,
     fileID: String = #fileID, filePath: StaticString = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    count(ofScope: scope, \.instances, CallerLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+    count(ofScope: scope, \.instances, CallerLocation(fileID, filePath, line, column))
   }
   /// Times runs of `scope` were invalidated.
   public func invalidations(
     ofScope scope: String,
     fileID: String = #fileID, filePath: StaticString = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    count(
-      ofScope: scope, \.invalidations, CallerLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+    count(ofScope: scope, \.invalidations, CallerLocation(fileID, filePath, line, column))
   }
   /// Of `invalidations(ofScope:)`, those predicted (an `untraced` scope), not recorded.
   public func predictedInvalidations(
     ofScope scope: String,
     fileID: String = #fileID, filePath: StaticString = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    count(
-      ofScope: scope, \.predictedInvalidations,
-      CallerLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+    count(ofScope: scope, \.predictedInvalidations, CallerLocation(fileID, filePath, line, column))
   }
   /// Runs of `scope` that read nothing that really changed since its previous run.
   public func redundantRuns(
     of scope: String,
     fileID: String = #fileID, filePath: StaticString = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    count(
-      ofScope: scope, \.redundantRuns, CallerLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+    count(ofScope: scope, \.redundantRuns, CallerLocation(fileID, filePath, line, column))
   }
 
   /// Findings of one kind (`.noopWrite`, `.staleRead`, `.fanOut`, …).
@@ -242,6 +232,16 @@ struct CallerLocation {
   let filePath: StaticString
   let line: Int
   let column: Int
+
+  /// From a lookup's four caller-location parameters (each public lookup must declare them itself: their
+  /// defaults are the caller's only when they are the lookup's own parameters, and XCTest needs a `StaticString`
+  /// path where Swift Testing's `#_sourceLocation` would be one parameter).
+  init(_ fileID: String, _ filePath: StaticString, _ line: Int, _ column: Int) {
+    self.fileID = fileID
+    self.filePath = filePath
+    self.line = line
+    self.column = column
+  }
 
   func fail(_ message: String) {
     if Test.current != nil {
