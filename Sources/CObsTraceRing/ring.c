@@ -323,14 +323,14 @@ void obstrace_note_own_tracking(void) {
   ring->scope_tracking[ring->scope_depth - 1] = current_tracking();
 }
 
-void obstrace_push_scope(uint32_t scope) {
+void obstrace_push_scope(uint32_t scope, const void *tracking) {
   obstrace_ring *ring = obstrace_current_ring();
   if (ring == NULL) return;
   if (ring->scope_depth < OBSTRACE_SCOPE_STACK_DEPTH) {
     ring->scope_stack[ring->scope_depth] = scope;
     // A named scope runs under whatever tracking is in progress: reads that see it are the scope's. A tracking
     // scope replaces this with its own pointer (`obstrace_note_own_tracking`).
-    ring->scope_tracking[ring->scope_depth] = current_tracking();
+    ring->scope_tracking[ring->scope_depth] = tracking;
   }
   ring->scope_depth++;
 }
@@ -577,7 +577,23 @@ __attribute__((noinline)) void obstrace_return_address_into(int level, uintptr_t
   obstrace_ring *ring = obstrace_current_ring();
   *out = 0;
   if (ring == NULL || ring->stack_high == 0 || level < 0 || level > 6) return;
-  uintptr_t frames[8];
-  int count = obstrace_walk_frames(__builtin_frame_address(0), ring->stack_low, ring->stack_high, frames, level + 1, 0);
-  if (count == level + 1) *out = frames[level];
+  // `walk_frames` to `level + 1` frames, keeping only the last: each frame record validated as it validates one
+  // (inside the stack, aligned, a return address, the chain climbing), without storing the frames below it (a
+  // scope's call site is found at every scope begin).
+  uintptr_t low = ring->stack_low, high = ring->stack_high;
+  const uintptr_t *frame = __builtin_frame_address(0);
+  for (int index = 0;; index++) {
+    uintptr_t address = (uintptr_t)frame;
+    if (address < low || address + 2 * sizeof(uintptr_t) > high) return;
+    if ((address & (sizeof(uintptr_t) - 1)) != 0) return;
+    uintptr_t return_address = frame[1];
+    if (return_address == 0) return;
+    if (index == level) {
+      *out = return_address;
+      return;
+    }
+    uintptr_t caller = frame[0];
+    if (caller <= address || caller - address > (1u << 20)) return;
+    frame = (const uintptr_t *)caller;
+  }
 }

@@ -62,7 +62,7 @@ public enum TrackingScopes {
       labelID = id
     }
     let scope = obstrace_next_scope_serial()
-    let parent = UntracedTracking.enclosingScope()
+    let (parent, tracking) = UntracedTracking.enclosingScope()
     let instance = ScopeInstances.resolve(rule, label: labelID)
     if obstrace_stack_level() == 0 { stack = 0 }
     // The in-test recording this scope belongs to, if any, is told before the flusher can meet the scope.
@@ -79,7 +79,7 @@ public enum TrackingScopes {
       }
       obstrace_emit(EventKind.observationsRun.rawValue, flags, 0, sequence, scope, isolationType, 0)
     }
-    obstrace_push_scope(scope)
+    obstrace_push_scope(scope, tracking)
     return (scope, labelID, instance)
   }
 

@@ -60,14 +60,15 @@ enum UntracedTracking {
   }
 
   /// The scope a scope of ObsTrace's beginning now is nested in: the untraced scope in progress (begun now if it
-  /// read nothing yet), or ObsTrace's innermost scope. Foreign scopes that have ended are closed first.
-  static func enclosingScope() -> UInt32 {
+  /// read nothing yet), or ObsTrace's innermost scope, and Observation's tracking pointer now (for
+  /// `obstrace_push_scope`). Foreign scopes that have ended are closed first.
+  static func enclosingScope() -> (scope: UInt32, tracking: UnsafeRawPointer?) {
     let tracking = obstrace_current_tracking()
     guard tracking != nil || obstrace_has_foreign_scopes(), let ring = obstrace_current_ring() else {
-      return obstrace_innermost_scope()
+      return (obstrace_innermost_scope(), tracking)
     }
     if obstrace_foreign_scope_at(ring, tracking, false) == OBSTRACE_NEW_FOREIGN_SCOPE { beginScope() }
-    return obstrace_innermost_enclosing_scope()
+    return (obstrace_innermost_enclosing_scope(), tracking)
   }
 
   /// The calling thread's stack from the caller of Observation's tracking function on: the frames of ObsTrace,

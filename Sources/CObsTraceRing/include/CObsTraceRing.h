@@ -413,7 +413,9 @@ static inline void obstrace_cache_id(const void *pointer, uint32_t id) {
   ring->cache_ids[index] = id;
 }
 
-void obstrace_push_scope(uint32_t scope);
+/// Opens one of ObsTrace's scopes on this thread; `tracking` is Observation's tracking pointer now
+/// (`obstrace_current_tracking()`, which the caller has read already).
+void obstrace_push_scope(uint32_t scope, const void *tracking);
 void obstrace_pop_scope(uint32_t scope);
 /// Opens a willSet window on this thread, returning the one it interrupts packed as (object << 32 | key).
 static inline uint64_t obstrace_set_writing(uint32_t object, uint32_t key) {
