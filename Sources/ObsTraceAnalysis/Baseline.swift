@@ -179,6 +179,10 @@ public struct BaselineComparison: Sendable {
 
 /// A string as a JSON literal: the one quoting every JSON printer uses.
 public func jsonString(_ string: String) -> String {
+  // Most names need no escape: then the string is quoted as it is, not rebuilt scalar by scalar.
+  if !string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+    return "\"" + string + "\""
+  }
   var result = "\""
   for scalar in string.unicodeScalars {
     switch scalar {

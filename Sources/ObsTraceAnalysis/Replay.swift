@@ -16,12 +16,22 @@ public struct Replay {
   struct Consumers: ReplayConsumer {
     var statistics: ReplayStatistics
     var evidence: FindingEvidence
-    var extra: ((ReplayFact) -> Void)?
+    var extra: ((ReplayFact) -> Void)? {
+      didSet { hasExtra = extra != nil }
+    }
+    /// Whether `extra` is set: tested per fact instead of `extra` itself, whose optional closure would be copied
+    /// (and its context retained and released) on every fact when there is none, as in a plain report.
+    private var hasExtra = false
+
+    init(statistics: ReplayStatistics, evidence: FindingEvidence) {
+      self.statistics = statistics
+      self.evidence = evidence
+    }
 
     @inline(__always) mutating func consume(_ fact: ReplayFact) {
       statistics.consume(fact)
       evidence.consume(fact)
-      extra?(fact)
+      if hasExtra { extra?(fact) }
     }
   }
 

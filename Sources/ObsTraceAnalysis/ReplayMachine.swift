@@ -16,8 +16,8 @@ public struct ReplayMachine {
   struct Run {
     var fact: RunFact
     var beginSequence: UInt64
-    var reads: [PropertyKey] = []
-    var readSet: Set<PropertyKey> = []
+    /// What it read, each object property once, in the order first read.
+    var reads = OrderedKeySet()
     var ended = false
     var subscribed = false
     var readStale = false
@@ -34,7 +34,7 @@ public struct ReplayMachine {
   struct Instance {
     var label: UInt32
     var lastRunBeginSequence: UInt64
-    var lastReads: Set<PropertyKey>
+    var lastReads: OrderedKeySet
     /// It fired and has not run again since.
     var awaitingRerun = false
   }
@@ -64,7 +64,7 @@ public struct ReplayMachine {
   /// Per object property: the sequence number of its last real change and the instances whose last run read it.
   struct KeyState {
     var lastRealChange: UInt64 = 0
-    var readers: Set<UInt32> = []
+    var readers = InstanceSet()
     /// Untraced runs subscribed to this property: its next willSet fires them (predicted).
     var untracedRuns: [UInt32] = []
     /// The threads writing it now: a willSet seen, its didSet not yet (one entry per write in progress). The first
@@ -200,9 +200,10 @@ public struct ReplayMachine {
       guard var run = runs[event.scope] else { return anomaly(.eventOfUnknownScope, event, &consumer) }
       guard !run.subscribed else { return }
       run.subscribed = true
-      var objects: Set<UInt32> = []
-      for key in run.readSet where objects.insert(key.object).inserted {
-        subscribers.withValue(key.object, default: SubscriberList()) { list in
+      var objects = 0
+      run.reads.forEachObject { object in
+        objects += 1
+        subscribers.withValue(object, default: SubscriberList()) { list in
           if list.scopes.count >= list.compactAt {
             list.scopes.removeAll { runs[$0]?.subscribed != true }
             list.compactAt = max(8, 2 * list.scopes.count)
@@ -210,7 +211,7 @@ public struct ReplayMachine {
           list.scopes.append(event.scope)
         }
       }
-      run.liveObjects = objects.count
+      run.liveObjects = objects
       runs[event.scope] = run
     case .trackingFired:
       fired(event, &consumer)
@@ -251,6 +252,12 @@ public struct ReplayMachine {
     anomalies[kind, default: 0] += 1
     consumer.consume(
       .anomaly(AnomalyFact(kind: kind, time: event.time, thread: event.thread, scope: event.scope, key: key)))
+  }
+
+  /// Mutates `value` in place through `body`: one access to a dictionary's value, not a read and a write.
+  @inline(__always)
+  private static func update<Value, Result>(_ value: inout Value, _ body: (inout Value) -> Result) -> Result {
+    body(&value)
   }
 
   @inline(__always)
@@ -322,12 +329,19 @@ public struct ReplayMachine {
       writesInProgress > 0 && keys.withExisting(key, { $0.isWritten(byOtherThan: event.thread) }) == true
     var label: UInt32 = 0
     if event.scope != 0 {
-      // In place: a copy of the run would copy its reads on every access.
-      if let index = runs.index(forKey: event.scope), !runs.values[index].ended {
-        if runs.values[index].readSet.insert(key).inserted { runs.values[index].reads.append(key) }
-        if stale { runs.values[index].readStale = true }
-        if racing { runs.values[index].readRacing = true }
-        label = runs.values[index].fact.label
+      // In place, in one access: reading `runs.values[index]` copies the run out (retaining what it holds).
+      if let index = runs.index(forKey: event.scope),
+        let placed = Self.update(
+          &runs.values[index],
+          { run -> UInt32? in
+            guard !run.ended else { return nil }
+            run.reads.insert(key)
+            if stale { run.readStale = true }
+            if racing { run.readRacing = true }
+            return run.fact.label
+          })
+      {
+        label = placed
       } else {
         // Not placed in a run (label 0), and not an untracked read either: the recorder saw a scope open.
         anomaly(.accessInUnknownScope, event, &consumer, key: key)
@@ -352,8 +366,8 @@ public struct ReplayMachine {
     var untracedRuns: [UInt32] = []
     writesInProgress += 1
     keys.withState(key) { state in
-      for reader in state.readers where instances[reader]?.awaitingRerun == true {
-        coalesced.append(instances[reader]!.label)
+      state.readers.forEach { reader in
+        if let instance = instances[reader], instance.awaitingRerun { coalesced.append(instance.label) }
       }
       state.beginWrite(on: event.thread)
       if !state.untracedRuns.isEmpty { swap(&untracedRuns, &state.untracedRuns) }
@@ -461,11 +475,11 @@ public struct ReplayMachine {
     run.ended = true
     // A nested list merges into the enclosing one, as the real generateAccessList does on exit.
     if run.fact.parent != 0, var parent = runs[run.fact.parent], !parent.ended {
-      for key in run.reads where parent.readSet.insert(key).inserted { parent.reads.append(key) }
+      for key in run.reads.elements { parent.reads.insert(key) }
       runs[run.fact.parent] = parent
     }
     if run.sequence != 0 {
-      sequences[run.sequence]?.lastObjects = Set(run.reads.map(\.object))
+      sequences[run.sequence]?.lastObjects = Set(run.reads.elements.map(\.object))
     }
     let id = run.fact.instance
     var redundant = false
@@ -477,27 +491,27 @@ public struct ReplayMachine {
       // read a value while another thread was replacing it raced a change: not redundant (see `readRacing`).
       redundant =
         !run.reads.isEmpty && !run.readStale && !run.readRacing
-        && run.reads.allSatisfy {
+        && run.reads.elements.allSatisfy {
           previous.lastReads.contains($0) && (keys[$0]?.lastRealChange ?? 0) < previous.lastRunBeginSequence
         }
-      for key in previous.lastReads where !run.readSet.contains(key) {
-        keys.withState(key) { _ = $0.readers.remove(id) }
+      for key in previous.lastReads.elements where !run.reads.contains(key) {
+        keys.withState(key) { $0.readers.remove(id) }
       }
     } else {
       first = true
     }
-    instances[id] = Instance(label: run.fact.label, lastRunBeginSequence: run.beginSequence, lastReads: run.readSet)
-    for key in run.readSet { keys.withState(key) { _ = $0.readers.insert(id) } }
+    instances[id] = Instance(label: run.fact.label, lastRunBeginSequence: run.beginSequence, lastReads: run.reads)
+    for key in run.reads.elements { keys.withState(key) { $0.readers.insert(id) } }
     consumer.consume(
       .runEnded(
         RunEndedFact(
-          run: run.fact, end: event.time, reads: run.reads, firstOfInstance: first, redundant: redundant,
+          run: run.fact, end: event.time, reads: run.reads.elements, firstOfInstance: first, redundant: redundant,
           readStale: run.readStale, readRacing: run.readRacing, sequence: run.sequence, isolation: run.isolation)))
     if run.fact.kind == .untraced && !run.reads.isEmpty {
       // Observation installs its observers as the tracking returns: from here the next willSet of anything it
       // read fires it (predicted at that willSet).
       run.subscribed = true
-      for key in run.readSet { keys.withState(key) { $0.untracedRuns.append(event.scope) } }
+      for key in run.reads.elements { keys.withState(key) { $0.untracedRuns.append(event.scope) } }
     }
     // Keep the run while its observers are or will be installed: a tracking run that read nothing is never
     // installed (the real access list stays nil), and a named scope never is.

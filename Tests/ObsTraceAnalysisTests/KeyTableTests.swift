@@ -41,3 +41,49 @@ struct KeyTableTests {
     #expect(expected.count > LabelCounts.listed)
   }
 }
+
+@Suite("A run's read set and a property's readers")
+struct ReadSetTests {
+  @Test("a run's keys stay distinct and in first-read order below and past the listed count, objects once each")
+  func orderedKeys() {
+    for distinct in [3, OrderedKeySet.listed, OrderedKeySet.listed + 1, 200] {
+      var set = OrderedKeySet()
+      var expected: [PropertyKey] = []
+      for step in 0..<(distinct * 3) {
+        let key = PropertyKey(object: UInt32(step % distinct / 2 + 1), property: UInt32(step % distinct % 2))
+        let fresh = !expected.contains(key)
+        if fresh { expected.append(key) }
+        #expect(set.insert(key) == fresh)
+      }
+      #expect(set.elements == expected && set.count == expected.count)
+      for key in expected { #expect(set.contains(key)) }
+      #expect(!set.contains(PropertyKey(object: 999_999, property: 0)))
+      var objects: [UInt32] = []
+      set.forEachObject { objects.append($0) }
+      var firstSeen: [UInt32] = []
+      for key in expected where !firstSeen.contains(key.object) { firstSeen.append(key.object) }
+      #expect(objects == firstSeen)
+    }
+  }
+
+  @Test("a property's readers: the inline first and the others, each once, removal of either")
+  func instanceSet() {
+    var readers = InstanceSet()
+    #expect(readers.isEmpty)
+    for id: UInt32 in [7, 9, 7, 11, 9] { readers.insert(id) }
+    var all: [UInt32] = []
+    readers.forEach { all.append($0) }
+    #expect(all.first == 7 && all.sorted() == [7, 9, 11])
+    readers.remove(7)
+    all = []
+    readers.forEach { all.append($0) }
+    #expect(all.sorted() == [9, 11])
+    readers.remove(9)
+    readers.remove(42)
+    all = []
+    readers.forEach { all.append($0) }
+    #expect(all == [11])
+    readers.remove(11)
+    #expect(readers.isEmpty)
+  }
+}
