@@ -12,9 +12,8 @@ import Synchronization
 ///
 /// Flush policy (see docs/trace-format.md, "Choices"): the flusher wakes every `wakeInterval` or when a producer
 /// finds its ring full; a thread's chunk is written when its encoded events reach `chunkTarget` bytes or are
-/// older than `maximumChunkAge`, so an event reaches the file within about a third of a second. Measured by
-/// scripts/bench: 7–11.5 M events/s sustained, lossless, from two writer threads on this 2-core VM, 3.2–3.7 bytes per
-/// event on disk for the demo's workload.
+/// older than `maximumChunkAge`, so an event reaches the file within about a third of a second. What it costs is
+/// measured by scripts/bench (README, "What it costs") and in instructions in docs/trace-format.md ("Choices").
 final class Flusher: @unchecked Sendable {
   static let wakeIntervalMilliseconds: UInt32 = 50
   static let chunkTarget = 128 << 10
