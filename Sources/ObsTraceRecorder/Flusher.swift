@@ -359,6 +359,13 @@ final class Flusher: @unchecked Sendable {
 final class FlusherDefinitions: TraceDefinitionSource {
   static let maximumScopes = 1 << 20
   private var scopes: [UInt32: ScopeDefinition] = [:]
+  /// Where types, properties, labels and stacks are found: the process's interner, or a fixed source (tests, whose
+  /// chunks must not depend on what other tests running at the same time have interned).
+  private let names: TraceDefinitionSource?
+
+  init(names: TraceDefinitionSource? = nil) {
+    self.names = names
+  }
 
   @inline(__always)
   func note(_ record: obstrace_record) {
@@ -383,10 +390,13 @@ final class FlusherDefinitions: TraceDefinitionSource {
     }
   }
 
-  func typeName(_ id: UInt32) -> String { Interner.shared.typeName(id) }
-  func property(_ id: UInt32) -> PropertyDefinition? { Interner.shared.property(id) }
-  func label(_ id: UInt32) -> String { Interner.shared.label(id) }
+  func typeName(_ id: UInt32) -> String { names?.typeName(id) ?? Interner.shared.typeName(id) }
+  func property(_ id: UInt32) -> PropertyDefinition? {
+    if let names { return names.property(id) }
+    return Interner.shared.property(id)
+  }
+  func label(_ id: UInt32) -> String { names?.label(id) ?? Interner.shared.label(id) }
   func scope(_ id: UInt32) -> ScopeDefinition? { scopes[id] }
-  func stack(_ id: UInt32) -> [UInt64] { Interner.shared.stack(id) }
-  func labelStack(_ id: UInt32) -> UInt32 { Interner.shared.labelStack(id) }
+  func stack(_ id: UInt32) -> [UInt64] { names?.stack(id) ?? Interner.shared.stack(id) }
+  func labelStack(_ id: UInt32) -> UInt32 { names?.labelStack(id) ?? Interner.shared.labelStack(id) }
 }

@@ -72,7 +72,7 @@ import Testing
     clock.add(ticks: 3_000_000, monotonicNanoseconds: 1_100_000)
     clock.add(ticks: 60_000_000, monotonicNanoseconds: 25_000_000)
     let stamps = DefinitionStamps()
-    let definitions = FlusherDefinitions()
+    let definitions = FlusherDefinitions(names: FixedNames())
     var payloads: [[UInt8]] = []
     var sequence: UInt64 = 0
     var chunk = ChunkEncoder(
@@ -119,7 +119,7 @@ import Testing
   @Test("the C loop takes a run of common events whole, and stops at the first that needs a definition")
   func commonLoopTakesCommonRuns() {
     let stamps = DefinitionStamps()
-    let definitions = FlusherDefinitions()
+    let definitions = FlusherDefinitions(names: FixedNames())
     var chunk = ChunkEncoder(thread: 1, osThreadID: 1, sequence: 0, firstTime: 0, stamps: stamps)
     // The first write states its object, property and stack through `append`.
     chunk.append(
@@ -151,4 +151,16 @@ import Testing
     #expect(encoded == 300)
     #expect(chunk.eventCount == 301)
   }
+}
+
+/// Names for the records' ids that do not depend on the process's interner (other tests intern as these run): every
+/// id names itself.
+final class FixedNames: TraceDefinitionSource {
+  func typeName(_ id: UInt32) -> String { "Fixture.Type\(id)" }
+  func property(_ id: UInt32) -> PropertyDefinition? {
+    PropertyDefinition(rootType: 7, keyPathDescription: "\\Type7.<computed 0x\(id) (Int)>", getterAddress: UInt64(id))
+  }
+  func label(_ id: UInt32) -> String { "label \(id)" }
+  func scope(_ id: UInt32) -> ScopeDefinition? { nil }
+  func stack(_ id: UInt32) -> [UInt64] { [UInt64(id), UInt64(id) + 1] }
 }
