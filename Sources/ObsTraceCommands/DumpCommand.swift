@@ -51,7 +51,9 @@ enum DumpCommand: TraceCommand {
         if stacks && event.stack != 0 {
           for frame in reader.definitions.frames(ofStack: event.stack) {
             let name = frame.function.isEmpty ? "0x" + String(frame.address, radix: 16) : SiteFormatting.describe(frame)
-            line("              \(SiteFilter.isMachinery(frame) ? "  " : "▸ ")\(name)  [\(frame.module)]")
+            // A frame the trace's symbol table does not cover (no table, or code it could not map) has no module.
+            let module = frame.module.isEmpty && frame.function.isEmpty ? "not symbolized" : frame.module
+            line("              \(SiteFilter.isMachinery(frame) ? "  " : "▸ ")\(name)  [\(module)]")
           }
         }
       }

@@ -101,6 +101,17 @@ enum SymbolCache {
     var openedAhead = false
     var frames: [UInt64: SymbolizedFrame] = [:]
     var unresolved: Set<UInt64> = []
+
+    /// The session maps the process as it was when it was opened (at the first recording's start): when an
+    /// address lies in a library loaded since (`dlopen`, a plug-in), it is opened again from the process's map as
+    /// it is now, once per lookup that meets one, so that such frames are named from their library rather than
+    /// left as bare addresses. Addresses no loaded object holds (freed code, JIT) open nothing.
+    mutating func coverLoadedLibraries(_ addresses: some Collection<UInt64>) {
+      guard let symbolizer,
+        addresses.contains(where: { !symbolizer.covers($0) && obstrace_is_loaded_code(UInt($0)) })
+      else { return }
+      if let reopened = Symbolizer.forCurrentProcess() { self.symbolizer = reopened }
+    }
   }
 
   static let state = LockedValue(State())
@@ -128,6 +139,7 @@ enum SymbolCache {
         state.attempted = true
         state.symbolizer = Symbolizer.forCurrentProcess()
       }
+      state.coverLoadedLibraries([address])
       return state.symbolizer?.functionName(at: address)
     }
   }
@@ -140,6 +152,7 @@ enum SymbolCache {
           state.attempted = true
           state.symbolizer = Symbolizer.forCurrentProcess()
         }
+        state.coverLoadedLibraries(missing)
         let found = state.symbolizer?.resolve(Array(missing), returnAddresses: returnAddresses) ?? [:]
         state.frames.merge(found) { _, new in new }
         state.unresolved.formUnion(missing.filter { found[$0] == nil })

@@ -75,6 +75,10 @@ public final class Symbolizer {
     Symbolizer(processID: processID)
   }
 
+  /// Whether a module of this session covers `address`. A session maps the process as it was when it was made: a
+  /// library loaded after that (`dlopen`) is not in it.
+  public func covers(_ address: UInt64) -> Bool { dwfl_addrmodule(session, Dwarf_Addr(address)) != nil }
+
   /// The demangled name of the function at `address` from the symbol tables alone (no line lookup), or nil.
   public func functionName(at address: UInt64) -> String? {
     guard let module = dwfl_addrmodule(session, Dwarf_Addr(address)),

@@ -90,6 +90,11 @@ struct EndToEndTests {
     #expect(writes == 10_000)
     // Killed, it wrote no symbol table; `obstrace symbolize` resolves names and sites from its binary.
     #expect(reader.definitions.symbols.propertyNames.isEmpty)
+    // Until then a frame is its address, labelled as such.
+    let frames = Run.command(["dump", "--stacks", trace]).standardOutput.split(separator: "\n").filter {
+      $0.hasPrefix("              ")
+    }
+    #expect(!frames.isEmpty && frames.allSatisfy { $0.hasSuffix("  [not symbolized]") && $0.contains("0x") })
     let symbolized = Paths.temporary("symbolized.trc")
     let result2 = Run.command(["symbolize", trace, "-o", symbolized])
     #expect(result2.status == 0)

@@ -445,6 +445,10 @@ static inline uint32_t obstrace_writing_key(void) {
 }
 void obstrace_suppress_access(bool suppress);
 
+/// Whether `address` lies in a loadable segment of an object the dynamic linker has loaded now (the program or a
+/// shared library, `dlopen`ed ones included). Walks the loaded objects: not for the hot path.
+bool obstrace_is_loaded_code(uintptr_t address);
+
 /// Finds the loaded object (shared library) whose file is named `name`, as the dynamic linker sees it: its path
 /// (into `path`, `capacity` bytes), its load bias, and its executable segments as [start, end) pairs in `ranges`
 /// (at most `max_ranges`). Returns how many ranges it wrote, or -1 when no such object is loaded.
