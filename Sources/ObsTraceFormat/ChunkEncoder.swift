@@ -248,6 +248,16 @@ public struct ChunkEncoder {
     }
   }
 
+  /// Whether an event needs nothing but its own bytes, as the recorder's C loop encodes it: an access, willSet or
+  /// didSet about the object, property and scope the chunk stated last, which the chunk's previous event was about
+  /// too, with no stack or the stack stated last. The flusher asks before handing a run to the loop, so that an event
+  /// the loop would refuse costs no call.
+  @inlinable
+  public func needsNoDefinition(kind: UInt8, object: UInt32, key: UInt32, scope: UInt32, stack: UInt32) -> Bool {
+    kind &- 1 < 3 && object != 0 && object == statedObject && key == statedProperty && scope == statedScope
+      && object == previousObject && key == previousKey && (stack == 0 || stack == statedStack)
+  }
+
   /// Runs `body` with the chunk's whole buffer (items from its front, deltas from its back) and the encoder's
   /// state, and keeps the state `body` leaves: one buffer access for a run of events, not one per event.
   @inlinable

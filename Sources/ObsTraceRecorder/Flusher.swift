@@ -247,7 +247,11 @@ final class Flusher: @unchecked Sendable {
     var index = start
     let common = commonLoop && tapThread == nil
     while index < records.count {
-      if common {
+      let next = records[index]
+      if common
+        && chunk.needsNoDefinition(
+          kind: next.kind, object: next.object, key: next.key, scope: next.scope, stack: next.stack)
+      {
         index += chunk.withCursor { buffer, cursor in
           encodeCommon(records, from: index, into: buffer, cursor: &cursor, state: &state)
         }
