@@ -6,10 +6,10 @@ import Testing
 
 extension RecorderTests {
   @Test("a key path read on many threads is retained once per key path object, not once per thread")
-  func keyPathRetainedOncePerObject() throws {
+  func keyPathRetainedOncePerObject() async throws {
     let model = SetterOnlyModel()
     let threads = 20
-    _ = try RecordingSupport.record {
+    _ = try await RecordingSupport.record {
       // Each new thread's cache misses the key path once: each miss used to retain it again.
       RecordingSupport.runThreads(threads) { _ in _ = model.value }
     }

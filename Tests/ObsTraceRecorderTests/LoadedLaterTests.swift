@@ -45,7 +45,7 @@ struct LoadedLaterTests {
   @Test("a write called from a library loaded after the symbol tables were opened is named from its library")
   func frameOfALibraryLoadedLater() async throws {
     let name = "obstrace_loaded_later_\(getpid())"
-    let trace = try await RecordingTestLock.exclusiveWithoutBlocking {
+    let trace = try await RecordingTestLock.exclusive {
       // Any recording that compares writes opens the process's tables at its start: this one, before the load.
       _ = try RecordingSupport.recordHoldingLock { LocalModel().value = 1 }
       let call = try Self.loadLibrary(name)

@@ -70,7 +70,7 @@ struct RecorderTests {
   func dropInClassKinds() async throws {
     let settings = MainActorSettings()
     // Waits for the recording without blocking the main actor, which other tests' loops may be using.
-    let trace = try await RecordingTestLock.exclusiveWithoutBlocking {
+    let trace = try await RecordingTestLock.exclusive {
       try RecordingSupport.recordHoldingLock {
         let counter = Counter()
         counter.count = 3
@@ -106,8 +106,8 @@ struct RecorderTests {
   }
 
   @Test("objects get serials, and their freeing is recorded")
-  func objectLifetimes() throws {
-    let trace = try RecordingSupport.record {
+  func objectLifetimes() async throws {
+    let trace = try await RecordingSupport.record {
       for index in 0..<3 {
         let counter = Counter()
         counter.count = index + 1
@@ -124,12 +124,12 @@ struct RecorderTests {
   @Test(
     "the footer lists a thread still running at the stop, not one that exited nor the stopping one; the free it makes after the stop is not in the trace"
   )
-  func runningAtStop() throws {
+  func runningAtStop() async throws {
     let created = DispatchSemaphore(value: 0)
     let release = DispatchSemaphore(value: 0)
     let finished = DispatchSemaphore(value: 0)
     let ids = LockedIDs()
-    let trace = try RecordingSupport.record {
+    let trace = try await RecordingSupport.record {
       // A thread that records and exits before the stop.
       let recorded = DispatchSemaphore(value: 0)
       let exited = Thread {
@@ -177,9 +177,9 @@ struct RecorderTests {
   }
 
   @Test("a setter records willSet then didSet; a read records an access")
-  func setterAndGetter() throws {
+  func setterAndGetter() async throws {
     let counter = Counter()
-    let trace = try RecordingSupport.record {
+    let trace = try await RecordingSupport.record {
       counter.count = 5
       counter.count = 5  // the macro's setter skips an equal value: nothing
       _ = counter.count
@@ -190,11 +190,11 @@ struct RecorderTests {
   @Test(
     "a read recorded by the inlined path (key path cached, registrar bound) is the event the full path records",
     arguments: [RecordingOptions.Backtraces.off, .writes])
-  func inlinedReadPath(backtraces: RecordingOptions.Backtraces) throws {
+  func inlinedReadPath(backtraces: RecordingOptions.Backtraces) async throws {
     let model = LocalModel()
     let counter = Counter()
     let observer = ImmediateObserver(model: model)
-    let trace = try RecordingSupport.record(options: RecordingOptions(backtraces: backtraces)) {
+    let trace = try await RecordingSupport.record(options: RecordingOptions(backtraces: backtraces)) {
       // The first read of each takes the full path (nothing cached, nothing bound); the next ones the inlined one.
       for _ in 0..<3 { _ = model.value }
       for _ in 0..<3 { _ = counter.label }  // an Equatable member: its cached id carries the Equatable bit
@@ -211,7 +211,8 @@ struct RecorderTests {
     func fields(_ event: TraceEvent) -> [UInt32] {
       [event.object, event.key, event.aux, event.scope, UInt32(event.flags), UInt32(event.depth), event.stack]
     }
-    #expect(reads.count == 3 + 3 + 2 + 2)
+    let expectedReads: Int = 3 + 3 + 2 + 2
+    #expect(reads.count == expectedReads)
     let (outside, labels, inScope) = (reads[0..<3], reads[3..<6], reads[6..<8])
     #expect(Set(outside.map(fields)).count == 1)
     #expect(Set(labels.map(fields)).count == 1)
@@ -227,10 +228,10 @@ struct RecorderTests {
   }
 
   @Test("a read takes its thread's previous time; the clock is read again after OBSTRACE_UNTIMED_READS events")
-  func readsSkipTheClock() throws {
+  func readsSkipTheClock() async throws {
     let counter = Counter()
     let limit = Int(OBSTRACE_UNTIMED_READS)
-    let trace = try RecordingSupport.record(options: RecordingOptions(backtraces: .off)) {
+    let trace = try await RecordingSupport.record(options: RecordingOptions(backtraces: .off)) {
       counter.count = 1
       for _ in 0..<(limit * 4) { _ = counter.count }
     }
@@ -254,10 +255,10 @@ struct RecorderTests {
       (.equatable, [Self.unchanged, Self.changed, Self.unchanged, Self.changed, 0]),
       (.off, [Self.modify, Self.modify, Self.modify, Self.modify, 0]),
     ])
-  func comparisonModes(comparison: WriteComparison, flags: [UInt8]) throws {
+  func comparisonModes(comparison: WriteComparison, flags: [UInt8]) async throws {
     let counter = Counter()
     let library = Library()
-    let trace = try RecordingSupport.record(options: RecordingOptions(comparison: comparison)) {
+    let trace = try await RecordingSupport.record(options: RecordingOptions(comparison: comparison)) {
       counter.count += 0
       counter.count += 1
       library.shelves[0].count = 1  // the same value
@@ -275,9 +276,9 @@ struct RecorderTests {
   }
 
   @Test("bits are compared in the written property's own field, among several of the same type")
-  func fieldOfTheWrittenProperty() throws {
+  func fieldOfTheWrittenProperty() async throws {
     let model = SameTypes()
-    let trace = try RecordingSupport.record {
+    let trace = try await RecordingSupport.record {
       model.b += 1  // a and c unchanged: a field mistaken for b's would call this a no-op
       model.c += 0
       model.a += 2
@@ -295,12 +296,12 @@ struct RecorderTests {
   var changed: UInt8 { Self.changed }
 
   @Test("the traced withObservationTracking behaves as the real one and records its scope")
-  func tracking() throws {
+  func tracking() async throws {
     let model = LocalModel()
     let fired = Locked(0)
     var result = 0
     var callLine = 0
-    let trace = try RecordingSupport.record {
+    let trace = try await RecordingSupport.record {
       callLine = #line + 1
       result = withObservationTracking {
         model.value + 1
@@ -333,9 +334,9 @@ struct RecorderTests {
   @Test(
     "one call site reached by two paths is one label, named after the call site, whatever the backtrace level",
     arguments: RecordingOptions.Backtraces.allCases)
-  func oneLabelPerCallSite(backtraces: RecordingOptions.Backtraces) throws {
+  func oneLabelPerCallSite(backtraces: RecordingOptions.Backtraces) async throws {
     let model = LocalModel()
-    let trace = try RecordingSupport.record(options: RecordingOptions(backtraces: backtraces)) {
+    let trace = try await RecordingSupport.record(options: RecordingOptions(backtraces: backtraces)) {
       _ = CallSitePaths.first(model)
       _ = CallSitePaths.second(model)
       _ = CallSitePaths.first(model)
@@ -348,9 +349,9 @@ struct RecorderTests {
   }
 
   @Test("a scope that reads nothing installs nothing, as for real; a named scope keeps its name")
-  func emptyAndNamedScopes() throws {
+  func emptyAndNamedScopes() async throws {
     let model = LocalModel()
-    let trace = try RecordingSupport.record {
+    let trace = try await RecordingSupport.record {
       withObservationTracking {
       } onChange: {
       }
@@ -365,10 +366,10 @@ struct RecorderTests {
   }
 
   @Test("nested tracking: the inner scope's reads are in the inner scope, whose parent is the outer one")
-  func nestedTracking() throws {
+  func nestedTracking() async throws {
     let model = LocalModel()
     let outerFired = Locked(0)
-    let trace = try RecordingSupport.record {
+    let trace = try await RecordingSupport.record {
       withObservationTracking {
         _ = model.value
         withObservationTracking {
@@ -388,10 +389,10 @@ struct RecorderTests {
   }
 
   @Test("seed 004's immediate re-observe reads the old value, and the read is marked stale")
-  func staleRead() throws {
+  func staleRead() async throws {
     let model = LocalModel()
     let observer = ImmediateObserver(model: model)
-    let trace = try RecordingSupport.record {
+    let trace = try await RecordingSupport.record {
       observer.observe()
       model.value = 1
       model.value = 2
@@ -403,10 +404,10 @@ struct RecorderTests {
   }
 
   @Test("the site of a write is the test's own line")
-  func writeSite() throws {
+  func writeSite() async throws {
     let counter = Counter()
     var line = 0
-    let trace = try RecordingSupport.record {
+    let trace = try await RecordingSupport.record {
       line = #line + 1
       counter.count = 42
     }
@@ -418,10 +419,10 @@ struct RecorderTests {
   }
 
   @Test("the site of a read is the test's own line (stacks on every event)")
-  func readSite() throws {
+  func readSite() async throws {
     let counter = Counter()
     var line = 0
-    let trace = try RecordingSupport.record(options: RecordingOptions(backtraces: .all)) {
+    let trace = try await RecordingSupport.record(options: RecordingOptions(backtraces: .all)) {
       line = #line + 1
       _ = counter.count
     }
@@ -433,9 +434,9 @@ struct RecorderTests {
   }
 
   @Test("without stacks a write still says whether it went through _modify or withMutation")
-  func writeKindsWithoutStacks() throws {
+  func writeKindsWithoutStacks() async throws {
     let model = LocalModel()
-    let trace = try RecordingSupport.record(options: RecordingOptions(backtraces: .off)) {
+    let trace = try await RecordingSupport.record(options: RecordingOptions(backtraces: .off)) {
       model.value = 1
       model.value += 1
       model.withMutation(keyPath: \.value) {}
@@ -445,14 +446,14 @@ struct RecorderTests {
   }
 
   @Test("with backtraces off no event carries a stack; with all, reads do too")
-  func backtraceLevels() throws {
+  func backtraceLevels() async throws {
     let counter = Counter()
-    let off = try RecordingSupport.record(options: RecordingOptions(backtraces: .off)) {
+    let off = try await RecordingSupport.record(options: RecordingOptions(backtraces: .off)) {
       counter.count = 1
       _ = counter.count
     }
     #expect(off.events.allSatisfy { $0.stack == 0 })
-    let all = try RecordingSupport.record(options: RecordingOptions(backtraces: .all)) {
+    let all = try await RecordingSupport.record(options: RecordingOptions(backtraces: .all)) {
       counter.count = 2
       _ = counter.count
     }
@@ -461,10 +462,10 @@ struct RecorderTests {
   }
 
   @Test("several threads writing and reading at once lose nothing: exact counts per thread")
-  func threadsLossless() throws {
+  func threadsLossless() async throws {
     let threads = 4
     let writes = 20_000
-    let trace = try RecordingSupport.record(options: RecordingOptions(ringCapacity: 64)) {
+    let trace = try await RecordingSupport.record(options: RecordingOptions(ringCapacity: 64)) {
       let models = (0..<threads).map { _ in LocalModel() }
       nonisolated(unsafe) let shared = models
       RecordingSupport.runThreads(threads) { index in
@@ -486,10 +487,10 @@ struct RecorderTests {
   }
 
   @Test("in drop mode, recorded + dropped == emitted for every thread, and the drops are in the file")
-  func dropModeCounts() throws {
+  func dropModeCounts() async throws {
     let threads = 3
     let writes = 5_000
-    let trace = try RecordingSupport.record(
+    let trace = try await RecordingSupport.record(
       options: RecordingOptions(ringCapacity: 64, dropWhenFull: true, backtraces: .off)
     ) {
       let models = (0..<threads).map { _ in LocalModel() }
@@ -514,8 +515,8 @@ struct RecorderTests {
   }
 
   @Test("an in-test recording inside a drop-mode recording says how many events were dropped while it ran")
-  func inTestDrops() throws {
-    try RecordingTestLock.exclusive {
+  func inTestDrops() async throws {
+    try await RecordingTestLock.exclusive {
       try Recorder.start(
         to: RecordingSupport.temporaryPath("drops.trc"), options: RecordingOptions(ringCapacity: 64, dropWhenFull: true)
       )
@@ -538,10 +539,10 @@ struct RecorderTests {
   }
 
   @Test("short-lived threads hand their rings over: nothing is lost")
-  func shortLivedThreads() throws {
+  func shortLivedThreads() async throws {
     let threads = 40
     let writes = 250
-    let trace = try RecordingSupport.record {
+    let trace = try await RecordingSupport.record {
       let model = LocalModel()
       let lock = NSLock()
       nonisolated(unsafe) let shared = model
@@ -561,8 +562,8 @@ struct RecorderTests {
   }
 
   @Test("a second start while recording is refused, and the first recording goes on")
-  func secondStart() throws {
-    try RecordingTestLock.exclusive { try secondStartAlone() }
+  func secondStart() async throws {
+    try await RecordingTestLock.exclusive { try secondStartAlone() }
   }
 
   func secondStartAlone() throws {
@@ -577,8 +578,8 @@ struct RecorderTests {
   }
 
   @Test("an unwritable path refuses to start, and the program goes on untraced and unchanged")
-  func unwritablePath() throws {
-    try RecordingTestLock.exclusive { try unwritablePathAlone() }
+  func unwritablePath() async throws {
+    try await RecordingTestLock.exclusive { try unwritablePathAlone() }
   }
 
   func unwritablePathAlone() throws {
@@ -614,8 +615,8 @@ struct RecorderTests {
   }
 
   @Test("a real trace cut at random offsets reads back its whole chunks")
-  func realTraceCut() throws {
-    let trace = try RecordingSupport.record {
+  func realTraceCut() async throws {
+    let trace = try await RecordingSupport.record {
       let model = LocalModel()
       for value in 0..<60_000 { model.value = value }
     }

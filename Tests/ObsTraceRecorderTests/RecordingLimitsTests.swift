@@ -41,10 +41,10 @@ func writeDeep(_ model: LocalModel, depth: Int) -> Int {
 // from the in-test recordings they wait for.
 extension RecorderTests {
   @Test("an absurd label (5 MB) is cut to the documented maximum; the trace stays small")
-  func hugeLabel() throws {
+  func hugeLabel() async throws {
     let name = String(repeating: "é", count: 5 << 19)  // 5 MiB of UTF-8
     let model = LocalModel()
-    let trace = try RecordingSupport.record {
+    let trace = try await RecordingSupport.record {
       withTrackingScope(named: name) { _ = model.value }
     }
     let labels = trace.definitions.labels.values.filter { $0.hasPrefix("éé") }
@@ -58,8 +58,8 @@ extension RecorderTests {
   }
 
   @Test("a generated type name (a generic 300 levels deep) is cut, in the type and the key path's description")
-  func generatedTypeName() throws {
-    let trace = try RecordingSupport.record { touchNested(depth: 300, Int.self) }
+  func generatedTypeName() async throws {
+    let trace = try await RecordingSupport.record { touchNested(depth: 300, Int.self) }
     let nested = trace.definitions.types.values.filter { $0.contains("Nested<") }
     #expect(!nested.isEmpty)
     #expect(nested.allSatisfy { $0.utf8.count <= TraceFormat.maximumRecordedNameLength && $0.hasSuffix("…") })
@@ -69,13 +69,13 @@ extension RecorderTests {
   }
 
   @Test("a write at the bottom of a 20 000-deep recursion records a stack of at most 64 frames")
-  func deepRecursion() throws {
+  func deepRecursion() async throws {
     final class DeepWrite: @unchecked Sendable {
       let model = LocalModel()
       var depth = 0
     }
     let job = DeepWrite()
-    let trace = try RecordingSupport.record {
+    let trace = try await RecordingSupport.record {
       // A thread with a large stack: 20 000 frames of writeDeep.
       let done = DispatchSemaphore(value: 0)
       let thread = Thread {
@@ -94,9 +94,9 @@ extension RecorderTests {
   }
 
   @Test("the flusher closes a chunk as soon as it passes 128 KiB, even when one drain reads a whole ring")
-  func chunkSizeBounded() throws {
+  func chunkSizeBounded() async throws {
     let model = LocalModel()
-    let trace = try RecordingSupport.record(options: RecordingOptions(backtraces: .all)) {
+    let trace = try await RecordingSupport.record(options: RecordingOptions(backtraces: .all)) {
       // Faster than the flusher wakes (50 ms): the ring fills, and a drain reads up to 64K events at once.
       for index in 1...400_000 { model.value = index }
     }

@@ -30,10 +30,15 @@ enum RecordingSupport {
   }
 
   /// Records `body` into a fresh trace, stops, and reads every event back.
+  ///
+  /// Async, so that waiting for the lock suspends instead of blocking a thread of the cooperative pool: on two
+  /// cores the pool has two threads, and two tests blocked waiting for it kept a test that held the shared side
+  /// from ever resuming to release it (the whole run hung).
   static func record(
+    isolation: isolated (any Actor)? = #isolation,
     options: RecordingOptions = RecordingOptions(), _ body: () throws -> Void
-  ) throws -> RecordedTrace {
-    try RecordingTestLock.exclusive { try recordAlone(options: options, body) }
+  ) async throws -> RecordedTrace {
+    try await RecordingTestLock.exclusive { try recordAlone(options: options, body) }
   }
 
   /// `record` for a caller that already holds `RecordingTestLock.exclusive`.

@@ -25,8 +25,8 @@ private func threadMinorFaults() -> Int {
 /// A thread's ring comes from a pool the flusher prepares: its first event neither allocates nor zeroes one.
 extension RecorderTests {
   @Test("once the flusher has primed the pool, a thread's first event takes a prepared ring: none is made on it")
-  func firstEventTakesAPreparedRing() throws {
-    try RecordingTestLock.exclusive {
+  func firstEventTakesAPreparedRing() async throws {
+    try await RecordingTestLock.exclusive {
       _ = try RecordingSupport.recordHoldingLock {
         let model = PoolModel()
         // A thread that wrote before: what the first write of the process makes once (names, caches) is made.
@@ -54,8 +54,8 @@ extension RecorderTests {
   }
 
   @Test("with no ring prepared, a thread's first ring is made on it, and counted; not recording, the pool is empty")
-  func emptyPoolMakesARingOnTheThread() throws {
-    try RecordingTestLock.exclusive {
+  func emptyPoolMakesARingOnTheThread() async throws {
+    try await RecordingTestLock.exclusive {
       _ = try RecordingSupport.recordHoldingLock { LocalModel().value = 1 }
       // Stopped: the pool was emptied, and no flusher refills it.
       #expect(obstrace_ring_pool_count() == 0)

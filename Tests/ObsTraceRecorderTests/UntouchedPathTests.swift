@@ -66,7 +66,7 @@ final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
 extension RecorderTests {
   @Test("while not recording, an Observations loop gives the thread that creates and iterates it no ring")
   func observationsNotRecordingAttachNoRing() async throws {
-    try await RecordingTestLock.exclusiveWithoutBlocking {
+    await RecordingTestLock.exclusive {
       let model = SetterOnlyModel()
       let executor = DedicatedThreadExecutor()
       defer { executor.stop() }
@@ -96,7 +96,7 @@ extension RecorderTests {
 
   @Test("while not recording, an Observations iterator allocates nothing and takes no serial; recording, it does")
   func observationsIteratorIsLazy() async throws {
-    try await RecordingTestLock.exclusiveWithoutBlocking {
+    try await RecordingTestLock.exclusive {
       let model = SetterOnlyModel()
       // Serials are taken only here while no one records (the lock): one before, one after, nothing between.
       let before = obstrace_next_scope_serial()
@@ -119,8 +119,8 @@ extension RecorderTests {
   }
 
   @Test("recording, the flusher opens the symbol tables that locate a stored field: the first _modify write does not")
-  func symbolTablesOpenedByTheFlusher() throws {
-    try RecordingTestLock.exclusive {
+  func symbolTablesOpenedByTheFlusher() async throws {
+    try await RecordingTestLock.exclusive {
       // As in a process that has not symbolized anything yet.
       SymbolCache.state.withLock { $0 = SymbolCache.State() }
       let model = ModifyFirstModel()
@@ -137,14 +137,14 @@ extension RecorderTests {
   }
 
   @Test("a setter's write looks up no stored field (that names the getter with libdw); a _modify's does")
-  func setterLooksUpNoStoredField() throws {
+  func setterLooksUpNoStoredField() async throws {
     let model = SetterOnlyModel()
-    let setter = try RecordingSupport.record { model.value = 1 }
+    let setter = try await RecordingSupport.record { model.value = 1 }
     let key = try #require(setter.events(.willSet).first).key
     // The setter needs no comparison (the macro skips an equal value itself): the first write of a property
     // used to open the process's symbol tables here, about 50 ms, before the write's willSet.
     #expect(obstrace_property_field(key) == 0)
-    let modify = try RecordingSupport.record { model.value += 1 }
+    let modify = try await RecordingSupport.record { model.value += 1 }
     #expect(modify.events(.willSet).first?.key == key)
     #expect(obstrace_property_field(key) != 0)
   }

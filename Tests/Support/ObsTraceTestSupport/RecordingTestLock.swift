@@ -10,21 +10,10 @@ public enum RecordingTestLock {
 
   static let state = Locked(State())
 
-  public static func exclusive<T>(_ body: () throws -> T) rethrows -> T {
-    while !state.withLock({ state in
-      guard !state.exclusive && state.shared == 0 else { return false }
-      state.exclusive = true
-      return true
-    }) {
-      usleep(1000)
-    }
-    defer { state.withLock { $0.exclusive = false } }
-    return try body()
-  }
-
-  /// `exclusive` for code on an actor (the main actor): it waits without blocking the actor's thread, which a
-  /// test holding the shared lock may need.
-  public static func exclusiveWithoutBlocking<T>(
+  /// Holds the lock alone for `body`. It waits by suspending, never by blocking its thread: a test that holds the
+  /// shared side may need that thread (the main actor's, or one of the cooperative pool's two on two cores) to
+  /// resume and release it. A blocking wait is not offered: two of them on the pool's two threads hung the run.
+  public static func exclusive<T>(
     isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T
   ) async rethrows -> T {
     while !state.withLock({ state in
