@@ -178,7 +178,8 @@ enum CheckCommand: TraceCommand {
     case "github":
       printed = GitHubAnnotations.check(
         comparison, sites: sites, root: TraceInput.sourceRoot(parsed, command: name),
-        refusal: incomplete.map { "\(path): " + refusal($0) })
+        refusal: incomplete.map { "\(path): " + refusal($0) },
+        allowance: incomplete == nil ? untrusted.map { "\(path): " + allowed($0) } : nil)
     case "junit":
       printed = JUnitReport.xml(
         comparison, current: current, baseline: baseline, path: path, tolerance: tolerance, sites: sites,
@@ -191,7 +192,7 @@ enum CheckCommand: TraceCommand {
     default:
       printed = text(
         comparison, path: path, baseline: parsed.value("baseline"), tolerance: tolerance, report: report,
-        incomplete: incomplete)
+        incomplete: incomplete, allowance: incomplete == nil ? untrusted : nil)
     }
     try TraceInput.write(printed, to: parsed.value("output"), output: output, command: name)
     return comparison.failed || incomplete != nil ? 1 : 0
@@ -229,12 +230,15 @@ enum CheckCommand: TraceCommand {
 
   static func text(
     _ comparison: BaselineComparison, path: String, baseline: String?, tolerance: Double, report: AnalysisReport,
-    incomplete: String? = nil
+    incomplete: String? = nil, allowance: String? = nil
   ) -> String {
     var out = TextBuffer()
     let against = baseline.map { " against \($0) (tolerance \(Formatting.fixed(tolerance * 100, 0))%)" } ?? ""
     out.line("obstrace check: \(path)\(against)")
-    if report.trace.truncated || report.trace.droppedEvents > 0 {
+    if let allowance {
+      // Checked anyway (--allow-incomplete): the verdict is the counts', and the output says what they rest on.
+      out.line("  note: \(Self.allowed(allowance))")
+    } else if report.trace.truncated || report.trace.droppedEvents > 0 {
       out.line(
         "  note: the trace is \(report.trace.truncated ? "truncated" : "missing \(report.trace.droppedEvents) dropped events"); any count may be off"
       )

@@ -64,14 +64,19 @@ enum GitHubAnnotations {
   /// `check --format github`: an error per count that grew beyond the tolerance (or is new, with
   /// `--fail-on-new`) and per limit exceeded, on each known site of the writes behind it (the most frequent
   /// first, at most `maximumSites`); then the verdict line. `refusal` (the trace's name and why it cannot be
-  /// trusted) is an error of the run, first, and fails the check whatever the counts say.
+  /// trusted) is an error of the run, first, and fails the check whatever the counts say; `allowance` (the same,
+  /// checked anyway with `--allow-incomplete`) is a warning of the run, so a pass on such a trace says what it
+  /// rests on.
   static func check(
     _ comparison: BaselineComparison, sites: WriteSites, root: String, refusal: String? = nil,
-    maximumSites: Int = 5
+    allowance: String? = nil, maximumSites: Int = 5
   ) -> String {
     var out = ""
     if let refusal {
       out += command("error", file: nil, line: nil, title: "obstrace check: incomplete trace", message: refusal)
+    }
+    if let allowance {
+      out += command("warning", file: nil, line: nil, title: "obstrace check: incomplete trace", message: allowance)
     }
     func annotate(kind: String?, name: String, title: String, message: String) {
       let places = sites.places(kind: kind, name: name).prefix(maximumSites)
