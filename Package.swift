@@ -84,7 +84,7 @@ let package = Package(
       name: "ObsTraceRecorderTests",
       dependencies: [
         "ObsTrace", "ObsTraceTesting", "ObsTraceRecorder", "ObsTraceFormat", "ObsTraceFixtureModels",
-        "ObsTraceTestSupport", "CObsTraceRing",
+        "ObsTraceTestSupport", "CObsTraceRing", "ObsTraceSymbols",
       ]
     ),
     .testTarget(name: "ObsTraceAnalysisTests", dependencies: ["ObsTraceAnalysis", "ObsTraceFormat"]),

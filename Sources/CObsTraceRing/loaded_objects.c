@@ -6,6 +6,7 @@
 
 #include <link.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct search {
   const char *name;
@@ -64,4 +65,33 @@ static int holds(struct dl_phdr_info *info, size_t size, void *context) {
 
 bool obstrace_is_loaded_code(uintptr_t address) {
   return dl_iterate_phdr(holds, &address) != 0;
+}
+
+typedef struct {
+  uintptr_t address;
+  uintptr_t start;
+} holder;
+
+static int start_of_holder(struct dl_phdr_info *info, size_t size, void *context) {
+  (void)size;
+  holder *wanted = context;
+  uintptr_t lowest = UINTPTR_MAX;
+  int holds_it = 0;
+  for (int index = 0; index < info->dlpi_phnum; index++) {
+    const ElfW(Phdr) *segment = &info->dlpi_phdr[index];
+    if (segment->p_type != PT_LOAD) continue;
+    uintptr_t start = (uintptr_t)info->dlpi_addr + (uintptr_t)segment->p_vaddr;
+    if (start < lowest) lowest = start;
+    if (wanted->address >= start && wanted->address - start < (uintptr_t)segment->p_memsz) holds_it = 1;
+  }
+  if (!holds_it) return 0;
+  uintptr_t page = (uintptr_t)getpagesize();
+  wanted->start = lowest & ~(page - 1);
+  return 1;
+}
+
+uintptr_t obstrace_loaded_object_start(uintptr_t address) {
+  holder wanted = {address, 0};
+  dl_iterate_phdr(start_of_holder, &wanted);
+  return wanted.start;
 }

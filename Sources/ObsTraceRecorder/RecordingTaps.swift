@@ -106,11 +106,22 @@ enum SymbolCache {
     /// address lies in a library loaded since (`dlopen`, a plug-in), it is opened again from the process's map as
     /// it is now, once per lookup that meets one, so that such frames are named from their library rather than
     /// left as bare addresses. Addresses no loaded object holds (freed code, JIT) open nothing.
+    ///
+    /// A module of the session can also cover such an address without holding it: the session's map gave another
+    /// library a range the new one now sits in (seen under ThreadSanitizer, whose loader places libraries
+    /// differently), and its name would be that library's. So an address is checked against the object the
+    /// dynamic linker says holds it, by where each starts.
     mutating func coverLoadedLibraries(_ addresses: some Collection<UInt64>) {
-      guard let symbolizer,
-        addresses.contains(where: { !symbolizer.covers($0) && obstrace_is_loaded_code(UInt($0)) })
-      else { return }
+      guard let symbolizer, addresses.contains(where: { Self.misnamed($0, by: symbolizer) }) else { return }
       if let reopened = Symbolizer.forCurrentProcess() { self.symbolizer = reopened }
+    }
+
+    /// Whether `address` is in code the dynamic linker has loaded that `symbolizer` does not place in that
+    /// object's module: no module covers it, or the one that does starts elsewhere.
+    static func misnamed(_ address: UInt64, by symbolizer: Symbolizer) -> Bool {
+      let loaded = obstrace_loaded_object_start(UInt(address))
+      guard loaded != 0 else { return false }
+      return symbolizer.moduleStart(at: address) != UInt64(loaded)
     }
   }
 
@@ -140,7 +151,8 @@ enum SymbolCache {
         state.symbolizer = Symbolizer.forCurrentProcess()
       }
       state.coverLoadedLibraries([address])
-      return state.symbolizer?.functionName(at: address)
+      guard let symbolizer = state.symbolizer, !State.misnamed(address, by: symbolizer) else { return nil }
+      return symbolizer.functionName(at: address)
     }
   }
 
@@ -153,7 +165,11 @@ enum SymbolCache {
           state.symbolizer = Symbolizer.forCurrentProcess()
         }
         state.coverLoadedLibraries(missing)
-        let found = state.symbolizer?.resolve(Array(missing), returnAddresses: returnAddresses) ?? [:]
+        var found = state.symbolizer?.resolve(Array(missing), returnAddresses: returnAddresses) ?? [:]
+        // A frame the session still places in another object's module is left unnamed, never named wrongly.
+        if let symbolizer = state.symbolizer {
+          found = found.filter { !State.misnamed($0.key, by: symbolizer) }
+        }
         state.frames.merge(found) { _, new in new }
         state.unresolved.formUnion(missing.filter { found[$0] == nil })
       }

@@ -79,6 +79,14 @@ public final class Symbolizer {
   /// library loaded after that (`dlopen`) is not in it.
   public func covers(_ address: UInt64) -> Bool { dwfl_addrmodule(session, Dwarf_Addr(address)) != nil }
 
+  /// The first address of the session's module that covers `address` (nil: none does).
+  public func moduleStart(at address: UInt64) -> UInt64? {
+    guard let module = dwfl_addrmodule(session, Dwarf_Addr(address)) else { return nil }
+    var start: Dwarf_Addr = 0
+    guard dwfl_module_info(module, nil, &start, nil, nil, nil, nil, nil) != nil else { return nil }
+    return UInt64(start)
+  }
+
   /// The demangled name of the function at `address` from the symbol tables alone (no line lookup), or nil.
   public func functionName(at address: UInt64) -> String? {
     guard let module = dwfl_addrmodule(session, Dwarf_Addr(address)),

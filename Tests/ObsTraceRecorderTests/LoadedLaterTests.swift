@@ -1,6 +1,8 @@
+import CObsTraceRing
 import Foundation
 import ObsTraceFormat
 import ObsTraceRecorder
+import ObsTraceSymbols
 import ObsTraceTestSupport
 import Observation
 import Testing
@@ -60,5 +62,28 @@ struct LoadedLaterTests {
     let inLibrary = frames.filter { $0.module == "lib\(name).so" }
     #expect(inLibrary.map(\.function) == ["\(name)_call"], "\(frames.map { "\($0.function) [\($0.module)]" })")
     #expect(inLibrary.first?.file.hasSuffix("\(name).c") == true)
+  }
+
+  /// How a frame is kept from another library's name: the object the dynamic linker holds an address in and the
+  /// session's module that covers it start at one address; for a library loaded after the session was made, the
+  /// session has no module (or, with another layout, another library's), and a session made again has its own.
+  @Test("the loaded object holding an address and the session's module covering it start at one address")
+  func loadedObjectAndModuleAgree() throws {
+    let session = try #require(Symbolizer.forCurrentProcess())
+    let own: @convention(c) (UInt) -> UInt = obstrace_loaded_object_start
+    let inBinary = UInt64(UInt(bitPattern: unsafeBitCast(own, to: UnsafeRawPointer.self)))
+    let inLibc = UInt64(UInt(bitPattern: dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc")))
+    #expect(inLibc != 0)
+    for address in [inBinary, inLibc] {
+      let start = UInt64(obstrace_loaded_object_start(UInt(address)))
+      #expect(start != 0)
+      #expect(session.moduleStart(at: address) == start)
+    }
+    let call = try Self.loadLibrary("obstrace_agree_\(getpid())")
+    let inLoaded = UInt64(UInt(bitPattern: unsafeBitCast(call, to: UnsafeRawPointer.self)))
+    let start = UInt64(obstrace_loaded_object_start(UInt(inLoaded)))
+    #expect(start != 0)
+    #expect(session.moduleStart(at: inLoaded) != start)
+    #expect(try #require(Symbolizer.forCurrentProcess()).moduleStart(at: inLoaded) == start)
   }
 }
