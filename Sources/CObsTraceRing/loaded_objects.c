@@ -51,22 +51,6 @@ int obstrace_find_loaded_object(const char *name, char *path, size_t capacity, u
   return wanted.found;
 }
 
-static int holds(struct dl_phdr_info *info, size_t size, void *context) {
-  (void)size;
-  uintptr_t address = *(uintptr_t *)context;
-  for (int index = 0; index < info->dlpi_phnum; index++) {
-    const ElfW(Phdr) *segment = &info->dlpi_phdr[index];
-    if (segment->p_type != PT_LOAD) continue;
-    uintptr_t start = (uintptr_t)info->dlpi_addr + (uintptr_t)segment->p_vaddr;
-    if (address >= start && address - start < (uintptr_t)segment->p_memsz) return 1;
-  }
-  return 0;
-}
-
-bool obstrace_is_loaded_code(uintptr_t address) {
-  return dl_iterate_phdr(holds, &address) != 0;
-}
-
 typedef struct {
   uintptr_t address;
   uintptr_t start;

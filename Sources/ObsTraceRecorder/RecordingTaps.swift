@@ -111,9 +111,12 @@ enum SymbolCache {
     /// library a range the new one now sits in (seen under ThreadSanitizer, whose loader places libraries
     /// differently), and its name would be that library's. So an address is checked against the object the
     /// dynamic linker says holds it, by where each starts.
-    mutating func coverLoadedLibraries(_ addresses: some Collection<UInt64>) {
-      guard let symbolizer, addresses.contains(where: { Self.misnamed($0, by: symbolizer) }) else { return }
+    /// Returns whether it opened the session again (only then can a frame still be placed wrongly).
+    @discardableResult
+    mutating func coverLoadedLibraries(_ addresses: some Collection<UInt64>) -> Bool {
+      guard let symbolizer, addresses.contains(where: { Self.misnamed($0, by: symbolizer) }) else { return false }
       if let reopened = Symbolizer.forCurrentProcess() { self.symbolizer = reopened }
+      return true
     }
 
     /// Whether `address` is in code the dynamic linker has loaded that `symbolizer` does not place in that
@@ -164,10 +167,10 @@ enum SymbolCache {
           state.attempted = true
           state.symbolizer = Symbolizer.forCurrentProcess()
         }
-        state.coverLoadedLibraries(missing)
+        let reopened = state.coverLoadedLibraries(missing)
         var found = state.symbolizer?.resolve(Array(missing), returnAddresses: returnAddresses) ?? [:]
         // A frame the session still places in another object's module is left unnamed, never named wrongly.
-        if let symbolizer = state.symbolizer {
+        if reopened, let symbolizer = state.symbolizer {
           found = found.filter { !State.misnamed($0.key, by: symbolizer) }
         }
         state.frames.merge(found) { _, new in new }

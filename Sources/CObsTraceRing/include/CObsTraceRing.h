@@ -445,11 +445,8 @@ static inline uint32_t obstrace_writing_key(void) {
 }
 void obstrace_suppress_access(bool suppress);
 
-/// Whether `address` lies in a loadable segment of an object the dynamic linker has loaded now (the program or a
-/// shared library, `dlopen`ed ones included). Walks the loaded objects: not for the hot path.
-bool obstrace_is_loaded_code(uintptr_t address);
 /// The first mapped address (page-aligned) of the object the dynamic linker has loaded that holds `address` in one
-/// of its loaded segments; 0 when none does.
+/// of its loaded segments; 0 when none does. Walks the loaded objects: not for the hot path.
 uintptr_t obstrace_loaded_object_start(uintptr_t address);
 
 /// Finds the loaded object (shared library) whose file is named `name`, as the dynamic linker sees it: its path
