@@ -136,11 +136,13 @@ func withRecording<T>(_ backtraces: RecordingOptions.Backtraces = .off, _ body: 
 
 // `obstrace-bench --write-trace loop|many PATH N`: only write a trace (for profiling the CLI): `loop`, N iterations
 // of the whole-cost loop (stacks on writes, 3 events an iteration); `many`, N rounds of the many-object workload;
-// `demo`, N rounds of the demo's workload.
+// `demo`, N rounds of the demo's workload. Options from the environment (`OBSTRACE_BACKTRACES=off` gives the many-
+// object traces of the report rows, which record without stacks).
 if CommandLine.arguments.count == 5, CommandLine.arguments[1] == "--write-trace",
   let count = Int(CommandLine.arguments[4])
 {
-  try! Recorder.start(to: CommandLine.arguments[3], options: RecordingOptions())
+  let options = RecordingOptions.fromEnvironment(ProcessInfo.processInfo.environment).options
+  try! Recorder.start(to: CommandLine.arguments[3], options: options)
   switch CommandLine.arguments[2] {
   case "many": manyObjectsWorkload(objects: 100_000, scopes: 10_000, rounds: count)
   case "demo": demoWorkload(count)

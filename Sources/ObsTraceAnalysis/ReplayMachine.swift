@@ -623,9 +623,10 @@ struct KeyTable<State> {
 
   /// Every state, by object then property (the first property's first).
   func forEach(_ body: (PropertyKey, State) -> Void) {
-    for (object, states) in byObject {
+    byObject.forEachEntry { object, states in
       body(PropertyKey(object: object, property: states.firstProperty), states.first)
-      for (property, state) in states.others { body(PropertyKey(object: object, property: property), state) }
+      guard !states.others.isEmpty else { return }
+      states.others.forEachEntry { property, state in body(PropertyKey(object: object, property: property), state) }
     }
   }
 }

@@ -219,13 +219,24 @@ public enum TraceAnalysis {
       let name = definitions.labelName(label)
       byName[name] = byName[name].map { $0.merging(statistics) } ?? statistics
     }
+    // A property's name is made once, not per scope that read it and per comparison of the sort (names are built
+    // from the type's reflected name, character by character).
+    var propertyNames = DenseTable<String>()
+    for property in properties { propertyNames[property.id] = property.name }
+    func propertyName(_ id: UInt32) -> String {
+      if let name = propertyNames[id] { return name }
+      let name = definitions.propertyName(id)
+      propertyNames[id] = name
+      return name
+    }
     let scopes = byName.map { name, statistics in
       AnalysisReport.Scope(
         label: name, statistics: statistics,
-        reads: statistics.reads.sorted {
-          ($1.value, definitions.propertyName($0.key)) < ($0.value, definitions.propertyName($1.key))
-        }
-        .map { definitions.propertyName($0.key) },
+        reads: statistics.reads.count == 1
+          ? [propertyName(statistics.reads.first!.key)]
+          : statistics.reads.map { (count: $0.value, name: propertyName($0.key)) }.sorted {
+            ($1.count, $0.name) < ($0.count, $1.name)
+          }.map(\.name),
         isolations: statistics.isolations.keys.map { $0 == 0 ? "nonisolated" : definitions.typeName($0) }.sorted())
     }.sorted { ($1.statistics.runs, $0.label) < ($0.statistics.runs, $1.label) }
 

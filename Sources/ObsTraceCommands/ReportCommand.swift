@@ -262,66 +262,164 @@ enum ReportPrinter {
     report.properties.reduce((0, 0)) { ($0.0 + $1.statistics.comparedWrites, $0.1 + $1.statistics.uncomparedWrites) }
   }
 
+  /// The report as JSON (schema `obstrace.report/1`), written into one byte buffer (`JSONBuffer`).
   static func json(_ report: AnalysisReport) -> String {
     let trace = report.trace
-    var parts: [String] = []
-    parts.append("\"schema\":\"obstrace.report/1\"")
-    parts.append(
-      "\"trace\":{\"path\":\(Formatting.json(trace.path)),\"events\":\(trace.events),\"threads\":\(trace.threads),"
-        + "\"droppedEvents\":\(trace.droppedEvents),\"truncated\":\(trace.truncated),"
-        + "\"damagedChunks\":\(trace.damage.count),"
-        + "\"runningAtStop\":[\(trace.runningAtStop.map(String.init).joined(separator: ","))],"
-        + "\"lostAtStop\":\(trace.lostAtStop),"
-        + "\"durationNanoseconds\":\(trace.durationNanoseconds),\"backtraces\":\(Formatting.json(trace.backtraces)),"
-        + "\"symbolized\":\(trace.symbolized)}")
-    let properties = report.properties.map { property -> String in
+    var out = JSONBuffer(capacity: 4096 + 320 * report.scopes.count + 400 * report.properties.count)
+    out.raw("{\"schema\":\"obstrace.report/1\",\"trace\":{\"path\":")
+    out.string(trace.path)
+    out.raw(",\"events\":")
+    out.number(trace.events)
+    out.raw(",\"threads\":")
+    out.number(trace.threads)
+    out.raw(",\"droppedEvents\":")
+    out.number(trace.droppedEvents)
+    out.raw(",\"truncated\":")
+    out.bool(trace.truncated)
+    out.raw(",\"damagedChunks\":")
+    out.number(trace.damage.count)
+    out.raw(",\"runningAtStop\":")
+    out.array(trace.runningAtStop) { $0.number($1) }
+    out.raw(",\"lostAtStop\":")
+    out.number(trace.lostAtStop)
+    out.raw(",\"durationNanoseconds\":")
+    out.number(trace.durationNanoseconds)
+    out.raw(",\"backtraces\":")
+    out.string(trace.backtraces)
+    out.raw(",\"symbolized\":")
+    out.bool(trace.symbolized)
+    out.raw("},\"properties\":")
+    out.array(report.properties) { out, property in
       let s = property.statistics
-      return "{\"property\":\(Formatting.json(property.name)),\"reads\":\(s.reads),\"trackedReads\":\(s.trackedReads),"
-        + "\"writes\":\(s.writes),\"noopWrites\":\(s.noopWrites),\"invalidations\":\(s.invalidations),"
-        + "\"predictedInvalidations\":\(s.predictedInvalidations),"
-        + "\"wastedInvalidations\":\(s.wastedInvalidations),\"coalescedWrites\":\(s.coalescedWrites),"
-        + "\"staleReads\":\(s.staleReads),\"maximumFanOut\":\(s.maximumFanOut),"
-        + "\"comparedWrites\":\(s.comparedWrites),\"uncomparedWrites\":\(s.uncomparedWrites)}"
+      out.raw("{\"property\":")
+      out.string(property.name)
+      out.raw(",\"reads\":")
+      out.number(s.reads)
+      out.raw(",\"trackedReads\":")
+      out.number(s.trackedReads)
+      out.raw(",\"writes\":")
+      out.number(s.writes)
+      out.raw(",\"noopWrites\":")
+      out.number(s.noopWrites)
+      out.raw(",\"invalidations\":")
+      out.number(s.invalidations)
+      out.raw(",\"predictedInvalidations\":")
+      out.number(s.predictedInvalidations)
+      out.raw(",\"wastedInvalidations\":")
+      out.number(s.wastedInvalidations)
+      out.raw(",\"coalescedWrites\":")
+      out.number(s.coalescedWrites)
+      out.raw(",\"staleReads\":")
+      out.number(s.staleReads)
+      out.raw(",\"maximumFanOut\":")
+      out.number(s.maximumFanOut)
+      out.raw(",\"comparedWrites\":")
+      out.number(s.comparedWrites)
+      out.raw(",\"uncomparedWrites\":")
+      out.number(s.uncomparedWrites)
+      out.raw("}")
     }
-    parts.append("\"properties\":[\(properties.joined(separator: ","))]")
     let (compared, uncompared) = writeComparison(report)
-    parts.append("\"modifyWrites\":{\"compared\":\(compared),\"notCompared\":\(uncompared)}")
-    let scopes = report.scopes.map { scope -> String in
+    out.raw(",\"modifyWrites\":{\"compared\":")
+    out.number(compared)
+    out.raw(",\"notCompared\":")
+    out.number(uncompared)
+    out.raw("},\"scopes\":")
+    out.array(report.scopes) { out, scope in
       let s = scope.statistics
-      return "{\"label\":\(Formatting.json(scope.label)),\"kind\":\(Formatting.json(s.kind.description)),"
-        + "\"instances\":\(s.instances),\"runs\":\(s.runs),\"invalidations\":\(s.invalidations),"
-        + "\"predictedInvalidations\":\(s.predictedInvalidations),"
-        + "\"wastedInvalidations\":\(s.wastedInvalidations),\"redundantRuns\":\(s.redundantRuns),"
-        + "\"unexplainedInvalidations\":\(s.unexplainedInvalidations),\"coalescedWrites\":\(s.coalescedWrites),"
-        + "\"threads\":\(s.threads.count),\"isolations\":[\(scope.isolations.map(Formatting.json).joined(separator: ","))],"
-        + "\"sequences\":\(s.sequences),\"sequencesRunningAtEnd\":\(s.sequencesRunningAtEnd),"
-        + "\"endings\":{\(s.endings.sorted { $0.key < $1.key }.map { "\(Formatting.json($0.key)):\($0.value)" }.joined(separator: ","))},"
-        + "\"reads\":[\(scope.reads.map(Formatting.json).joined(separator: ","))]}"
+      out.raw("{\"label\":")
+      out.string(scope.label)
+      out.raw(",\"kind\":")
+      out.string(s.kind.description)
+      out.raw(",\"instances\":")
+      out.number(s.instances)
+      out.raw(",\"runs\":")
+      out.number(s.runs)
+      out.raw(",\"invalidations\":")
+      out.number(s.invalidations)
+      out.raw(",\"predictedInvalidations\":")
+      out.number(s.predictedInvalidations)
+      out.raw(",\"wastedInvalidations\":")
+      out.number(s.wastedInvalidations)
+      out.raw(",\"redundantRuns\":")
+      out.number(s.redundantRuns)
+      out.raw(",\"unexplainedInvalidations\":")
+      out.number(s.unexplainedInvalidations)
+      out.raw(",\"coalescedWrites\":")
+      out.number(s.coalescedWrites)
+      out.raw(",\"threads\":")
+      out.number(s.threads.count)
+      out.raw(",\"isolations\":")
+      out.array(scope.isolations) { $0.string($1) }
+      out.raw(",\"sequences\":")
+      out.number(s.sequences)
+      out.raw(",\"sequencesRunningAtEnd\":")
+      out.number(s.sequencesRunningAtEnd)
+      out.raw(",\"endings\":{")
+      var first = true
+      for (ending, count) in s.endings.sorted(by: { $0.key < $1.key }) {
+        if !first { out.raw(",") }
+        first = false
+        out.string(ending)
+        out.raw(":")
+        out.number(count)
+      }
+      out.raw("},\"reads\":")
+      out.array(scope.reads) { $0.string($1) }
+      out.raw("}")
     }
-    parts.append("\"scopes\":[\(scopes.joined(separator: ","))]")
-    let objects = report.objects.map { objects -> String in
+    out.raw(",\"objects\":")
+    out.array(report.objects) { out, objects in
       let s = objects.statistics
-      return "{\"type\":\(Formatting.json(objects.type)),\"created\":\(s.created),\"freed\":\(s.freed),"
-        + "\"seenOnly\":\(s.seenOnly)}"
+      out.raw("{\"type\":")
+      out.string(objects.type)
+      out.raw(",\"created\":")
+      out.number(s.created)
+      out.raw(",\"freed\":")
+      out.number(s.freed)
+      out.raw(",\"seenOnly\":")
+      out.number(s.seenOnly)
+      out.raw("}")
     }
-    parts.append("\"objects\":[\(objects.joined(separator: ","))]")
     let registrars = report.registrarsWithoutEvents
-    let sites = registrars.sites.map { site in
-      "{\"site\":\(site.site.map(Formatting.json) ?? "null"),\"created\":\(site.statistics.created),"
-        + "\"freed\":\(site.statistics.freed)}"
+    out.raw(",\"registrarsWithoutEvents\":{\"created\":")
+    out.number(registrars.total.created)
+    out.raw(",\"freed\":")
+    out.number(registrars.total.freed)
+    out.raw(",\"aliveAtEnd\":")
+    out.number(registrars.total.aliveAtEnd)
+    out.raw(",\"sites\":")
+    out.array(registrars.sites) { out, site in
+      out.raw("{\"site\":")
+      out.string(site.site)
+      out.raw(",\"created\":")
+      out.number(site.statistics.created)
+      out.raw(",\"freed\":")
+      out.number(site.statistics.freed)
+      out.raw("}")
     }
-    parts.append(
-      "\"registrarsWithoutEvents\":{\"created\":\(registrars.total.created),\"freed\":\(registrars.total.freed),"
-        + "\"aliveAtEnd\":\(registrars.total.aliveAtEnd),\"sites\":[\(sites.joined(separator: ","))]}")
-    let findings = report.findings.map { finding -> String in
-      func optional(_ value: String?) -> String { value.map(Formatting.json) ?? "null" }
-      return "{\"kind\":\(Formatting.json(finding.kind.rawValue)),\"property\":\(optional(finding.property)),"
-        + "\"scope\":\(optional(finding.scope)),\"site\":\(optional(finding.site)),\"count\":\(finding.count),"
-        + "\"message\":\(Formatting.json(finding.message)),\"hint\":\(Formatting.json(finding.hint)),"
-        + "\"evidence\":\(Formatting.json(finding.evidence))}"
+    out.raw("},\"findings\":")
+    out.array(report.findings) { out, finding in
+      out.raw("{\"kind\":")
+      out.string(finding.kind.rawValue)
+      out.raw(",\"property\":")
+      out.string(finding.property)
+      out.raw(",\"scope\":")
+      out.string(finding.scope)
+      out.raw(",\"site\":")
+      out.string(finding.site)
+      out.raw(",\"count\":")
+      out.number(finding.count)
+      out.raw(",\"message\":")
+      out.string(finding.message)
+      out.raw(",\"hint\":")
+      out.string(finding.hint)
+      out.raw(",\"evidence\":")
+      out.string(finding.evidence)
+      out.raw("}")
     }
-    parts.append("\"findings\":[\(findings.joined(separator: ","))]")
-    return "{" + parts.joined(separator: ",") + "}\n"
+    out.raw("}\n")
+    return out.text
   }
 }
 

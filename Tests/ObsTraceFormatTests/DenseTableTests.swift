@@ -49,6 +49,31 @@ struct DenseTableTests {
     #expect(Array(table.map(\.key)) == Array((first - 30_000)..<(first + 100_000)))
   }
 
+  @Test("forEachEntry gives what iterating gives: array and dictionary entries merged in id order")
+  func forEachEntryInIDOrder() {
+    var table = DenseTable<Int>()
+    table[50_000] = 1  // kept aside (one entry justifies no array that long)
+    for id in UInt32(100)..<UInt32(400) where id % 3 != 0 { table[id] = Int(id) }
+    table[3] = 2  // below the array's start, not justified: the dictionary
+    table[UInt32.max] = 3
+    table[250] = nil
+    #expect(table.sparseCount >= 2)
+    var visited: [(UInt32, Int)] = []
+    table.forEachEntry { visited.append(($0, $1)) }
+    let iterated = table.map { ($0.key, $0.value) }
+    #expect(visited.map(\.0) == iterated.map(\.0) && visited.map(\.1) == iterated.map(\.1))
+    #expect(visited.map(\.0) == visited.map(\.0).sorted() && visited.count == table.count)
+    #expect(visited.first?.0 == 3 && visited.last?.0 == UInt32.max && !visited.contains { $0.0 == 250 })
+    var dense = DenseTable<Int>()
+    for id in UInt32(10)..<20 { dense[id] = Int(id) * 2 }
+    var keys: [UInt32] = []
+    dense.forEachEntry { id, value in
+      keys.append(id)
+      #expect(value == Int(id) * 2)
+    }
+    #expect(keys == Array(UInt32(10)..<20))
+  }
+
   @Test("mutating in place counts an entry once, in the array and in the dictionary; withExisting creates nothing")
   func mutationInPlace() {
     var table = DenseTable<[Int]>()
