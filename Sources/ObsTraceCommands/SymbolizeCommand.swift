@@ -96,7 +96,10 @@ enum SymbolizeCommand: TraceCommand {
     reader.forEachWholeChunkRange { type, range in
       if type == .symbols { replaced.append(range) }
     }
-    guard let symbols = TraceFileWriter.chunk(.symbols, payload: ChunkPayload.symbols(table)) else {
+    guard
+      let symbols = TraceFileWriter.chunk(
+        .symbols, payload: ChunkPayload.symbols(table), version: reader.header.version)
+    else {
       throw CommandError("obstrace symbolize: zlib could not compress the symbol table")
     }
     let temporary = destination + ".symbolizing"

@@ -17,7 +17,7 @@ public struct ChunkEncoder {
   @usableFromInline var timeByteCount = 0
   /// How many bytes `append` has written so far.
   @inlinable public var byteCount: Int { itemByteCount &+ timeByteCount }
-  /// The bytes of the time column, which ends the payload (the writer codes it with `Z_HUFFMAN_ONLY`).
+  /// The bytes of the time column, which ends the payload (the writer stores it uncompressed).
   public var timeColumnByteCount: Int { timeByteCount }
   @usableFromInline var _eventCount = 0
   public var eventCount: Int { _eventCount }

@@ -33,7 +33,7 @@ final class ChunkPipeline: Sendable {
   private let placesFree = DispatchSemaphore(value: 0)
   private let finished = DispatchSemaphore(value: 0)
 
-  init(file: ReadableFile, from offset: UInt64, decoder: ChunkDecoder) {
+  init(file: ReadableFile, from offset: UInt64, decoder: ChunkDecoder, rawDeflate: Bool) {
     for _ in 0..<Self.depth { placesFree.signal() }
     DispatchQueue.global(qos: .userInitiated).async { [self] in
       var offset = offset
@@ -42,7 +42,8 @@ final class ChunkPipeline: Sendable {
         placesFree.wait()
         if stopping.load(ordering: .acquiring) { break }
         var buffer = spareBuffers.withLock { $0.popLast() } ?? []
-        let item = Self.next(in: file, from: &offset, decoder: &decoder, reusing: &buffer)
+        let item = Self.next(
+          in: file, from: &offset, decoder: &decoder, reusing: &buffer, rawDeflate: rawDeflate)
         queue.withLock { $0.append(item) }
         itemsReady.signal()
         if !item.more { break }
@@ -55,9 +56,9 @@ final class ChunkPipeline: Sendable {
   /// reader's own thread for a file too small to be worth a second one.
   static func next(
     in file: ReadableFile, from offset: inout UInt64, decoder: inout ChunkDecoder,
-    reusing buffer: inout [TraceEvent]
+    reusing buffer: inout [TraceEvent], rawDeflate: Bool
   ) -> Item {
-    var scan = TraceReader.ChunkScan(reporting: true)
+    var scan = TraceReader.ChunkScan(reporting: true, rawDeflate: rawDeflate)
     guard let chunk = TraceReader.nextChunk(in: file, from: &offset, &scan) else {
       return Item(scan: scan, more: false, decoded: nil)
     }

@@ -9,13 +9,15 @@
 public final class TraceFileWriter {
   public let path: String
   private var descriptor: Int32
-  private let deflater = Deflater()
+  /// Raw deflate since version 3; a file of an older version (tests write them) gets zlib streams.
+  private let deflater: Deflater
   public private(set) var chunksWritten: UInt64 = 0
   public private(set) var bytesWritten: UInt64 = 0
 
   /// Creates (or truncates) `path` and writes the header.
   public init(path: String, header: TraceHeader) throws(TraceFileError) {
     self.path = path
+    deflater = Deflater(raw: header.version >= 3)
     descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
     guard descriptor >= 0 else {
       throw TraceFileError(
@@ -53,26 +55,26 @@ public final class TraceFileWriter {
     if descriptor >= 0 { _ = Glibc.close(descriptor) }
   }
 
-  /// Compresses `payload` and appends it as one chunk; its last `huffmanOnlyTail` bytes (an events chunk's time
-  /// column, `ChunkEncoder.timeColumnByteCount`) are coded without string matching.
-  public func writeChunk(_ type: ChunkType, payload: [UInt8], huffmanOnlyTail: Int = 0) throws(TraceFileError) {
-    guard let frame = Self.chunk(type, payload: payload, huffmanOnlyTail: huffmanOnlyTail, deflater: deflater) else {
+  /// Compresses `payload` and appends it as one chunk; its last `storedTail` bytes (an events chunk's time column,
+  /// `ChunkEncoder.timeColumnByteCount`) are stored as they are.
+  public func writeChunk(_ type: ChunkType, payload: [UInt8], storedTail: Int = 0) throws(TraceFileError) {
+    guard let frame = Self.chunk(type, payload: payload, storedTail: storedTail, deflater: deflater) else {
       throw TraceFileError(.cannotWrite, path: path, "zlib could not compress a chunk")
     }
     try writeAll(frame)
     chunksWritten += 1
   }
 
-  /// One whole chunk as it is written in a file: framed, compressed, checksummed (for rewriting a trace byte for
-  /// byte around it); nil when zlib fails.
-  public static func chunk(_ type: ChunkType, payload: [UInt8]) -> [UInt8]? {
-    chunk(type, payload: payload, deflater: Deflater())
+  /// One whole chunk as it is written in a file of format `version`: framed, compressed, checksummed (for rewriting
+  /// a trace byte for byte around it); nil when zlib fails.
+  public static func chunk(_ type: ChunkType, payload: [UInt8], version: UInt16) -> [UInt8]? {
+    chunk(type, payload: payload, deflater: Deflater(raw: version >= 3))
   }
 
-  private static func chunk(_ type: ChunkType, payload: [UInt8], huffmanOnlyTail: Int = 0, deflater: Deflater)
+  private static func chunk(_ type: ChunkType, payload: [UInt8], storedTail: Int = 0, deflater: Deflater)
     -> [UInt8]?
   {
-    guard let compressed = deflater.compress(payload, huffmanOnlyTail: huffmanOnlyTail) else { return nil }
+    guard let compressed = deflater.compress(payload, storedTail: storedTail) else { return nil }
     var frame = TraceFormat.chunkMagic
     frame.reserveCapacity(TraceFormat.chunkHeaderSize + compressed.count)
     frame.append(type.rawValue)

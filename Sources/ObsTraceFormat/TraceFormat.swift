@@ -1,6 +1,6 @@
-/// Constants of the trace file format, version 2. The format is described in docs/trace-format.md; change both
-/// together, and bump `version` for any change an older reader could misread. Version 2 (unreleased; later changes of
-/// this session extend it): header flags, the `untraced` scope kind, inlined frames in the symbols chunk, a
+/// Constants of the trace file format, version 3. The format is described in docs/trace-format.md; change both
+/// together, and bump `version` for any change an older reader could misread. Version 3 (unreleased; later changes of
+/// this session extend it): every chunk is a raw deflate stream, not a zlib stream. Version 2: header flags, the `untraced` scope kind, inlined frames in the symbols chunk, a
 /// scope's instance in `scopeBegin`, the reason of `trackingCancelled`,
 /// didSet flag 4 (`_modify`), event kind 13 (`objectBound`), the event mask's `sameObjectAndKey` and `sameTime`
 /// bits, the footer's threads still running at the stop and events lost at the stop, the events chunk's time column
@@ -11,7 +11,7 @@ public enum TraceFormat {
   /// The four bytes that open every chunk, so a reader can find the next chunk after a damaged one.
   public static let chunkMagic: [UInt8] = Array("OTCK".utf8)
   /// The format version this module writes; readers accept versions up to it.
-  public static let version: UInt16 = 2
+  public static let version: UInt16 = 3
   /// Bytes before a chunk's payload: magic, type, compressed length, uncompressed length, CRC-32.
   public static let chunkHeaderSize = 4 + 1 + 4 + 4 + 4
   /// The largest uncompressed chunk a reader accepts (a writer aims for 64–256 KiB).

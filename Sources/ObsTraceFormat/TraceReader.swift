@@ -79,6 +79,8 @@ public final class TraceReader {
   private var trailingDamage: [TraceDamage] = []
   private let file: ReadableFile
   private let firstChunkOffset: UInt64
+  /// Chunks are raw deflate streams (version 3 on), not zlib streams.
+  private var rawDeflate: Bool { header.version >= 3 }
   /// Whether `forEachChunk` reads and inflates chunks on a second thread, ahead of decoding: for files of
   /// `readAheadSize` bytes or more.
   var readsAhead: Bool
@@ -144,7 +146,7 @@ public final class TraceReader {
   /// Calls `body` with the type and payload of every whole chunk, in file order (for rewriting a trace).
   public func forEachWholeChunk(_ body: (ChunkType, [UInt8]) throws -> Void) rethrows {
     var offset = firstChunkOffset
-    var scan = ChunkScan(reporting: false)
+    var scan = ChunkScan(reporting: false, rawDeflate: rawDeflate)
     while let chunk = Self.nextChunk(in: file, from: &offset, &scan) { try body(chunk.type, chunk.payload) }
   }
 
@@ -155,7 +157,7 @@ public final class TraceReader {
   /// damage or a cut end (for rewriting a trace that keeps them as they are).
   public func forEachWholeChunkRange(_ body: (ChunkType, Range<UInt64>) throws -> Void) rethrows {
     var offset = firstChunkOffset
-    var scan = ChunkScan(reporting: false)
+    var scan = ChunkScan(reporting: false, rawDeflate: rawDeflate)
     while let chunk = Self.nextChunk(in: file, from: &offset, &scan) { try body(chunk.type, chunk.offset..<offset) }
   }
 
@@ -173,7 +175,8 @@ public final class TraceReader {
     // decoder keeps its own definitions, and this thread applies what each chunk changed in them before passing
     // its events on: `definitions` are, at each chunk, what they would be had this thread decoded it.
     let decoder = ChunkDecoder(definitions: definitions, budget: definitionBudget)
-    let pipeline = readsAhead ? ChunkPipeline(file: file, from: firstChunkOffset, decoder: decoder) : nil
+    let pipeline =
+      readsAhead ? ChunkPipeline(file: file, from: firstChunkOffset, decoder: decoder, rawDeflate: rawDeflate) : nil
     activePipeline = pipeline
     defer {
       pipeline?.stop()
@@ -187,7 +190,8 @@ public final class TraceReader {
       if let pipeline {
         item = pipeline.next()
       } else {
-        item = ChunkPipeline.next(in: file, from: &offset, decoder: &localDecoder, reusing: &spare)
+        item = ChunkPipeline.next(
+          in: file, from: &offset, decoder: &localDecoder, reusing: &spare, rawDeflate: rawDeflate)
       }
       // What reading met before this chunk, in file order.
       damage.append(contentsOf: item.scan.damage)
@@ -235,6 +239,8 @@ public final class TraceReader {
   /// What reading chunks met on the way: damage skipped, and whether (and where) the file ends inside a chunk.
   struct ChunkScan: Sendable {
     var reporting: Bool
+    /// How the file's chunks are compressed: raw deflate since version 3, zlib streams before.
+    var rawDeflate: Bool
     var damage: [TraceDamage] = []
     var truncated = false
     var cutAt: TraceDamage?
@@ -295,7 +301,9 @@ public final class TraceReader {
         continue
       }
       guard let type = ChunkType(rawValue: typeByte),
-        let payload = compressed.withUnsafeBytes({ inflateChunk($0, expectedSize: uncompressedLength) })
+        let payload = compressed.withUnsafeBytes({
+          inflateChunk($0, expectedSize: uncompressedLength, raw: scan.rawDeflate)
+        })
       else {
         if !resynchronize(file, &offset, &scan, "a chunk could not be decompressed") { return nil }
         continue
@@ -349,7 +357,7 @@ public final class TraceReader {
       let length = UInt64(readLittleEndian(UInt32.self, headerBytes[5..<9]))
       if let type = ChunkType(rawValue: headerBytes[4]), type != .events {
         var chunkOffset = offset
-        var scan = ChunkScan(reporting: false)
+        var scan = ChunkScan(reporting: false, rawDeflate: rawDeflate)
         if let chunk = Self.nextChunk(in: file, from: &chunkOffset, &scan) { absorbTrailing(chunk) }
       }
       offset += UInt64(TraceFormat.chunkHeaderSize) + length
@@ -358,7 +366,7 @@ public final class TraceReader {
 
   private func loadTrailingChunksByScanning() {
     var offset = firstChunkOffset
-    var scan = ChunkScan(reporting: false)
+    var scan = ChunkScan(reporting: false, rawDeflate: rawDeflate)
     while let chunk = Self.nextChunk(in: file, from: &offset, &scan) {
       if chunk.type != .events { absorbTrailing(chunk) }
     }

@@ -327,13 +327,13 @@ final class Flusher: @unchecked Sendable {
     totals[thread] = total
     write(
       .events, chunk.encoder.payload(droppedSinceLastChunk: dropped, threadEnded: threadEnded),
-      huffmanOnlyTail: chunk.encoder.timeColumnByteCount)
+      storedTail: chunk.encoder.timeColumnByteCount)
   }
 
-  private func write(_ type: ChunkType, _ payload: [UInt8], huffmanOnlyTail: Int = 0) {
+  private func write(_ type: ChunkType, _ payload: [UInt8], storedTail: Int = 0) {
     guard writeError == nil else { return }
     do {
-      try writer.writeChunk(type, payload: payload, huffmanOnlyTail: huffmanOnlyTail)
+      try writer.writeChunk(type, payload: payload, storedTail: storedTail)
     } catch {
       // The program goes on untraced: stop recording, say so once, keep what was written.
       writeError = error.description

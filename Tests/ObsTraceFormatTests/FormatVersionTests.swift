@@ -53,7 +53,6 @@ struct FormatVersionTests {
     #expect(definitions.frames(ofStack: 1).map(\.function) == [accessor.function, "Demo.run() -> ()", "main"])
     #expect(definitions.frames(ofStack: 1).map(\.line) == [21, 14, 30])
     #expect(definitions.site(ofStack: 1)?.line == 14)
-    #expect(TraceFormat.version == 2)
   }
 
   @Test("version 2: the footer lists the threads still running at the stop and counts events lost; one without")
@@ -75,5 +74,69 @@ struct FormatVersionTests {
       return try TraceReader.decodeFooter(&cursor)
     }
     #expect(older == TraceFooter(durationNanoseconds: 9, chunks: 1, threads: totals))
+  }
+
+  @Test("version 2: the seed guide's trace as version 2 wrote it (zlib streams) reads whole, with its names and sites")
+  func version2() throws {
+    let reader = try TraceReader(path: Self.fixtures + "/guide-version2.trc")
+    #expect(reader.header.version == 2)
+    var events: [TraceEvent] = []
+    reader.forEachEvent { events.append($0) }
+    #expect(events.count == 45)
+    #expect(reader.footer?.recorded == 45)
+    #expect(reader.damage.isEmpty && !reader.truncated)
+    let access = try #require(events.first { $0.kind == .access })
+    #expect(reader.definitions.propertyName(access.key) == "Model.property")
+    let begin = try #require(events.first { $0.kind == .scopeBegin })
+    #expect(reader.definitions.labelName(begin.key) == "FirstView.body")
+  }
+
+  @Test("version 3: every chunk is a raw deflate stream (no zlib wrapper, no Adler-32), and reads back")
+  func version3RawDeflate() throws {
+    #expect(TraceFormat.version == 3)
+    let path = temporaryPath("v3.trc")
+    try writeSyntheticTrace(to: path, chunks: 2, perChunk: 40)
+    let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+    var offset = 16 + Int(bytes[12]) + Int(bytes[13]) << 8 + 4
+    var chunks = 0
+    while offset + TraceFormat.chunkHeaderSize <= bytes.count {
+      #expect(Array(bytes[offset..<offset + 4]) == TraceFormat.chunkMagic)
+      let compressed = Int(bytes[offset + 5]) | Int(bytes[offset + 6]) << 8 | Int(bytes[offset + 7]) << 16
+      let inflated = Int(bytes[offset + 9]) | Int(bytes[offset + 10]) << 8 | Int(bytes[offset + 11]) << 16
+      let start = offset + TraceFormat.chunkHeaderSize
+      let stream = Array(bytes[start..<start + compressed])
+      let raw = stream.withUnsafeBytes { inflateChunk($0, expectedSize: inflated, raw: true) }
+      let wrapped = stream.withUnsafeBytes { inflateChunk($0, expectedSize: inflated, raw: false) }
+      #expect(raw?.count == inflated)
+      #expect(wrapped == nil)
+      offset = start + compressed
+      chunks += 1
+    }
+    #expect(chunks >= 3)
+    let reader = try TraceReader(path: path)
+    var events = 0
+    reader.forEachEvent { _ in events += 1 }
+    #expect(events == 80 && reader.damage.isEmpty)
+  }
+
+  @Test("an events chunk's time column is stored: its bytes are in the compressed stream as they are")
+  func timeColumnStored() throws {
+    // Items that repeat (compressed to little) and a column of noise (left as it is).
+    var state: UInt32 = 12
+    let items = [UInt8]((0..<4000).map { UInt8($0 % 10) })
+    let column = (0..<600).map { _ -> UInt8 in
+      state = state &* 1_664_525 &+ 1_013_904_223
+      return UInt8(truncatingIfNeeded: state >> 24)
+    }
+    for raw in [true, false] {
+      let compressed = try #require(Deflater(raw: raw).compress(items + column, storedTail: column.count))
+      #expect(compressed.count < items.count / 4 + column.count + 40)
+      let found = (0...(compressed.count - column.count)).contains {
+        Array(compressed[$0..<$0 + column.count]) == column
+      }
+      #expect(found)
+      let back = compressed.withUnsafeBytes { inflateChunk($0, expectedSize: items.count + column.count, raw: raw) }
+      #expect(back == items + column)
+    }
   }
 }

@@ -24,10 +24,10 @@ struct ModifyFlagVersionTests {
     #expect(reader.definitions.propertyName(didSets[0].key) == "TodoStore.items")
   }
 
-  @Test("this obstrace writes version 2")
+  @Test("this obstrace writes version 3")
   func currentVersion() throws {
-    let path = temporaryPath("v2.trc")
+    let path = temporaryPath("v3.trc")
     try writeSyntheticTrace(to: path, chunks: 1, perChunk: 3)
-    #expect(try TraceReader(path: path).header.version == 2)
+    #expect(try TraceReader(path: path).header.version == 3)
   }
 }

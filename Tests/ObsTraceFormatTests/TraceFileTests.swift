@@ -235,7 +235,7 @@ struct TraceFileTests {
     let slow = encoded(170)
     #expect(fast.bytes == slow.bytes)
     #expect(fast.timeColumnByteCount == 50 && slow.timeColumnByteCount == 100)
-    // Read back whole, through a file (the column is coded with Z_HUFFMAN_ONLY).
+    // Read back whole, through a file (the column is stored).
     let path = temporaryPath("times.trc")
     let writer = try TraceFileWriter(
       path: path,
@@ -243,7 +243,7 @@ struct TraceFileTests {
         startWallClockNanoseconds: 1, processID: 42, executable: "/bin/fixture", dropWhenFull: false,
         ringCapacity: 64, stackLevel: 1))
     try writer.writeChunk(
-      .events, payload: slow.payload(droppedSinceLastChunk: 0), huffmanOnlyTail: slow.timeColumnByteCount)
+      .events, payload: slow.payload(droppedSinceLastChunk: 0), storedTail: slow.timeColumnByteCount)
     writer.close()
     let (reader, events) = try readAll(path)
     #expect(reader.damage.isEmpty)
@@ -281,7 +281,7 @@ struct TraceFileTests {
         startWallClockNanoseconds: 1, processID: 42, executable: "/bin/fixture", dropWhenFull: false,
         ringCapacity: 64, stackLevel: 1))
     try writer.writeChunk(
-      .events, payload: encoder.payload(droppedSinceLastChunk: 0), huffmanOnlyTail: encoder.timeColumnByteCount)
+      .events, payload: encoder.payload(droppedSinceLastChunk: 0), storedTail: encoder.timeColumnByteCount)
     writer.close()
     let (reader, events) = try readAll(path)
     #expect(reader.damage.isEmpty)
