@@ -79,10 +79,21 @@ public struct ChunkEncoder {
     let start = payload.count
     let times = timeByteCount
     payload.append(contentsOf: repeatElement(0, count: times))
-    payload.withUnsafeMutableBufferPointer { destination in
-      storage.withUnsafeBufferPointer { source in
+    payload.withUnsafeMutableBytes { destination in
+      storage.withUnsafeBytes { source in
+        // Eight bytes at a time, each word byte-swapped (a byte at a time took ≈ 8 instructions an event on the
+        // bench's loop), then the bytes left over.
         let end = source.count
-        for index in 0..<times { destination[start + index] = source[end - 1 - index] }
+        var index = 0
+        while index &+ 8 <= times {
+          let word = source.loadUnaligned(fromByteOffset: end &- index &- 8, as: UInt64.self)
+          destination.storeBytes(of: word.byteSwapped, toByteOffset: start &+ index, as: UInt64.self)
+          index &+= 8
+        }
+        while index < times {
+          destination[start &+ index] = source[end &- 1 &- index]
+          index &+= 1
+        }
       }
     }
     return payload

@@ -252,8 +252,10 @@ final class Flusher: @unchecked Sendable {
         && chunk.needsNoDefinition(
           kind: next.kind, object: next.object, key: next.key, scope: next.scope, stack: next.stack)
       {
-        index += chunk.withCursor { buffer, cursor in
-          encodeCommon(records, from: index, into: buffer, cursor: &cursor, state: &state)
+        index += clock.withSamples(in: &state) { state in
+          chunk.withCursor { buffer, cursor in
+            encodeCommon(records, from: index, into: buffer, cursor: &cursor, state: &state)
+          }
         }
         if chunk.byteCount >= chunkTarget || index == records.count { return index }
       }

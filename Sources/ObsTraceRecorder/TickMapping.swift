@@ -66,33 +66,60 @@ struct TickMapping {
   /// is added: converting a tick multiplies, and gives the same answer whichever drain converts it.
   private var slopes: [Double] = []
 
-  /// The last segment, for the flusher's C loop (`obstrace_encode_common`), which converts a tick in it or past it
-  /// as `nanoseconds(_:)` does and leaves any earlier tick to it: the segment's first tick and time, and the slope
-  /// (with one sample, an empty segment at the latest sample).
+  /// The last segment, for the flusher's C loop (`obstrace_encode_common`), which converts a tick in its segment or
+  /// past the latest sample as `nanoseconds(_:)` does: the segment's first tick and time, its end, and the slope (with
+  /// one sample, an empty segment at the latest sample). Given the samples (`withSamples`), the loop moves to the
+  /// segment of any later or earlier tick itself.
   func setLastSegment(of state: inout obstrace_encode_state) {
     let last = ticks.count - 1
+    let end = max(last, 0)
     state.latest_ticks = ticks[last]
     state.latest_nanoseconds = nanoseconds[last]
-    if last == 0 {
+    state.segment_end_ticks = ticks[end]
+    state.segment_end_nanoseconds = nanoseconds[end]
+    if end == 0 {
+      state.segment = 0
       state.segment_ticks = ticks[0]
       state.segment_nanoseconds = 0
       state.slope = 0
     } else {
-      state.segment_ticks = ticks[last - 1]
-      state.segment_nanoseconds = nanoseconds[last - 1]
-      state.slope = slopes[last - 1]
+      state.segment = UInt64(end - 1)
+      state.segment_ticks = ticks[end - 1]
+      state.segment_nanoseconds = nanoseconds[end - 1]
+      state.slope = slopes[end - 1]
     }
   }
 
-  /// Nanoseconds since the start for a tick: interpolated between the samples around it, 0 before the first,
-  /// the latest sample's time after it.
-  ///
-  /// The flusher's C loop converts the ticks of the last segment itself (`setLastSegment`), so this is called only for
-  /// the events `ChunkEncoder.append` encodes and for ticks of earlier segments.
-  func nanoseconds(_ tick: UInt64) -> UInt64 {
+  /// Runs `body` with `state` pointing at the mapping's samples, so that the C loop moves between segments itself: a
+  /// drain's records span many of the flusher's samples (a ring holds up to 64 K of them, sampled again at every
+  /// batch of 4096), and left to `nanoseconds(_:)`, a tick of another segment cost ≈ 400 instructions (a search, the
+  /// event through `ChunkEncoder.append`, the loop's call again) for ≈ 2.5 % of the bench loop's events. The pointers
+  /// are cleared before it returns.
+  func withSamples<Result>(
+    in state: inout obstrace_encode_state, _ body: (inout obstrace_encode_state) -> Result
+  ) -> Result {
+    ticks.withUnsafeBufferPointer { ticks in
+      nanoseconds.withUnsafeBufferPointer { nanoseconds in
+        slopes.withUnsafeBufferPointer { slopes in
+          state.samples = UInt64(ticks.count)
+          state.sample_ticks = ticks.baseAddress
+          state.sample_nanoseconds = nanoseconds.baseAddress
+          state.sample_slopes = slopes.baseAddress
+          defer {
+            state.samples = 0
+            state.sample_ticks = nil
+            state.sample_nanoseconds = nil
+            state.sample_slopes = nil
+          }
+          return body(&state)
+        }
+      }
+    }
+  }
+
+  /// The index `low` of the segment with ticks[low] <= tick < ticks[low + 1], for ticks[0] <= tick < the latest.
+  private func segment(containing tick: UInt64) -> Int {
     let last = ticks.count - 1
-    if tick >= ticks[last] { return nanoseconds[last] }
-    if tick <= ticks[0] { return 0 }
     // Most ticks a drain converts fall in the last segment.
     var low = last - 1
     if tick < ticks[low] {
@@ -105,6 +132,19 @@ struct TickMapping {
       }
       low = lower
     }
+    return low
+  }
+
+  /// Nanoseconds since the start for a tick: interpolated between the samples around it, 0 before the first,
+  /// the latest sample's time after it.
+  ///
+  /// The flusher's C loop converts ticks itself (`withSamples`), so this is called only for the events
+  /// `ChunkEncoder.append` encodes.
+  func nanoseconds(_ tick: UInt64) -> UInt64 {
+    let last = ticks.count - 1
+    if tick >= ticks[last] { return nanoseconds[last] }
+    if tick <= ticks[0] { return 0 }
+    let low = segment(containing: tick)
     let offset = UInt64(Double(tick - ticks[low]) * slopes[low])
     return min(nanoseconds[low] + offset, nanoseconds[low + 1])
   }

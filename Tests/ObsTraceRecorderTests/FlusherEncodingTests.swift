@@ -153,6 +153,57 @@ import Testing
   }
 }
 
+extension FlusherEncodingTests {
+  @Test("given the mapping's samples, the C loop takes a run in an earlier segment of the tick mapping whole")
+  func commonLoopTakesEarlierSegments() {
+    let stamps = DefinitionStamps()
+    let definitions = FlusherDefinitions(names: FixedNames())
+    var clock = TickMapping(ticks: 0, monotonicNanoseconds: 0)
+    clock.add(ticks: 100_000, monotonicNanoseconds: 50_000)
+    clock.add(ticks: 300_000, monotonicNanoseconds: 250_000)
+    clock.add(ticks: 900_000, monotonicNanoseconds: 400_000)
+    // Reads about one property, their ticks in the first segment, each read timed.
+    let records = (0..<200).map { index in
+      obstrace_record(
+        time: 1_000 + UInt64(index) * 400, kind: EventKind.access.rawValue, flags: 0, depth: 0, object: 5, key: 2,
+        scope: 0, aux: 7, stack: 0)
+    }
+    func encoded(givenTheSamples: Bool) -> (taken: Int, chunk: ChunkEncoder) {
+      var chunk = ChunkEncoder(thread: 1, osThreadID: 1, sequence: 0, firstTime: 0, stamps: stamps)
+      chunk.append(
+        kind: EventKind.access.rawValue, flags: 0, time: 0, depth: 0, object: 5, key: 2, scope: 0, aux: 7, stack: 0,
+        definitions: definitions, stamps: stamps)
+      var state = obstrace_encode_state()
+      state.last_ticks = UInt64.max
+      clock.setLastSegment(of: &state)
+      let taken = records.withUnsafeBufferPointer { buffer in
+        chunk.withCursor { bytes, cursor in
+          givenTheSamples
+            ? clock.withSamples(in: &state) {
+              Flusher.encodeCommon(buffer, from: 0, into: bytes, cursor: &cursor, state: &$0)
+            } : Flusher.encodeCommon(buffer, from: 0, into: bytes, cursor: &cursor, state: &state)
+        }
+      }
+      return (taken, chunk)
+    }
+    #expect(encoded(givenTheSamples: false).taken == 0)
+    let (taken, chunk) = encoded(givenTheSamples: true)
+    #expect(taken == 200)
+    // The same bytes as `append` with the mapping's own times.
+    let referenceStamps = DefinitionStamps()
+    var reference = ChunkEncoder(thread: 1, osThreadID: 1, sequence: 0, firstTime: 0, stamps: referenceStamps)
+    reference.append(
+      kind: EventKind.access.rawValue, flags: 0, time: 0, depth: 0, object: 5, key: 2, scope: 0, aux: 7, stack: 0,
+      definitions: definitions, stamps: referenceStamps)
+    for record in records {
+      reference.append(
+        kind: record.kind, flags: 0, time: clock.nanoseconds(record.time), depth: 0, object: 5, key: 2, scope: 0,
+        aux: 7, stack: 0, definitions: definitions, stamps: referenceStamps)
+    }
+    #expect(chunk.payload(droppedSinceLastChunk: 0) == reference.payload(droppedSinceLastChunk: 0))
+  }
+}
+
 /// Names for the records' ids that do not depend on the process's interner (other tests intern as these run): every
 /// id names itself.
 final class FixedNames: TraceDefinitionSource {

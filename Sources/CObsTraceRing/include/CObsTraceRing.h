@@ -624,13 +624,23 @@ typedef struct obstrace_encode_state {
   uint64_t last_ticks;
   uint64_t last_ticks_time;
   uint64_t thread_time;
-  // The tick mapping's last segment: a tick in [segment_ticks, latest_ticks) is interpolated with `slope`, a tick
-  // from `latest_ticks` on is held at `latest_nanoseconds`; any earlier tick is left to the caller.
+  // The tick mapping's segment the loop is in (`segment`: between samples `segment` and `segment + 1`): a tick in
+  // [segment_ticks, segment_end_ticks) is interpolated with `slope` and held at most at `segment_end_nanoseconds`, a
+  // tick from `latest_ticks` on is held at `latest_nanoseconds`; a tick of another segment moves the loop to it
+  // through the mapping's samples (`samples` of them, set by the caller for the call), and a tick before the first
+  // sample is left to the caller.
   uint64_t segment_ticks;
   uint64_t segment_nanoseconds;
   uint64_t latest_ticks;
   uint64_t latest_nanoseconds;
   double slope;
+  uint64_t segment_end_ticks;
+  uint64_t segment_end_nanoseconds;
+  uint64_t segment;
+  uint64_t samples;
+  const uint64_t *sample_ticks;
+  const uint64_t *sample_nanoseconds;
+  const double *sample_slopes;
 } obstrace_encode_state;
 
 /// Encodes records from the front of `records` while each is an access, willSet or didSet about the object,
