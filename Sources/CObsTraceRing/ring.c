@@ -17,6 +17,7 @@ uint32_t obstrace_stack_depth_flag = 16;
 uint32_t obstrace_compare_mode_flag = 1;
 uint32_t obstrace_property_fields[OBSTRACE_MAX_FIELD_PROPERTIES];
 obstrace_tracking_getter obstrace_observation_tracking = NULL;
+obstrace_tracking_setter obstrace_observation_set_tracking = NULL;
 __thread obstrace_ring *obstrace_thread_ring __attribute__((tls_model("initial-exec"))) = NULL;
 
 static pthread_mutex_t registry_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -244,6 +245,23 @@ const void *obstrace_current_tracking(void) { return current_tracking(); }
 
 void obstrace_set_tracking_getter(const void *function) {
   __atomic_store_n(&obstrace_observation_tracking, (obstrace_tracking_getter)function, __ATOMIC_RELAXED);
+}
+
+void obstrace_set_tracking_setter(const void *function) {
+  __atomic_store_n(&obstrace_observation_set_tracking, (obstrace_tracking_setter)function, __ATOMIC_RELAXED);
+}
+
+void obstrace_begin_own_tracking(void *list) {
+  obstrace_tracking_setter setter = __atomic_load_n(&obstrace_observation_set_tracking, __ATOMIC_RELAXED);
+  if (setter != NULL) setter(list);
+  obstrace_ring *ring = obstrace_thread_ring;
+  if (ring == NULL || ring->scope_depth == 0 || ring->scope_depth > OBSTRACE_SCOPE_STACK_DEPTH) return;
+  ring->scope_tracking[ring->scope_depth - 1] = list;
+}
+
+void obstrace_end_own_tracking(void) {
+  obstrace_tracking_setter setter = __atomic_load_n(&obstrace_observation_set_tracking, __ATOMIC_RELAXED);
+  if (setter != NULL) setter(NULL);
 }
 
 /// Ends the innermost foreign scope: its end is recorded at the first event of the thread after it ended.

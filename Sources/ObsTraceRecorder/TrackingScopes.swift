@@ -1,6 +1,6 @@
 import CObsTraceRing
 import ObsTraceFormat
-import Observation
+@_spi(SwiftUI) import Observation
 
 /// Where a scope's label comes from: its call site (resolved to `Module/File.swift:line` at stop), or a name.
 public enum ScopeLabel: Sendable {
@@ -45,9 +45,9 @@ public enum TrackingScopes {
   static func begin(
     _ kind: ScopeKind, _ label: ScopeLabel, instance rule: InstanceRule, sequence: UInt32 = 0,
     isolation: (any Actor)? = nil
-  ) -> (scope: UInt32, label: UInt32, instance: UInt32) {
+  ) -> (scope: UInt32, label: UInt32, instance: UInt32, tracking: UnsafeRawPointer?) {
     Recorder.startFromEnvironmentIfNeeded()
-    guard obstrace_is_enabled() else { return (0, 0, 0) }
+    guard obstrace_is_enabled() else { return (0, 0, 0, nil) }
     let labelID: UInt32
     var stack: UInt32 = 0
     switch label {
@@ -80,7 +80,7 @@ public enum TrackingScopes {
       obstrace_emit(EventKind.observationsRun.rawValue, flags, 0, sequence, scope, isolationType, 0)
     }
     obstrace_push_scope(scope, tracking)
-    return (scope, labelID, instance)
+    return (scope, labelID, instance, tracking)
   }
 
   /// Records that an `Observations` sequence ended, after `lastRun`.
@@ -138,10 +138,14 @@ public enum TracedTracking {
     _ kind: ScopeKind, _ label: ScopeLabel, instance rule: InstanceRule, sequence: UInt32 = 0,
     isolation: (any Actor)? = nil, _ apply: () -> T, onChange: @autoclosure () -> @Sendable () -> Void
   ) -> (value: T, scope: UInt32) {
-    let (scope, labelID, instance) = TrackingScopes.begin(
+    let (scope, labelID, instance, tracking) = TrackingScopes.begin(
       kind, label, instance: rule, sequence: sequence, isolation: isolation)
     guard scope != 0 else {
       return (Observation.withObservationTracking(apply, onChange: onChange()), 0)
+    }
+    let firing = rule.continuesAfterFire ? ScopeInstances.Firing(label: labelID, instance: instance) : nil
+    if tracking == nil && obstrace_can_own_tracking() {
+      return (trackOutsideTracking(scope, firing: firing, apply, onChange: onChange()), scope)
     }
     let value = Observation.withObservationTracking(
       {
@@ -151,10 +155,63 @@ public enum TracedTracking {
         return apply()
       },
       // Evaluated by the real function only when the scope read something, as the real `onChange` is.
-      onChange: tracedChangeHandler(
-        scope, onChange(),
-        firing: rule.continuesAfterFire ? ScopeInstances.Firing(label: labelID, instance: instance) : nil))
+      onChange: tracedChangeHandler(scope, onChange(), firing: firing))
     return (value, scope)
+  }
+
+  /// `track` for a scope begun outside any tracking (the common case): what Observation's `withObservationTracking`
+  /// does, step for step, with the change handler installed through `ObservationTracking._installTracking(_:willSet:)`
+  /// (the SPI that Observation's own `_installTracking(_:onChange:)` calls). Observation's function wraps the
+  /// handler in a closure that cancels the tracking after it; wrapped by ObsTrace to see it fire, it would be two
+  /// closures, two allocations per scope. Here the one closure that records the fire also cancels: a scope costs the
+  /// allocations an untraced one does.
+  ///
+  /// As Observation's function: `apply` runs with an empty access list as the thread's tracking (none was in
+  /// progress, so there is nothing to merge into afterwards); `onChange` is evaluated after it, only when it read
+  /// something; the handler runs once, on the first willSet, then the tracking is cancelled.
+  @inline(__always)
+  static func trackOutsideTracking<T>(
+    _ scope: UInt32, firing: ScopeInstances.Firing?, _ apply: () -> T,
+    onChange: @autoclosure () -> @Sendable () -> Void
+  ) -> T {
+    // The access list: an `ObservationTracking._AccessList?`, nil, kept as the one word it is (checked when the
+    // setter is enabled, `AccessListWord.isOneWord`): Observation's type is resilient, and handled as itself it
+    // costs a dozen value-witness calls a scope.
+    var list: UInt = 0
+    let value = withUnsafeMutablePointer(to: &list) { list in
+      obstrace_begin_own_tracking(list)
+      defer {
+        TrackingScopes.end(scope)
+        obstrace_end_own_tracking()
+      }
+      return apply()
+    }
+    if list != 0 {
+      let handler = onChange()
+      TrackingScopes.installed(scope)
+      let tracking = withUnsafeMutablePointer(to: &list) { ObservationTracking(AccessListWord.take($0)) }
+      ObservationTracking._installTracking(
+        tracking, willSet: firingHandler(scope, handler, firing: firing), didSet: nil)
+    }
+    return value
+  }
+
+  /// The willSet observer of a scope from `trackOutsideTracking`: Observation's own (the handler, then the
+  /// tracking's cancel), recording the fire and the cancel as `tracedChangeHandler` does.
+  static func firingHandler(
+    _ scope: UInt32, _ handler: @escaping @Sendable () -> Void, firing: ScopeInstances.Firing?
+  ) -> @Sendable (ObservationTracking) -> Void {
+    { tracking in
+      TrackingScopes.fired(scope)
+      if let firing {
+        ScopeInstances.fired(label: firing.label, instance: firing.instance)
+        ScopeInstances.$firing.withValue(firing) { handler() }
+      } else {
+        handler()
+      }
+      TrackingScopes.cancelled(scope, reason: EventFlags.cancelledByFire)
+      tracking.cancel()
+    }
   }
 
   /// A named scope around code that runs under someone else's tracking (a view body that SwiftUI tracks, a
@@ -188,5 +245,24 @@ extension InstanceRule {
   var continuesAfterFire: Bool {
     if case .afterFire = self { return true }
     return false
+  }
+}
+
+/// Observation's access list (`ObservationTracking._AccessList?`) as the word that holds it: a struct of one
+/// dictionary, so one pointer, 0 when nil (the read path relies on the same: docs/analysis.md, "Untraced
+/// tracking"). ObsTrace runs its own tracking only when this holds (`isOneWord`).
+enum AccessListWord {
+  typealias List = ObservationTracking._AccessList?
+
+  /// Whether an access list is one word and nil is 0.
+  static let isOneWord: Bool = {
+    guard MemoryLayout<List>.size == MemoryLayout<UInt>.size else { return false }
+    var none: List = nil
+    return withUnsafeBytes(of: &none) { $0.load(as: UInt.self) } == 0
+  }()
+
+  /// The list in `word` (not 0), moved out: the word no longer owns it.
+  static func take(_ word: UnsafeMutablePointer<UInt>) -> List {
+    UnsafeMutableRawPointer(word).withMemoryRebound(to: List.self, capacity: 1) { $0.move() }
   }
 }

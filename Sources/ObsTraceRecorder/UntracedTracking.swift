@@ -25,9 +25,13 @@ enum UntracedTracking {
     switch runtime {
     case .success(let runtime):
       obstrace_set_tracking_getter(UnsafeRawPointer(bitPattern: runtime.trackingGetter))
+      // ObsTrace sets the tracking itself only when it knows the access list's representation.
+      let setter = AccessListWord.isOneWord ? runtime.trackingSetter : nil
+      obstrace_set_tracking_setter(setter.flatMap { UnsafeRawPointer(bitPattern: $0) })
       return true
     case .failure(let error):
       obstrace_set_tracking_getter(nil)
+      obstrace_set_tracking_setter(nil)
       let first = reportedMissing.withLock { reported in
         defer { reported = true }
         return !reported
@@ -91,10 +95,13 @@ enum UntracedTracking {
   }
 }
 
-/// Where Observation's runtime is in this process: its tracking getter and its code.
+/// Where Observation's runtime is in this process: its tracking getter and setter, and its code.
 struct ObservationLibrary: Sendable {
   /// The address of `_swift_observation_tls_get` in this process.
   var trackingGetter: UInt
+  /// The address of `_swift_observation_tls_set`, nil when not found: ObsTrace's own top-level tracking then runs
+  /// through Observation's `withObservationTracking` (see `TracedTracking.track`).
+  var trackingSetter: UInt?
   /// The library's executable segments: frames inside them are Observation's own.
   var code: [Range<UInt>]
   var path: String
@@ -110,7 +117,9 @@ struct ObservationLibrary: Sendable {
       return .failure(LocateError(message: "\(ObservationRuntime.libraryName) is not loaded in this process"))
     }
     let file = String(decoding: path.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    guard let value = ObservationRuntime.localSymbol(symbol, in: file) else {
+    let setterSymbol = ObservationRuntime.trackingSetterSymbol
+    let values = ObservationRuntime.localSymbols([symbol, setterSymbol], in: file)
+    guard let value = values[symbol] else {
       return .failure(LocateError(message: "\(symbol) is not in \(file)'s symbol table"))
     }
     let code = (0..<Int(count)).map { ranges[2 * $0]..<ranges[2 * $0 + 1] }
@@ -119,7 +128,11 @@ struct ObservationLibrary: Sendable {
     guard code.contains(where: { $0.contains(getter) }) else {
       return .failure(LocateError(message: "\(symbol) in \(file) is not inside the library's loaded code"))
     }
-    return .success(ObservationLibrary(trackingGetter: getter, code: code, path: file))
+    // The setter likewise, or none (ObsTrace's tracking then goes through Observation's function).
+    let setter = values[setterSymbol].map { bias &+ $0 }.flatMap { address in
+      code.contains { $0.contains(address) } ? address : nil
+    }
+    return .success(ObservationLibrary(trackingGetter: getter, trackingSetter: setter, code: code, path: file))
   }
 }
 

@@ -15,14 +15,23 @@ public enum ObservationRuntime {
   public static let libraryName = "libswiftObservation.so"
   /// The name of the local symbol that returns the current thread's tracking (its access list), or nil.
   public static let trackingGetterSymbol = "_swift_observation_tls_get"
+  /// The name of the local symbol that sets the current thread's tracking (what `withObservationTracking` does
+  /// around its closure).
+  public static let trackingSetterSymbol = "_swift_observation_tls_set"
 
   /// The value of a symbol in `path`'s `.symtab` (a file address: add the load bias).
   public static func localSymbol(_ symbol: String, in path: String) -> UInt? {
+    localSymbols([symbol], in: path)[symbol]
+  }
+
+  /// The values of the symbols of `symbols` found in `path`'s `.symtab`, in one pass over the file.
+  public static func localSymbols(_ symbols: [String], in path: String) -> [String: UInt] {
+    var found: [String: UInt] = [:]
     _ = elf_version(UInt32(EV_CURRENT))
     let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-    guard descriptor >= 0 else { return nil }
+    guard descriptor >= 0 else { return found }
     defer { close(descriptor) }
-    guard let elf = elf_begin(descriptor, ELF_C_READ, nil) else { return nil }
+    guard let elf = elf_begin(descriptor, ELF_C_READ, nil) else { return found }
     defer { elf_end(elf) }
     var section: OpaquePointer? = elf_nextscn(elf, nil)
     while let current = section {
@@ -35,11 +44,14 @@ public enum ObservationRuntime {
       for index in 0..<count {
         var entry = GElf_Sym()
         guard gelf_getsym(data, index, &entry) != nil, entry.st_value != 0,
-          let name = elf_strptr(elf, Int(header.sh_link), Int(entry.st_name)), strcmp(name, symbol) == 0
+          let name = elf_strptr(elf, Int(header.sh_link), Int(entry.st_name))
         else { continue }
-        return UInt(entry.st_value)
+        for symbol in symbols where found[symbol] == nil && strcmp(name, symbol) == 0 {
+          found[symbol] = UInt(entry.st_value)
+        }
+        if found.count == symbols.count { return found }
       }
     }
-    return nil
+    return found
   }
 }

@@ -48,6 +48,26 @@ struct ObservationRuntimeTests {
     #expect(elsewhere == nil)
   }
 
+  @Test("its tracking setter is found beside the getter, and sets what the getter returns")
+  func trackingSetter() throws {
+    typealias Setter = @convention(c) (UnsafeRawPointer?) -> Void
+    let runtime = try ObservationLibrary.locate().get()
+    let address = try #require(runtime.trackingSetter)
+    #expect(runtime.code.contains { $0.contains(address) })
+    let get = unsafeBitCast(UnsafeRawPointer(bitPattern: runtime.trackingGetter)!, to: Getter.self)
+    let set = unsafeBitCast(UnsafeRawPointer(bitPattern: address)!, to: Setter.self)
+    var list: UInt = 0
+    withUnsafeMutablePointer(to: &list) { list in
+      #expect(get() == nil)
+      set(list)
+      #expect(get() == UnsafeRawPointer(list))
+      set(nil)
+      #expect(get() == nil)
+    }
+    // ObsTrace keeps an access list as one word, nil being 0.
+    #expect(AccessListWord.isOneWord)
+  }
+
   @Test("another mapping of the library's file below the loaded one (libdw reading it) is not taken for its code")
   func fileMappedAgain() throws {
     let loaded = try ObservationLibrary.locate().get()

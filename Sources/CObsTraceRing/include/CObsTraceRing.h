@@ -141,6 +141,11 @@ extern uint32_t obstrace_property_fields[OBSTRACE_MAX_FIELD_PROPERTIES];
 /// the calling thread, NULL outside tracking. Written before recording is enabled; read relaxed.
 typedef const void *(*obstrace_tracking_getter)(void);
 extern obstrace_tracking_getter obstrace_observation_tracking;
+/// Observation's `_swift_observation_tls_set` (a local symbol found beside the getter), or NULL: sets the access list
+/// of the tracking in progress on the calling thread, as `withObservationTracking` does around its closure. ObsTrace
+/// calls it only for a scope of its own begun outside any tracking (`obstrace_begin_own_tracking`).
+typedef void (*obstrace_tracking_setter)(const void *);
+extern obstrace_tracking_setter obstrace_observation_set_tracking;
 /// Initial-exec TLS: a single %fs-relative load, no __tls_get_addr call (ObsTrace is linked into the executable,
 /// never dlopen'ed).
 extern __thread obstrace_ring *obstrace_thread_ring __attribute__((tls_model("initial-exec")));
@@ -262,6 +267,20 @@ void obstrace_push_foreign(const void *tracking, uint32_t scope);
 void obstrace_note_own_tracking(void);
 /// Sets Observation's getter (`obstrace_observation_tracking`); NULL turns detection off.
 void obstrace_set_tracking_getter(const void *function);
+/// Sets Observation's setter (`obstrace_observation_set_tracking`); NULL: ObsTrace never sets the tracking itself.
+void obstrace_set_tracking_setter(const void *function);
+/// Whether ObsTrace can run a scope's tracking itself: both of Observation's functions were found (without the
+/// getter it could not tell that no tracking is in progress).
+static inline bool obstrace_can_own_tracking(void) {
+  return __atomic_load_n(&obstrace_observation_tracking, __ATOMIC_RELAXED) != NULL &&
+         __atomic_load_n(&obstrace_observation_set_tracking, __ATOMIC_RELAXED) != NULL;
+}
+/// Makes `list` (the address of an empty `ObservationTracking._AccessList?`) the tracking in progress on this thread,
+/// as `withObservationTracking` does, and the tracking of ObsTrace's innermost scope (reads that see it are the
+/// scope's own). Only when no tracking is in progress: the caller has checked (`obstrace_current_tracking()`).
+void obstrace_begin_own_tracking(void *list);
+/// Ends the tracking begun by `obstrace_begin_own_tracking`: none is in progress on the thread again.
+void obstrace_end_own_tracking(void);
 /// Observation's tracking pointer on this thread now (NULL outside tracking, or when the getter is unknown).
 const void *obstrace_current_tracking(void);
 
