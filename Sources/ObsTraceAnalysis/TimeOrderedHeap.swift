@@ -7,7 +7,11 @@ struct TimeOrderedHeap<Element> {
   var isEmpty: Bool { items.isEmpty }
   var count: Int { items.count }
   /// The earliest time held.
-  var firstTime: UInt64? { items.first?.time }
+  var firstTime: UInt64? {
+    // Read in place: `items.first?.time` copies the whole first item out (a fact holds arrays: retained, released)
+    // on every call, and the timeline asks after every fact.
+    items.isEmpty ? nil : items[0].time
+  }
 
   mutating func push(_ element: Element, time: UInt64) {
     items.append((time, nextOrder, element))

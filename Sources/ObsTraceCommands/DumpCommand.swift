@@ -84,7 +84,7 @@ final class DumpPrinter {
   private let writer: LineWriter
   private let names: ResolvedNames
   /// By stack: the line's ending (` at File.swift:12 (function)` or ` stack #n`).
-  private var sites = DenseTable<NameSpan>()
+  @exclusivity(unchecked) private var sites = DenseTable<NameSpan>()
 
   init(names: ResolvedNames, writer: LineWriter) {
     self.names = names
@@ -97,6 +97,7 @@ final class DumpPrinter {
   private func appendTypeName(_ id: UInt32) { names.appendType(id, to: writer) }
 
   private func appendSite(_ stack: UInt32) {
+    if let span = sites[stack] { return writer.append(span, in: names.arena) }
     names.appendName(stack, cachedIn: &sites, defined: { $0.stacks[stack] != nil }, to: writer) {
       $0.site(ofStack: stack).map { " at \(SiteFormatting.describe($0))" } ?? " stack #\(stack)"
     }
@@ -110,7 +111,7 @@ final class DumpPrinter {
     writer.append("  T")
     writer.appendDecimal(event.thread)
     writer.append("  ")
-    writer.append(contentsOf: event.kind.description)
+    names.appendDescription(of: event.kind, to: writer)
     switch event.kind {
     case .access, .willSet, .didSet:
       writer.append(" ")
@@ -124,7 +125,7 @@ final class DumpPrinter {
       if event.kind == .access && event.flags & EventFlags.staleRead != 0 { writer.append(" STALE") }
       if event.kind == .willSet, case let kind = writeKind(event), kind != .unknown {
         writer.append(" (")
-        writer.append(contentsOf: kind.description)
+        names.appendDescription(of: kind, to: writer)
         writer.append(")")
       }
       if event.kind == .didSet && event.flags & EventFlags.unchanged != 0 { writer.append(" unchanged") }

@@ -10,12 +10,12 @@ import ObsTraceFormat
 final class ResolvedNames {
   let reader: TraceReader
   let arena = NameArena()
-  private(set) var objects = DenseTable<NameSpan>()
-  private var types = DenseTable<NameSpan>()
-  private var properties = DenseTable<NameSpan>()
+  @exclusivity(unchecked) private(set) var objects = DenseTable<NameSpan>()
+  @exclusivity(unchecked) private var types = DenseTable<NameSpan>()
+  @exclusivity(unchecked) private var properties = DenseTable<NameSpan>()
   /// A property's name without its type: `count` for `Model.count`.
-  private var shortProperties = DenseTable<NameSpan>()
-  private var labels = DenseTable<NameSpan>()
+  @exclusivity(unchecked) private var shortProperties = DenseTable<NameSpan>()
+  @exclusivity(unchecked) private var labels = DenseTable<NameSpan>()
 
   init(reader: TraceReader) {
     self.reader = reader
@@ -32,21 +32,17 @@ final class ResolvedNames {
       writer.appendDecimal(serial)
       return
     }
-    scratch.removeAll(keepingCapacity: true)
-    if let span = typeSpan(type) {
-      arena.withBytes(span) { scratch.append(contentsOf: $0) }
-    } else {
-      scratch.append(contentsOf: reader.definitions.typeName(type).utf8)
-    }
-    scratch.append(UInt8(ascii: "#"))
-    scratch.append(contentsOf: String(serial).utf8)
-    let span = arena.add(scratch)
+    // Built in the arena, from the type's name kept there: no String per object (a trace may name 100 k objects
+    // a handful of times each).
+    let span =
+      if let type = typeSpan(type) {
+        arena.add(type, UInt8(ascii: "#"), serial)
+      } else {
+        arena.add(reader.definitions.typeName(type), UInt8(ascii: "#"), serial)
+      }
     objects[serial] = span
     writer.append(span, in: arena)
   }
-
-  /// Where a name is built before it is kept.
-  private var scratch: [UInt8] = []
 
   /// A type's display name (`TraceDefinitions.typeName`) kept, or nil while the trace has not defined the type.
   private func typeSpan(_ id: UInt32) -> NameSpan? {
@@ -66,6 +62,7 @@ final class ResolvedNames {
 
   /// Appends a property's display name, `Type.property`.
   func appendProperty(_ id: UInt32, to writer: LineWriter) {
+    if let span = properties[id] { return writer.append(span, in: arena) }
     appendName(id, cachedIn: &properties, defined: { $0.properties[id] != nil }, to: writer) {
       $0.propertyName(id)
     }
@@ -73,6 +70,7 @@ final class ResolvedNames {
 
   /// Appends a property's name without its type (what follows the first `.` of its display name).
   func appendShortProperty(_ id: UInt32, to writer: LineWriter) {
+    if let span = shortProperties[id] { return writer.append(span, in: arena) }
     appendName(id, cachedIn: &shortProperties, defined: { $0.properties[id] != nil }, to: writer) {
       let property = $0.propertyName(id)
       return property.firstIndex(of: ".").map { String(property[property.index(after: $0)...]) } ?? property
@@ -81,12 +79,40 @@ final class ResolvedNames {
 
   /// Appends a label's text.
   func appendLabel(_ id: UInt32, to writer: LineWriter) {
+    if let span = labels[id] { return writer.append(span, in: arena) }
     appendName(id, cachedIn: &labels, defined: { $0.labels[id] != nil }, to: writer) { $0.labelName(id) }
+  }
+
+  /// The descriptions of scope kinds (by raw value, below 8), write kinds (from 8) and event kinds (from 16, by raw
+  /// value), kept as bytes: a line names one or two, and a `String`'s UTF-8 costs more than the copy.
+  @exclusivity(unchecked) private var kindNames = [NameSpan?](repeating: nil, count: 32)
+
+  /// Appends an event kind's description.
+  func appendDescription(of kind: EventKind, to writer: LineWriter) {
+    appendKindName(16 + Int(kind.rawValue & 15), kind.description, to: writer)
+  }
+
+  /// Appends a scope kind's description.
+  func appendDescription(of kind: ScopeKind, to writer: LineWriter) {
+    appendKindName(Int(kind.rawValue & 7), kind.description, to: writer)
+  }
+
+  /// Appends a write kind's description.
+  func appendDescription(of kind: WriteKind, to writer: LineWriter) {
+    appendKindName(8 + kind.index, kind.description, to: writer)
+  }
+
+  @inline(__always)
+  private func appendKindName(_ index: Int, _ description: @autoclosure () -> String, to writer: LineWriter) {
+    if let span = kindNames[index] { return writer.append(span, in: arena) }
+    let span = arena.add(description())
+    kindNames[index] = span
+    writer.append(span, in: arena)
   }
 
   /// By stack: how a write through the registrar's `withMutation` was made (the setter or an explicit
   /// `withMutation`), which takes a walk over the stack's frames.
-  private var withMutationKinds = DenseTable<WriteKind>()
+  @exclusivity(unchecked) private var withMutationKinds = DenseTable<WriteKind>()
 
   /// How a write was made: from its willSet's flags, and for a write through `withMutation` from its stack, once.
   func writeKind(flags: UInt8, stack: UInt32) -> WriteKind {
@@ -126,5 +152,18 @@ extension DenseTable {
     let made = make()
     if made.defined { self[id] = made.value }
     return made.value
+  }
+}
+
+extension WriteKind {
+  /// Its place among the cases, for tables indexed by kind.
+  fileprivate var index: Int {
+    switch self {
+    case .set: 0
+    case .modify: 1
+    case .withMutation: 2
+    case .setOrWithMutation: 3
+    case .unknown: 4
+    }
   }
 }

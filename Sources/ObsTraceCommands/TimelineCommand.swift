@@ -175,10 +175,10 @@ final class TimelinePrinter {
   private let writer: LineWriter
   private let names: ResolvedNames
   /// By stack: `  at File.swift:12 (function)`, or nothing when the stack has no user frame.
-  private var sites = DenseTable<NameSpan>()
+  @exclusivity(unchecked) private var sites = DenseTable<NameSpan>()
   /// With --scope and --property: whether a label or property id has the name asked for.
-  private var labelMatches = DenseTable<Bool>()
-  private var propertyMatches = DenseTable<Bool>()
+  @exclusivity(unchecked) private var labelMatches = DenseTable<Bool>()
+  @exclusivity(unchecked) private var propertyMatches = DenseTable<Bool>()
 
   init(filter: Filter, names: ResolvedNames, writer: LineWriter) {
     self.filter = filter
@@ -220,6 +220,7 @@ final class TimelinePrinter {
   /// `  at File.swift:12 (function)`, or nothing when the stack has no user frame.
   private func appendSite(_ stack: UInt32) {
     if stack == 0 { return }
+    if let span = sites[stack] { return writer.append(span, in: names.arena) }
     names.appendName(stack, cachedIn: &sites, defined: { $0.stacks[stack] != nil }, to: writer) {
       $0.site(ofStack: stack).map { "  at \(SiteFormatting.describe($0))" } ?? ""
     }
@@ -260,7 +261,7 @@ final class TimelinePrinter {
       writer.append("run ")
       appendLabel(run.label)
       writer.append(" (")
-      writer.append(contentsOf: run.kind.description)
+      names.appendDescription(of: run.kind, to: writer)
       writer.append(", #")
       writer.appendDecimal(run.scope)
       writer.append(")")
@@ -286,7 +287,7 @@ final class TimelinePrinter {
       let kind = writeKind(write.writeKind, write.stack)
       if kind != .unknown {
         writer.append(" by ")
-        writer.append(contentsOf: kind.description)
+        names.appendDescription(of: kind, to: writer)
       }
       switch write.outcome {
       case .changed: writer.append(" changed")

@@ -70,6 +70,30 @@ struct LineWriterTests {
     #expect(text == expected)
   }
 
+  @Test("every decimal up to 10^6, and around each power of ten, is what String gives (each digit pair)")
+  func decimals() {
+    var values = Array(UInt64(0)...1_000_000)
+    var power: UInt64 = 10
+    for _ in 1...19 {
+      values += [power - 1, power, power + 1, power + 99]
+      power = power &* 10
+    }
+    values += [.max - 1, .max]
+    let (text, _) = written { writer in
+      for value in values {
+        writer.appendDecimal(value)
+        writer.append(" ")
+        writer.appendDecimal(value, minimumDigits: 7)
+        writer.endLine()
+      }
+    }
+    let expected = values.map {
+      let digits = String($0)
+      return digits + " " + String(repeating: "0", count: max(0, 7 - digits.count)) + digits + "\n"
+    }.joined()
+    #expect(text == expected)
+  }
+
   @Test("lines go out in pieces of about 256 KiB, not one write per line nor one at the end")
   func largeWrites() {
     let line = String(repeating: "x", count: 99)
