@@ -577,13 +577,13 @@ int obstrace_capture_stack(uintptr_t *frames, int capacity, int skip) {
   return obstrace_walk_frames(__builtin_frame_address(0), ring->stack_low, ring->stack_high, frames, capacity, skip);
 }
 
-uint32_t obstrace_capture_stack_cached(uintptr_t *frames, int capacity, int skip, int *count, uint64_t *hash) {
-  obstrace_ring *ring = obstrace_current_ring();
-  *count = 0;
-  if (ring == NULL || ring->stack_high == 0) return 0;
+/// `walk_frames` from `start` and the thread's stack cache: the stack's id when the cache has it, else 0, with the
+/// frames' count and hash for the caller to intern (`obstrace_capture_stack_cached`).
+static inline __attribute__((always_inline)) uint32_t walk_cached(obstrace_ring *ring, const void *start,
+                                                                   uintptr_t *frames, int capacity, int skip,
+                                                                   int *count, uint64_t *hash) {
   uint64_t key = 0;
-  int captured =
-      walk_frames(__builtin_frame_address(0), ring->stack_low, ring->stack_high, frames, capacity, skip, &key);
+  int captured = walk_frames(start, ring->stack_low, ring->stack_high, frames, capacity, skip, &key);
   *count = captured;
   if (captured == 0) return 0;
   *hash = key;
@@ -591,27 +591,50 @@ uint32_t obstrace_capture_stack_cached(uintptr_t *frames, int capacity, int skip
   return ring->stack_hashes[index] == key ? ring->stack_ids[index] : 0;
 }
 
+uint32_t obstrace_capture_stack_cached(uintptr_t *frames, int capacity, int skip, int *count, uint64_t *hash) {
+  obstrace_ring *ring = obstrace_current_ring();
+  *count = 0;
+  if (ring == NULL || ring->stack_high == 0) return 0;
+  return walk_cached(ring, __builtin_frame_address(0), frames, capacity, skip, count, hash);
+}
+
+uint32_t obstrace_capture_stack_from(uintptr_t record, uintptr_t *frames, int capacity, int *count, uint64_t *hash) {
+  obstrace_ring *ring = obstrace_current_ring();
+  *count = 0;
+  if (ring == NULL || ring->stack_high == 0) return 0;
+  return walk_cached(ring, (const void *)record, frames, capacity, 0, count, hash);
+}
+
+/// The frame record `level` records up the chain from `frame` (0: `frame` itself), each validated as `walk_frames`
+/// validates one (inside the stack, aligned, a return address, each link an aligned climb of 8 bytes to 1 MiB); 0
+/// when the chain does not reach it. Only the record wanted is kept: no frames are stored.
+static inline __attribute__((always_inline)) uintptr_t record_at_level(const obstrace_ring *ring,
+                                                                        const uintptr_t *frame, int level) {
+  uintptr_t address = (uintptr_t)frame, high = ring->stack_high;
+  if (address < ring->stack_low || (address & (sizeof(uintptr_t) - 1)) != 0) return 0;
+  for (;; level--) {
+    if (address + 2 * sizeof(uintptr_t) > high || ((const uintptr_t *)address)[1] == 0) return 0;
+    if (level == 0) return address;
+    uintptr_t caller = ((const uintptr_t *)address)[0];
+    // The one compare of walk_frames: (step - 8) rotated right by 3 is below 2^17 exactly when the step is 8·k,
+    // 1 <= k <= 2^17.
+    uintptr_t step = caller - address - sizeof(uintptr_t);
+    if (((step >> 3) | (step << (8 * sizeof(uintptr_t) - 3))) >= (1u << 17)) return 0;
+    address = caller;
+  }
+}
+
 __attribute__((noinline)) void obstrace_return_address_into(int level, uintptr_t *out) {
   obstrace_ring *ring = obstrace_current_ring();
   *out = 0;
   if (ring == NULL || ring->stack_high == 0 || level < 0 || level > 6) return;
-  // `walk_frames` to `level + 1` frames, keeping only the last: each frame record validated as it validates one
-  // (inside the stack, aligned, a return address, the chain climbing), without storing the frames below it (a
-  // scope's call site is found at every scope begin).
-  uintptr_t low = ring->stack_low, high = ring->stack_high;
-  const uintptr_t *frame = __builtin_frame_address(0);
-  for (int index = 0;; index++) {
-    uintptr_t address = (uintptr_t)frame;
-    if (address < low || address + 2 * sizeof(uintptr_t) > high) return;
-    if ((address & (sizeof(uintptr_t) - 1)) != 0) return;
-    uintptr_t return_address = frame[1];
-    if (return_address == 0) return;
-    if (index == level) {
-      *out = return_address;
-      return;
-    }
-    uintptr_t caller = frame[0];
-    if (caller <= address || caller - address > (1u << 20)) return;
-    frame = (const uintptr_t *)caller;
-  }
+  uintptr_t record = record_at_level(ring, __builtin_frame_address(0), level);
+  if (record != 0) *out = ((const uintptr_t *)record)[1];
+}
+
+__attribute__((noinline)) void obstrace_frame_record_into(int level, uintptr_t *out) {
+  obstrace_ring *ring = obstrace_current_ring();
+  *out = 0;
+  if (ring == NULL || ring->stack_high == 0 || level < 0 || level > 6) return;
+  *out = record_at_level(ring, __builtin_frame_address(0), level);
 }

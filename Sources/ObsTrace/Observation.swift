@@ -38,7 +38,7 @@ public enum Observation {
     _ apply: () -> T, onChange: @autoclosure () -> @Sendable () -> Void
   ) -> T {
     TracedTracking.withObservationTracking(
-      apply, onChange: onChange(), label: .callSite(CallSite.returnAddressOfCaller()))
+      apply, onChange: onChange(), label: .callSiteFrame(CallSite.ofCaller()))
   }
 }
 
@@ -58,7 +58,7 @@ public func withObservationTracking<T>(
   _ apply: () -> T, onChange: @autoclosure () -> @Sendable () -> Void
 ) -> T {
   TracedTracking.withObservationTracking(
-    apply, onChange: onChange(), label: .callSite(CallSite.returnAddressOfCaller()))
+    apply, onChange: onChange(), label: .callSiteFrame(CallSite.ofCaller()))
 }
 
 /// `withObservationTracking(_:onChange:)` recorded as a scope with a name of your choosing

@@ -319,6 +319,19 @@ enum StackCapture {
     }
   }
 
+  /// The id of the stack from frame record `record` (`CallSite.ofCaller()`, of a frame still running) on: its first
+  /// frame is the record's return address.
+  static func from(record: UInt) -> UInt32 {
+    withUnsafeTemporaryAllocation(of: UInt.self, capacity: Int(OBSTRACE_MAX_STACK_DEPTH)) { buffer in
+      let depth = min(Int32(obstrace_stack_depth()), OBSTRACE_MAX_STACK_DEPTH)
+      var count: Int32 = 0
+      var hash: UInt64 = 0
+      let cached = obstrace_capture_stack_from(record, buffer.baseAddress!, depth, &count, &hash)
+      if cached != 0 { return cached }
+      return intern(UnsafeBufferPointer(rebasing: buffer[0..<Int(count)]), hash: hash)
+    }
+  }
+
   /// A stack the thread's cache did not have (0 for none).
   @inline(never)
   private static func intern(_ frames: UnsafeBufferPointer<UInt>, hash: UInt64) -> UInt32 {

@@ -8,6 +8,10 @@ public enum ScopeLabel: Sendable {
   /// (`CallSite.returnAddressOfCaller()`). One call site is one label, whatever path led to it; 0 (unknown): the
   /// first frame of user code on the stack.
   case callSite(UInt)
+  /// The call site of the traced function the user called, with that function's frame record
+  /// (`CallSite.ofCaller()`): with call stacks on, the scope's stack is walked from the record, whose return address
+  /// is the call site. A record whose return address is no longer the call site (its frame ended) is not walked.
+  case callSiteFrame(CallSite.Frame)
   case name(String)
   /// A label interned earlier (an `Observations` sequence labels every value's run with its init's call site).
   case interned(UInt32)
@@ -35,6 +39,25 @@ public enum CallSite {
     obstrace_return_address_into(2, &address)
     return address
   }
+
+  /// A call site and the frame record that holds it as its return address.
+  public struct Frame: Sendable {
+    /// The frame record's address (0: none found).
+    public var record: UInt
+    /// The call site: the record's return address when it was found.
+    public var returnAddress: UInt
+  }
+
+  /// The call site of the function that calls this one (what `returnAddressOfCaller()` returns) and that function's
+  /// frame record; zeros when not recording or when the chain cannot be followed. Called as `returnAddressOfCaller()`
+  /// is, directly from the body of a function that is never inlined.
+  @inline(never)
+  public static func ofCaller() -> Frame {
+    guard obstrace_is_enabled() else { return Frame(record: 0, returnAddress: 0) }
+    var record: UInt = 0
+    obstrace_frame_record_into(2, &record)
+    return Frame(record: record, returnAddress: record == 0 ? 0 : UnsafePointer<UInt>(bitPattern: record)![1])
+  }
 }
 
 /// Records tracking scopes: their begin and end, the installation of their observers, when they fire (with
@@ -58,6 +81,17 @@ public enum TrackingScopes {
       // Interned by the call site's address: a scope from a known site costs no stack walk when stacks are off.
       labelID = Interner.shared.callSiteLabelID(returnAddress: returnAddress)
       if obstrace_stack_level() >= 1 { stack = StackCapture.current() }
+    case .callSiteFrame(let frame):
+      labelID = Interner.shared.callSiteLabelID(returnAddress: frame.returnAddress)
+      if obstrace_stack_level() >= 1 {
+        // Walked from the call site's frame, still running (its return address unchanged): the stack from the call
+        // site on, without ObsTrace's own frames, and no walk of those.
+        if frame.record != 0 && UnsafePointer<UInt>(bitPattern: frame.record)![1] == frame.returnAddress {
+          stack = StackCapture.from(record: frame.record)
+        } else {
+          stack = StackCapture.current()
+        }
+      }
     case .interned(let id):
       labelID = id
     }

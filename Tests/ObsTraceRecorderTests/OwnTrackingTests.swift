@@ -65,3 +65,27 @@ extension RecorderTests {
     #expect(accesses.map(\.scope) == begins.map(\.scope))
   }
 }
+
+extension RecorderTests {
+  @Test(
+    "a call-site scope's stack is walked from its call site: its first frame is the call's line, and the label is that line"
+  )
+  func scopeStackFromCallSite() async throws {
+    let model = LocalModel()
+    var callLine = 0
+    let trace = try await RecordingSupport.record(options: RecordingOptions(backtraces: .writes)) {
+      callLine = #line + 1
+      _ = withObservationTracking {
+        model.value
+      } onChange: {
+      }
+    }
+    let begin = try #require(trace.events(.scopeBegin).first)
+    #expect(begin.stack != 0)
+    let first = try #require(trace.definitions.frames(ofStack: begin.stack).first)
+    #expect(first.file.hasSuffix("OwnTrackingTests.swift"))
+    #expect(first.line == UInt32(callLine))
+    #expect(trace.definitions.site(ofStack: begin.stack)?.line == UInt32(callLine))
+    #expect(trace.definitions.labelName(begin.key) == "ObsTraceRecorderTests/OwnTrackingTests.swift:\(callLine)")
+  }
+}

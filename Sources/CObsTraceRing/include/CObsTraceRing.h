@@ -688,6 +688,15 @@ uint32_t obstrace_capture_stack_cached(uintptr_t *frames, int capacity, int skip
 /// a tail call (its frame must outlive the call), so the levels are the same in debug and optimized builds.
 void obstrace_return_address_into(int level, uintptr_t *out);
 
+/// `obstrace_capture_stack_cached` from frame record `record` (from `obstrace_frame_record_into`, of a frame still
+/// running): its return address is the first frame.
+uint32_t obstrace_capture_stack_from(uintptr_t record, uintptr_t *frames, int capacity, int *count, uint64_t *hash);
+
+/// Stores through `out` the address of the frame record `level` frames up the chain, as `obstrace_return_address_into`
+/// finds it (its return address is what that function stores), or 0. With it a scope's stack is walked from its call
+/// site (`obstrace_capture_stack_from`), and the call site is that stack's first frame.
+void obstrace_frame_record_into(int level, uintptr_t *out);
+
 /// The walk itself, from frame record `start` within [low, high): what `obstrace_capture_stack` does from its own
 /// frame, exposed so that tests can hand it corrupt chains.
 int obstrace_walk_frames(const void *start, uintptr_t low, uintptr_t high, uintptr_t *frames, int capacity,
