@@ -110,8 +110,8 @@ static bool move_to_segment(obstrace_encode_state *state, uint64_t ticks) {
   return true;
 }
 
-size_t obstrace_encode_common(obstrace_encode_state *state, const obstrace_record *records, size_t count,
-                              uint8_t *buffer, uint64_t capacity, uint64_t target) {
+size_t obstrace_encode_common(obstrace_encode_state *restrict state, const obstrace_record *restrict records,
+                              size_t count, uint8_t *restrict buffer, uint64_t capacity, uint64_t target) {
   // The loop's invariants: every event it takes is about the stated object, property and scope, and so was the
   // chunk's previous event (else the first event is left to `append`, which makes it so). An event about an object
   // then codes neither object, key nor aux (`EventMask.sameObjectAndKey`; aux is the object's type), and its scope,
@@ -136,6 +136,12 @@ size_t obstrace_encode_common(obstrace_encode_state *state, const obstrace_recor
   const uint64_t full = capacity > target ? capacity - target : 0;
   uint64_t last_ticks = state->last_ticks, last_ticks_time = state->last_ticks_time;
   uint64_t thread_time = state->thread_time, last_time = state->last_time;
+  // The mapping's segment in locals: the byte stores below could alias `state` for the compiler, which would then
+  // reload each field per event.
+  const uint64_t latest_ticks = state->latest_ticks, latest_nanoseconds = state->latest_nanoseconds;
+  uint64_t segment_ticks = state->segment_ticks, segment_end_ticks = state->segment_end_ticks;
+  uint64_t segment_nanoseconds = state->segment_nanoseconds, segment_end_nanoseconds = state->segment_end_nanoseconds;
+  double slope = state->slope;
   const obstrace_record *record = records, *records_end = records + count;
   bool reached_target = false;
   while (record < records_end && !reached_target) {
@@ -161,15 +167,20 @@ size_t obstrace_encode_common(obstrace_encode_state *state, const obstrace_recor
       uint64_t ticks = record->time;
       if (ticks != last_ticks) {
         uint64_t nanoseconds;
-        if (ticks >= state->latest_ticks) {
-          nanoseconds = state->latest_nanoseconds;
+        if (ticks >= latest_ticks) {
+          nanoseconds = latest_nanoseconds;
         } else {
-          if (__builtin_expect(ticks < state->segment_ticks || ticks >= state->segment_end_ticks, 0)) {
+          if (__builtin_expect(ticks < segment_ticks || ticks >= segment_end_ticks, 0)) {
             if (!move_to_segment(state, ticks)) goto done;  // before the first sample: TickMapping's answer
+            segment_ticks = state->segment_ticks;
+            segment_end_ticks = state->segment_end_ticks;
+            segment_nanoseconds = state->segment_nanoseconds;
+            segment_end_nanoseconds = state->segment_end_nanoseconds;
+            slope = state->slope;
           }
-          uint64_t offset = (uint64_t)((double)(ticks - state->segment_ticks) * state->slope);
-          nanoseconds = state->segment_nanoseconds + offset;
-          if (nanoseconds > state->segment_end_nanoseconds) nanoseconds = state->segment_end_nanoseconds;
+          uint64_t offset = (uint64_t)((double)(ticks - segment_ticks) * slope);
+          nanoseconds = segment_nanoseconds + offset;
+          if (nanoseconds > segment_end_nanoseconds) nanoseconds = segment_end_nanoseconds;
         }
         last_ticks = ticks;
         last_ticks_time = nanoseconds;

@@ -667,8 +667,8 @@ typedef struct obstrace_encode_state {
 /// its ticks are in the mapping's last segment or past it, and the buffer has room; stops after the event that
 /// brings the chunk to `target` bytes. Writes exactly what `ChunkEncoder.append` writes for the same events (the
 /// flusher's `drainRecords` does the rest, one record at a time). Returns how many records it encoded.
-size_t obstrace_encode_common(obstrace_encode_state *state, const obstrace_record *records, size_t count,
-                              uint8_t *buffer, uint64_t capacity, uint64_t target);
+size_t obstrace_encode_common(obstrace_encode_state *restrict state, const obstrace_record *restrict records,
+                              size_t count, uint8_t *restrict buffer, uint64_t capacity, uint64_t target);
 
 // ── Call stacks (frame-pointer walk). ──
 
