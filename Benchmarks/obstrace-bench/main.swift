@@ -513,6 +513,7 @@ for rounds in [1, 2, 4] {
     "100k objects, 10k scopes, \(fixed(Double(events) / 1e6))M events", path: path, events: events)
   if rounds == 2 {
     linesRow("obstrace timeline into a pipe, 100k objects, 10k scopes, 2 rounds", ["timeline", path])
+    linesRow("obstrace dump into a pipe, 100k objects, 10k scopes, 2 rounds", ["dump", path])
   }
   try? FileManager.default.removeItem(atPath: path)
 }

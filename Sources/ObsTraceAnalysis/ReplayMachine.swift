@@ -144,7 +144,14 @@ public struct ReplayMachine {
   /// their creation stack (0: none recorded). See `registrarsWithoutEvents`.
   private var freedWithoutEvents: [UInt32: RegistrarStatistics] = [:]
 
-  public init() {}
+  /// Whether a write's beginning lists the instances it is coalesced into (`WriteBeganFact.coalescedInto`): a walk
+  /// over the property's readers and an array per write, which the statistics count and a timeline never shows.
+  /// Off, `coalescedInto` is always empty; every other fact is the same.
+  public let listsCoalescedWrites: Bool
+
+  public init(listsCoalescedWrites: Bool = true) {
+    self.listsCoalescedWrites = listsCoalescedWrites
+  }
 
   /// Replays one event, passing the facts it establishes to `consumer`; events must come in time order (see
   /// `TimeOrderedEvents`).
@@ -365,9 +372,12 @@ public struct ReplayMachine {
     var coalesced: [UInt32] = []
     var untracedRuns: [UInt32] = []
     writesInProgress += 1
+    let listsCoalescedWrites = self.listsCoalescedWrites
     keys.withState(key) { state in
-      state.readers.forEach { reader in
-        if let instance = instances[reader], instance.awaitingRerun { coalesced.append(instance.label) }
+      if listsCoalescedWrites {
+        state.readers.forEach { reader in
+          if let instance = instances[reader], instance.awaitingRerun { coalesced.append(instance.label) }
+        }
       }
       state.beginWrite(on: event.thread)
       if !state.untracedRuns.isEmpty { swap(&untracedRuns, &state.untracedRuns) }

@@ -41,22 +41,17 @@ public struct DenseTable<Value>: Sequence {
       return sparse.isEmpty ? nil : sparse[id]
     }
     set {
+      guard let newValue else { return remove(id) }
       if placeDensely(id) {
         let index = Int(id) - base
-        if values[index] == nil && newValue != nil {
+        if values[index] == nil {
           entries += 1
           insertions += 1
         }
-        if values[index] != nil && newValue == nil { entries -= 1 }
         values[index] = newValue
-      } else {
-        let old = sparse[id]
-        sparse[id] = newValue
-        if old == nil && newValue != nil {
-          entries += 1
-          insertions += 1
-        }
-        if old != nil && newValue == nil { entries -= 1 }
+      } else if sparse.updateValue(newValue, forKey: id) == nil {
+        entries += 1
+        insertions += 1
       }
     }
   }
@@ -80,6 +75,21 @@ public struct DenseTable<Value>: Sequence {
         if dense { values[Int(id) - base] = current } else { sparse[id] = current }
       }
       yield &current
+    }
+  }
+
+  /// Removes the entry of `id`, if any. Never grows the array, nor places its start: removing what is not there
+  /// (an object freed that no table entry names) costs a compare, not a hash or an array sized for it.
+  @inlinable
+  mutating func remove(_ id: UInt32) {
+    let index = Int(id) &- base
+    if index >= 0 && index < values.count {
+      if case .some = values[index] {
+        values[index] = nil
+        entries -= 1
+      }
+    } else if !sparse.isEmpty, sparse.removeValue(forKey: id) != nil {
+      entries -= 1
     }
   }
 

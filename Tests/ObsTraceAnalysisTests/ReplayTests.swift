@@ -42,6 +42,37 @@ struct ReplayTests {
     #expect(replay.scopes[1]?.runs == 2)
   }
 
+  @Test("a machine that does not list coalesced writes (the timeline's) gives every other fact the same")
+  func withoutCoalescedWrites() {
+    var script = EventScript()
+    script.run(1, label: 1, reads: [(1, 1), (2, 1)])
+    script.write(1, 1, firing: [1], unchanged: false)
+    script.write(1, 1, unchanged: false)
+    script.write(2, 1, unchanged: true)
+    script.run(2, label: 1, reads: [(1, 1)])
+    script.write(1, 1, firing: [2], unchanged: false)
+    func facts(listingCoalescedWrites: Bool) -> (facts: [String], coalesced: [[UInt32]]) {
+      var machine = ReplayMachine(listsCoalescedWrites: listingCoalescedWrites)
+      var collected: [ReplayFact] = []
+      var consumer = ClosureConsumer { collected.append($0) }
+      for event in script.events { machine.consume(event, into: &consumer) }
+      var coalesced: [[UInt32]] = []
+      let facts = collected.map { fact -> String in
+        guard case .writeBegan(var write) = fact else { return String(describing: fact) }
+        coalesced.append(write.coalescedInto)
+        write.coalescedInto = []
+        return String(describing: ReplayFact.writeBegan(write))
+      }
+      return (facts, coalesced)
+    }
+    let listed = facts(listingCoalescedWrites: true)
+    let unlisted = facts(listingCoalescedWrites: false)
+    #expect(listed.coalesced == [[], [1], [1], []])
+    #expect(unlisted.coalesced == [[], [], [], []])
+    #expect(listed.facts == unlisted.facts)
+    #expect(listed.facts.count > 10)
+  }
+
   @Test("an invalidation by a write that changed nothing is wasted, and the re-run it causes is redundant")
   func wasted() {
     var script = EventScript()

@@ -49,6 +49,24 @@ struct DenseTableTests {
     #expect(Array(table.map(\.key)) == Array((first - 30_000)..<(first + 100_000)))
   }
 
+  @Test("removing an id that is not there places nothing: no array is sized for it, no start is fixed by it")
+  func removingWhatIsNotThere() {
+    var table = DenseTable<Int>()
+    table[700_000] = nil
+    table[UInt32.max] = nil
+    #expect(table.isEmpty && table.denseSlots == 0 && table.sparseCount == 0)
+    // The first entry still fixes the array's start; removals count down once.
+    table[5] = 1
+    table[1 << 30] = 2
+    table[6] = nil
+    table[5] = nil
+    table[5] = nil
+    table[1 << 30] = nil
+    #expect(table.isEmpty && table[5] == nil && table[1 << 30] == nil)
+    table[7] = 3
+    #expect(table.count == 1 && table[7] == 3 && table.sparseCount == 0)
+  }
+
   @Test("forEachEntry gives what iterating gives: array and dictionary entries merged in id order")
   func forEachEntryInIDOrder() {
     var table = DenseTable<Int>()
