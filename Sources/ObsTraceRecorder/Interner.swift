@@ -172,9 +172,25 @@ final class Interner: Sendable {
     let cached = obstrace_cached_id(key)
     if cached != 0 { return cached }
     let known = tables.withLock { $0.callSiteLabelIDs[returnAddress] }
-    let id = known ?? callSiteLabelIDLocked(returnAddress, stack: StackCapture.current(minimumDepth: 12))
+    let id = known ?? callSiteLabelIDLocked(returnAddress, stack: stackStarting(at: returnAddress))
     obstrace_cache_id(key, id)
     return id
+  }
+
+  /// The calling thread's stack with `returnAddress` as its first frame: the stack a call-site label is named from at
+  /// stop (its first frame of user code). The call site itself comes first because the label may be interned far
+  /// from it: an `Observations` sequence interns its label at its first recorded run, on the thread and stack that
+  /// iterate it, where the initializer's call site is not (two sequences iterated by one loop were both named from
+  /// the loop's stack, and left unnamed). A call site in ObsTrace's own code (machinery) is passed over as before.
+  private func stackStarting(at returnAddress: UInt) -> UInt32 {
+    let capacity = Int(OBSTRACE_MAX_STACK_DEPTH)
+    return withUnsafeTemporaryAllocation(of: UInt.self, capacity: capacity + 1) { buffer in
+      buffer[0] = returnAddress
+      let depth = min(max(Int32(obstrace_stack_depth()), 12), OBSTRACE_MAX_STACK_DEPTH)
+      let count = Int(obstrace_capture_stack(buffer.baseAddress! + 1, depth, 1))
+      let frames = UnsafeBufferPointer(rebasing: buffer[0..<(count + 1)])
+      return stackID(frames, hash: obstrace_hash_frames(frames.baseAddress, Int32(frames.count)))
+    }
   }
 
   private func callSiteLabelIDLocked(_ returnAddress: UInt, stack: UInt32) -> UInt32 {

@@ -67,6 +67,21 @@ struct ObservationsTests {
     #expect(!findings.contains { $0["kind"] as? String == "inconsistent-trace" })
   }
 
+  @Test("each Observations sequence recorded now is labelled by its own call site in the program, not by its loop")
+  func sequencesLabelledByTheirCallSites() throws {
+    let trace = Paths.temporary("guide-labels.trc")
+    let traced = try Run.program("obstrace-observations", ["guide"], environment: ["OBSTRACE_OUTPUT": trace])
+    #expect(traced.status == 0)
+    let json = Run.command(["report", "--format", "json", trace])
+    let report = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+    let scopes = try #require(report["scopes"] as? [[String: Any]])
+    let labels = scopes.filter { $0["kind"] as? String == "observations" }.compactMap { $0["label"] as? String }
+    // The guide's loop over Model and the self-saving model's loop: two sequences made at two lines of main.swift.
+    #expect(labels.count == 2, "\(labels)")
+    #expect(Set(labels).count == 2, "\(labels)")
+    #expect(labels.allSatisfy { $0.hasPrefix("obstrace_observations/main.swift:") }, "\(labels)")
+  }
+
   @Test("loops that leave by break end their sequences as abandoned, in the report, its JSON and the timeline alike")
   func abandonedIterators() throws {
     let trace = Paths.temporary("two-iterators.trc")
