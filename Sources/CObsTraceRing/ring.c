@@ -382,6 +382,10 @@ uint32_t obstrace_next_scope_serial(void) {
   return __atomic_add_fetch(&next_scope_serial, 1, __ATOMIC_RELAXED);
 }
 
+uint32_t obstrace_next_scope_serials(uint32_t count) {
+  return __atomic_add_fetch(&next_scope_serial, count, __ATOMIC_RELAXED) - (count - 1);
+}
+
 void obstrace_configure(uint64_t ring_capacity, bool drop_when_full, uint32_t stack_level, uint32_t stack_depth,
                         uint32_t compare_mode) {
   __atomic_store_n(&obstrace_compare_mode_flag, compare_mode, __ATOMIC_RELAXED);

@@ -44,6 +44,12 @@ enum ScopeInstances {
   /// always sees it.
   private static let waitingCount = Atomic<Int>(0)
 
+  /// Whether no instance waits to be re-tracked: a run under `afterFire` is then a new instance.
+  static var noneWaiting: Bool {
+    // Acquiring: pairs with the releasing updates under the lock (a fire on another thread).
+    waitingCount.load(ordering: .acquiring) == 0
+  }
+
   /// A new instance id (from the scope serials, so it never equals a scope or an iterator).
   static func newInstance() -> UInt32 { obstrace_next_scope_serial() }
 

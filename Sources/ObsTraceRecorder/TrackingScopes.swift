@@ -95,9 +95,12 @@ public enum TrackingScopes {
     case .interned(let id):
       labelID = id
     }
-    let scope = obstrace_next_scope_serial()
+    // A run of `withObservationTracking` that continues no fired instance is a new instance: its serial is taken
+    // with the scope's, in one atomic add.
+    let newInstance = rule.continuesAfterFire && ScopeInstances.noneWaiting
+    let scope = newInstance ? obstrace_next_scope_serials(2) : obstrace_next_scope_serial()
     let (parent, tracking) = UntracedTracking.enclosingScope()
-    let instance = ScopeInstances.resolve(rule, label: labelID)
+    let instance = newInstance ? scope &+ 1 : ScopeInstances.resolve(rule, label: labelID)
     if obstrace_stack_level() == 0 { stack = 0 }
     // The in-test recording this scope belongs to, if any, is told before the flusher can meet the scope.
     let tag = RecordingTaps.currentTagIfAny
@@ -221,21 +224,20 @@ public enum TracedTracking {
       return apply()
     }
     if list != 0 {
-      let handler = onChange()
-      TrackingScopes.installed(scope)
+      let observer = firingHandler(scope, onChange(), firing: firing)
       let tracking = withUnsafeMutablePointer(to: &list) { ObservationTracking(AccessListWord.take($0)) }
-      ObservationTracking._installTracking(
-        tracking, willSet: firingHandler(scope, handler, firing: firing), didSet: nil)
+      ObservationTracking._installTracking(tracking, willSet: observer, didSet: nil)
     }
     return value
   }
 
-  /// The willSet observer of a scope from `trackOutsideTracking`: Observation's own (the handler, then the
-  /// tracking's cancel), recording the fire and the cancel as `tracedChangeHandler` does.
+  /// The willSet observer of a scope from `trackOutsideTracking`, recording its installation: Observation's own (the
+  /// handler, then the tracking's cancel), recording the fire and the cancel as `tracedChangeHandler` does.
   static func firingHandler(
-    _ scope: UInt32, _ handler: @escaping @Sendable () -> Void, firing: ScopeInstances.Firing?
+    _ scope: UInt32, _ handler: __owned @escaping @Sendable () -> Void, firing: ScopeInstances.Firing?
   ) -> @Sendable (ObservationTracking) -> Void {
-    { tracking in
+    TrackingScopes.installed(scope)
+    return { tracking in
       TrackingScopes.fired(scope)
       if let firing {
         ScopeInstances.fired(label: firing.label, instance: firing.instance)

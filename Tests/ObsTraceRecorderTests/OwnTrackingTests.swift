@@ -63,6 +63,9 @@ extension RecorderTests {
     #expect(begins.count == 2 && begins[1].aux == begins[0].scope)
     let accesses = trace.events(.access)
     #expect(accesses.map(\.scope) == begins.map(\.scope))
+    // Each a new instance, whose serial is taken with its scope's: none equals a scope or another instance.
+    let serials = begins.map(\.scope) + begins.map(\.object)
+    #expect(Set(serials).count == 4 && !serials.contains(0))
   }
 }
 

@@ -510,6 +510,8 @@ static inline uint8_t obstrace_snapshot_compare(uint32_t object, uint32_t key, c
 // ── Serial numbers. ──
 uint32_t obstrace_next_object_serial(void);
 uint32_t obstrace_next_scope_serial(void);
+/// The first of `count` consecutive scope serials, taken with one atomic add (a scope and its new instance).
+uint32_t obstrace_next_scope_serials(uint32_t count);
 
 // ── The consumer side, used by the flusher only. ──
 
