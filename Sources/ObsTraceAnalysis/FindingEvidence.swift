@@ -55,6 +55,9 @@ public struct FindingEvidence: ReplayConsumer {
   private var lastUntrackedRead: (thread: UInt32, key: PropertyKey, site: SiteKey)?
   private(set) var fanOuts: [UInt32: (count: Int, largest: Int)] = [:]
   private var writers = KeyTable<ThreadSet>()
+  /// The object properties of `writers` written on more than one thread, in the order they became so: what
+  /// `crossThreadWrites` reads, rather than every object's set.
+  private var sharedKeys: [PropertyKey] = []
   private var typeThreads = DenseTable<ThreadSet>()
   /// The last (type, thread) and (object property, thread) put in the sets above: inserting them again changes
   /// nothing, and runs of one thread's events about one object are the rule.
@@ -98,7 +101,12 @@ public struct FindingEvidence: ReplayConsumer {
       noteTypeThread(write.type, write.thread)
       if lastWriter.key != write.key || lastWriter.thread != write.thread {
         lastWriter = (write.key, write.thread)
-        writers.withState(write.key, default: ThreadSet()) { $0.insert(write.thread) }
+        let key = write.key
+        writers.withState(key, default: ThreadSet()) { threads in
+          let wasShared = threads.count > 1
+          threads.insert(write.thread)
+          if !wasShared && threads.count > 1 { sharedKeys.append(key) }
+        }
       }
     case .write(let write):
       if write.outcome == .unchanged {
@@ -134,8 +142,8 @@ public struct FindingEvidence: ReplayConsumer {
   /// wrote one object's property, by property.
   public var crossThreadWrites: [UInt32: (objects: Int, threads: Int)] {
     var result: [UInt32: (objects: Int, threads: Int)] = [:]
-    writers.forEach { key, threads in
-      guard threads.count > 1 else { return }
+    for key in sharedKeys {
+      guard let threads = writers[key], threads.count > 1 else { continue }
       let previous = result[key.property] ?? (0, 0)
       result[key.property] = (previous.objects + 1, max(previous.threads, threads.count))
     }

@@ -134,10 +134,19 @@ public struct ReplayStatistics: ReplayConsumer {
 /// a dictionary past `listed` of them (a property every scope reads).
 struct LabelCounts {
   static let listed = 16
+  /// The first label, held inline (most object properties are read by one scope's runs: no list allocated for
+  /// them); 0 while none (a read in no scope is never counted here).
+  private var firstLabel: UInt32 = 0
+  private var firstCount = 0
   private var few: [(label: UInt32, count: Int)] = []
   private var many: [UInt32: Int] = [:]
 
   mutating func add(_ label: UInt32) {
+    if firstLabel == label || firstLabel == 0 {
+      firstLabel = label
+      firstCount += 1
+      return
+    }
     guard many.isEmpty else { return many[label, default: 0] += 1 }
     if let index = few.firstIndex(where: { $0.label == label }) {
       few[index].count += 1
@@ -151,6 +160,7 @@ struct LabelCounts {
   }
 
   func forEach(_ body: (UInt32, Int) -> Void) {
+    if firstLabel != 0 { body(firstLabel, firstCount) }
     for (label, count) in few { body(label, count) }
     for (label, count) in many { body(label, count) }
   }

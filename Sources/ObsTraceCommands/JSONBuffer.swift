@@ -28,17 +28,14 @@ struct JSONBuffer {
   }
 
   mutating func number(_ value: UInt64) {
-    var digits: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)  // 32 bytes: room for 20 digits
-    var count = 0
+    var divisor: UInt64 = 1
+    while value / divisor >= 10 { divisor &*= 10 }
     var rest = value
-    withUnsafeMutableBytes(of: &digits) { buffer in
-      repeat {
-        buffer[31 - count] = UInt8(ascii: "0") + UInt8(rest % 10)
-        rest /= 10
-        count += 1
-      } while rest > 0
-      bytes.append(contentsOf: buffer[(32 - count)...])
-    }
+    repeat {
+      bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest / divisor))
+      rest %= divisor
+      divisor /= 10
+    } while divisor > 0
   }
 
   mutating func number(_ value: UInt32) { number(UInt64(value)) }

@@ -224,3 +224,5 @@ public struct DenseTable<Value>: Sequence {
     }
   }
 }
+
+extension DenseTable: Sendable where Value: Sendable {}

@@ -4,8 +4,9 @@ public struct TraceDefinitions: Sendable {
   public var types: [UInt32: String] = [:]
   public var properties: [UInt32: PropertyDefinition] = [:]
   public var labels: [UInt32: String] = [:]
-  /// Object serial → type id.
-  public var objects: [UInt32: UInt32] = [:]
+  /// Object serial → type id. Serials are dense (numbered per process) and the decoder looks one up for nearly every
+  /// event: an array, not a hash table.
+  public var objects = DenseTable<UInt32>()
   public var stacks: [UInt32: [UInt64]] = [:]
   /// Scopes as defined by the chunks read, the most recent `retainedScopes` of them: the recorder defines one scope
   /// per run, so keeping all would grow with the trace's length; the replay takes scopes from their events.
