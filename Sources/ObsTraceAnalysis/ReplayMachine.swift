@@ -45,8 +45,15 @@ public struct ReplayMachine {
     var time: UInt64
     var stack: UInt32
     var kind: UInt8
-    var fired: [(scope: UInt32, label: UInt32)] = []
-    /// Of `fired`, the untraced scopes whose fire is predicted.
+    /// Whether it fired a scope: its fires are then in `firedByWrite`, under its `sequence`. Kept apart, so that a
+    /// write holds no array: most fire nothing, and two empty arrays per write were copied into its fact and
+    /// released (≈ 100 instructions a write on the loop's trace).
+    var firedAny = false
+  }
+
+  /// The scopes a write in progress fired, and of those the untraced ones whose fire was predicted.
+  struct Fired {
+    var scopes: [(scope: UInt32, label: UInt32)] = []
     var predicted: [UInt32] = []
   }
 
@@ -121,6 +128,8 @@ public struct ReplayMachine {
   private var instances: [UInt32: Instance] = [:]
   private var keys = KeyTable<KeyState>()
   private var writes = DenseTable<[Write]>()
+  /// What the writes in progress that fired something fired, by the write's `sequence` (until its didSet).
+  private var firedByWrite: [UInt64: Fired] = [:]
   private var sequences: [UInt32: Sequence] = [:]
   /// Installed runs subscribed to each object (object serial → scope ids).
   /// A run stops being subscribed at its fire or cancel but stays listed until its object's list is compacted:
@@ -397,8 +406,10 @@ public struct ReplayMachine {
   ) {
     guard let run = runs[scope], let last = writes[event.thread]?.indices.last else { return }
     instances[run.fact.instance]?.awaitingRerun = true
-    writes[event.thread]![last].fired.append((scope, run.fact.label))
-    writes[event.thread]![last].predicted.append(scope)
+    writes[event.thread]![last].firedAny = true
+    let write = writes[event.thread]![last].sequence
+    firedByWrite[write, default: Fired()].scopes.append((scope, run.fact.label))
+    firedByWrite[write, default: Fired()].predicted.append(scope)
     consumer.consume(
       .fire(
         FireFact(
@@ -422,6 +433,7 @@ public struct ReplayMachine {
       return anomaly(.didSetWithoutWillSet, event, &consumer, key: key)
     }
     let unchanged = event.flags & EventFlags.unchanged != 0
+    let fired = write.firedAny ? firedByWrite.removeValue(forKey: write.sequence) ?? Fired() : Fired()
     writesInProgress -= 1
     let sequence = write.sequence
     keys.withState(key) { state in
@@ -433,8 +445,8 @@ public struct ReplayMachine {
         WriteFact(
           time: write.time, endTime: event.time, thread: event.thread, key: key,
           outcome: unchanged ? .unchanged : (event.flags & EventFlags.changed != 0 ? .changed : .unknown),
-          writeKind: write.kind, throughModify: event.flags & EventFlags.modify != 0, fired: write.fired,
-          predicted: write.predicted, stack: write.stack)))
+          writeKind: write.kind, throughModify: event.flags & EventFlags.modify != 0, fired: fired.scopes,
+          predicted: fired.predicted, stack: write.stack)))
   }
 
   private mutating func fired<Consumer: ReplayConsumer>(_ event: TraceEvent, _ consumer: inout Consumer) {
@@ -445,7 +457,8 @@ public struct ReplayMachine {
     let cause = PropertyKey(object: event.object, property: event.key)
     var explained = false
     if event.object != 0, let index = writes[event.thread]?.lastIndex(where: { $0.key == cause }) {
-      writes[event.thread]![index].fired.append((event.scope, run.fact.label))
+      writes[event.thread]![index].firedAny = true
+      firedByWrite[writes[event.thread]![index].sequence, default: Fired()].scopes.append((event.scope, run.fact.label))
       explained = true
     }
     consumer.consume(
