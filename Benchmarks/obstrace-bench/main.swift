@@ -574,6 +574,7 @@ linesRow("obstrace timeline into a pipe, the loop's trace", ["timeline", timelin
 linesRow("obstrace timeline into a file, the loop's trace", ["timeline", timelinePath], intoFile: true)
 linesRow("obstrace dump into a pipe, the loop's trace", ["dump", timelinePath])
 linesRow("obstrace dump into a file, the loop's trace", ["dump", timelinePath], intoFile: true)
+linesRow("obstrace dump --stacks into a pipe, the loop's trace", ["dump", "--stacks", timelinePath])
 
 // MARK: The table
 

@@ -41,6 +41,10 @@ enum DumpCommand: TraceCommand {
     }
     line("# \(path): format \(reader.header.version), pid \(reader.header.processID), \(reader.header.executable)")
     let printer = DumpPrinter(names: names, writer: writer)
+    // A stack's frame lines, by stack id, with the frames they were made from: a trace repeats a few stacks for
+    // millions of events, and describing a frame is string work. Reused only while the stack's frames (its
+    // addresses and their symbols) are what they were, so the lines are always those of the frames printed.
+    var stackLines: [UInt32: (frames: [SymbolizedFrame], lines: [String])] = [:]
     reader.forEachChunk { chunk in
       line(
         "# chunk at byte \(chunk.offset): thread T\(chunk.thread) (tid \(chunk.osThreadID)), sequence \(chunk.sequence), "
@@ -49,12 +53,19 @@ enum DumpCommand: TraceCommand {
       for event in chunk.events {
         printer.print(event)
         if stacks && event.stack != 0 {
-          for frame in reader.definitions.frames(ofStack: event.stack) {
+          let frames = reader.definitions.frames(ofStack: event.stack)
+          if let kept = stackLines[event.stack], kept.frames == frames {
+            for text in kept.lines { line(text) }
+            continue
+          }
+          let lines = frames.map { frame in
             let name = frame.function.isEmpty ? "0x" + String(frame.address, radix: 16) : SiteFormatting.describe(frame)
             // A frame the trace's symbol table does not cover (no table, or code it could not map) has no module.
             let module = frame.module.isEmpty && frame.function.isEmpty ? "not symbolized" : frame.module
-            line("              \(SiteFilter.isMachinery(frame) ? "  " : "▸ ")\(name)  [\(module)]")
+            return "              \(SiteFilter.isMachinery(frame) ? "  " : "▸ ")\(name)  [\(module)]"
           }
+          for text in lines { line(text) }
+          stackLines[event.stack] = (frames, lines)
         }
       }
     }
