@@ -238,14 +238,7 @@ public enum TracedTracking {
   ) -> @Sendable (ObservationTracking) -> Void {
     TrackingScopes.installed(scope)
     return { tracking in
-      TrackingScopes.fired(scope)
-      if let firing {
-        ScopeInstances.fired(label: firing.label, instance: firing.instance)
-        ScopeInstances.$firing.withValue(firing) { handler() }
-      } else {
-        handler()
-      }
-      TrackingScopes.cancelled(scope, reason: EventFlags.cancelledByFire)
+      runFired(scope, handler, firing: firing)
       tracking.cancel()
     }
   }
@@ -264,16 +257,21 @@ public enum TracedTracking {
     _ scope: UInt32, _ handler: @escaping @Sendable () -> Void, firing: ScopeInstances.Firing? = nil
   ) -> @Sendable () -> Void {
     TrackingScopes.installed(scope)
-    return {
-      TrackingScopes.fired(scope)
-      if let firing {
-        ScopeInstances.fired(label: firing.label, instance: firing.instance)
-        ScopeInstances.$firing.withValue(firing) { handler() }
-      } else {
-        handler()
-      }
-      TrackingScopes.cancelled(scope, reason: EventFlags.cancelledByFire)
+    return { runFired(scope, handler, firing: firing) }
+  }
+
+  /// A scope's fire, as both change handlers run it: the fire recorded, the handler run (with the continued
+  /// instance offered and marked as firing, when there is one), the cancel that follows recorded.
+  @inline(__always)
+  static func runFired(_ scope: UInt32, _ handler: @Sendable () -> Void, firing: ScopeInstances.Firing?) {
+    TrackingScopes.fired(scope)
+    if let firing {
+      ScopeInstances.fired(label: firing.label, instance: firing.instance)
+      ScopeInstances.$firing.withValue(firing) { handler() }
+    } else {
+      handler()
     }
+    TrackingScopes.cancelled(scope, reason: EventFlags.cancelledByFire)
   }
 }
 
