@@ -33,6 +33,7 @@ final class Flusher: @unchecked Sendable {
   /// drain's clock sample (see `TickMapping`).
   private var lastTimes: [UInt32: UInt64] = [:]
   private var writeError: String?
+  private var drains = DrainCounts()
   private let running = Atomic<Bool>(true)
   private var thread = pthread_t()
   /// Flush requests (in-test recordings wait for their events): a drain that began after request n completes it.
@@ -156,7 +157,7 @@ final class Flusher: @unchecked Sendable {
     writer.close()
     return RecordingSummary(
       path: path, events: footer.recorded, droppedEvents: footer.dropped, threads: threads.count,
-      chunks: writer.chunksWritten, bytes: writer.bytesWritten, writeError: writeError)
+      chunks: writer.chunksWritten, bytes: writer.bytesWritten, writeError: writeError, drains: drains)
   }
 
   // MARK: Draining
@@ -179,7 +180,7 @@ final class Flusher: @unchecked Sendable {
     let now = clock.nanoseconds(obstrace_clock())
     forEachRing { ring in
       let orphaned = obstrace_ring_is_orphaned(ring)  // read before draining: no event can follow it
-      drainRecords(of: ring)
+      drainRecords(of: ring, final: final)
       let hasNewDrops = obstrace_ring_dropped(ring) != obstrace_ring_flushed_dropped(ring)
       if (hasNewDrops || orphaned) && pending[ring] == nil { pending[ring] = newChunk(for: ring, firstTime: now) }
       if let chunk = pending[ring],
@@ -192,8 +193,17 @@ final class Flusher: @unchecked Sendable {
     }
   }
 
-  private func drainRecords(of ring: UnsafeMutablePointer<obstrace_ring>) {
+  /// Drains what `ring` held when the drain began (so a flush request, or the periodic wake, sees every event stored
+  /// before it), then goes on only while whole batches are waiting, or to the end when `final`. Without that
+  /// condition a flusher faster than the thread chases its head: batches of a few records, each with a batch's fixed
+  /// work, read from the cache lines the thread is writing (they move between the cores twice a line), with the
+  /// flusher awake the whole run. What is left waits for the next wake: at half a ring, or the periodic one.
+  private func drainRecords(of ring: UnsafeMutablePointer<obstrace_ring>, final: Bool) {
+    var owed = obstrace_ring_available(ring)
+    let chase = max(min(Self.drainBatch, obstrace_ring_capacity(ring) / 4), 1)
+    if owed > 0 { drains.passes += 1 }
     while true {
+      if owed == 0 && !final && obstrace_ring_available(ring) < chase { return }
       var first: UnsafePointer<obstrace_record>?
       // At most a batch at a time: its slots go back to the producer (which may be waiting for room) as soon as
       // they are encoded, not after a whole ring.
@@ -228,6 +238,9 @@ final class Flusher: @unchecked Sendable {
         }
       }
       obstrace_ring_consume(ring, count)
+      owed -= min(owed, count)
+      drains.batches += 1
+      if count < chase { drains.smallBatches += 1 }
       if chunk.encoder.eventCount > 0 || chunk.encoder.byteCount > 0 { pending[ring] = chunk }
     }
   }

@@ -108,6 +108,28 @@ extension RecorderTests {
     #expect(largest <= (128 << 10) + (16 << 10))
     #expect(trace.events(.didSet).count == 400_000)
   }
+
+  @Test("the flusher does not chase a slower thread's head: past what a wake found, it reads only whole batches")
+  func noChase() async throws {
+    let model = LocalModel()
+    let capacity = 1 << 12
+    let writes = 40_000
+    let trace = try await RecordingSupport.record(options: RecordingOptions(ringCapacity: capacity, backtraces: .off)) {
+      // A write a microsecond: far slower than the flusher, which would otherwise catch up at every wake and then
+      // read the ring a record or two at a time until the end.
+      for index in 1...writes {
+        model.value = index
+        let until = DispatchTime.now().uptimeNanoseconds + 1_000
+        while DispatchTime.now().uptimeNanoseconds < until {}
+      }
+    }
+    #expect(trace.events(.didSet).count == writes)
+    let drains = trace.summary.drains
+    // Per pass, a batch short of a quarter ring only at the end of what the wake found and at the ring's wrap.
+    #expect(drains.passes > 0)
+    #expect(drains.smallBatches <= 3 * drains.passes + 2 * writes / capacity + 2)
+    #expect(drains.batches <= 3 * drains.passes + 2 * 2 * writes / (capacity / 4) + 2)
+  }
 }
 
 @Suite("Tick mapping")

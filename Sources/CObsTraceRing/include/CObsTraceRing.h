@@ -561,6 +561,15 @@ static inline size_t obstrace_ring_readable(obstrace_ring *ring, const obstrace_
   return (size_t)(available < contiguous ? available : contiguous);
 }
 
+/// How many records the ring holds for the flusher now (both sides of the wrap), and how many it can hold.
+static inline size_t obstrace_ring_available(obstrace_ring *ring) {
+  // Acquire: pairs with the producer's release store of head in obstrace_emit.
+  uint64_t head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+  return (size_t)(head - __atomic_load_n(&ring->tail, __ATOMIC_RELAXED));
+}
+
+static inline size_t obstrace_ring_capacity(const obstrace_ring *ring) { return (size_t)(ring->mask + 1); }
+
 static inline void obstrace_ring_consume(obstrace_ring *ring, size_t count) {
   // Release: pairs with the producer's acquire load of tail in obstrace_ring_make_room.
   __atomic_store_n(&ring->tail, __atomic_load_n(&ring->tail, __ATOMIC_RELAXED) + count, __ATOMIC_RELEASE);
