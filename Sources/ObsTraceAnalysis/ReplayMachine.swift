@@ -157,9 +157,15 @@ public struct ReplayMachine {
   /// over the property's readers and an array per write, which the statistics count and a timeline never shows.
   /// Off, `coalescedInto` is always empty; every other fact is the same.
   public let listsCoalescedWrites: Bool
+  /// Whether it keeps the accounts of objects that only the report's totals and findings read, never a fact:
+  /// which objects are alive or were only seen, their creation stacks and the threads that used them, per-type and
+  /// per-registrar counts (`liveObjectSerials`, `typeStatistics`, `registrarsWithoutEvents`, `threadBits`,
+  /// `creationStack`). Off (a timeline), those stay empty; every fact is the same.
+  public let accountsObjects: Bool
 
-  public init(listsCoalescedWrites: Bool = true) {
+  public init(listsCoalescedWrites: Bool = true, accountsObjects: Bool = true) {
     self.listsCoalescedWrites = listsCoalescedWrites
+    self.accountsObjects = accountsObjects
   }
 
   /// Replays one event, passing the facts it establishes to `consumer`; events must come in time order (see
@@ -175,10 +181,12 @@ public struct ReplayMachine {
     }
     switch event.kind {
     case .objectCreated:
-      liveObjects[event.object] = event.aux
-      noteObjectThread(event)
+      if accountsObjects {
+        liveObjects[event.object] = event.aux
+        noteObjectThread(event)
+        if event.stack != 0 { creationStacks[event.object] = event.stack }
+      }
       if event.aux != 0 { objectTypes[event.object] = event.aux }
-      if event.stack != 0 { creationStacks[event.object] = event.stack }
       consumer.consume(
         .objectCreated(
           ObjectFact(
@@ -278,6 +286,7 @@ public struct ReplayMachine {
 
   @inline(__always)
   private mutating func noteObjectThread(_ event: TraceEvent) {
+    guard accountsObjects else { return }
     guard event.object != lastObjectThread.object || event.thread != lastObjectThread.thread else { return }
     lastObjectThread = (event.object, event.thread)
     objectThreads.withValue(event.object, default: 0) { $0 |= Self.threadBit(event.thread) }
@@ -292,6 +301,7 @@ public struct ReplayMachine {
     if let type = objectTypes[event.object] { return type }
     guard event.aux != 0 else { return 0 }
     objectTypes[event.object] = event.aux
+    guard accountsObjects else { return event.aux }
     if liveObjects[event.object] != nil {
       liveObjects[event.object] = event.aux
     } else {
@@ -302,7 +312,7 @@ public struct ReplayMachine {
 
   private mutating func freed<Consumer: ReplayConsumer>(_ event: TraceEvent, _ consumer: inout Consumer) {
     let type = event.aux != 0 ? event.aux : (objectTypes[event.object] ?? 0)
-    if liveObjects[event.object] != nil {
+    if accountsObjects && liveObjects[event.object] != nil {
       liveObjects[event.object] = nil
       if type != 0 {
         types[type, default: TypeStatistics()].created += 1
@@ -314,10 +324,12 @@ public struct ReplayMachine {
         freedWithoutEvents[stack, default: RegistrarStatistics()].freed += 1
       }
     }
-    seenObjects[event.object] = nil
     objectTypes[event.object] = nil
-    if creationStacks[event.object] != nil { creationStacks[event.object] = nil }
-    forgetObjectThreads(event.object)
+    if accountsObjects {
+      seenObjects[event.object] = nil
+      if creationStacks[event.object] != nil { creationStacks[event.object] = nil }
+      forgetObjectThreads(event.object)
+    }
     consumer.consume(
       .objectFreed(ObjectFact(time: event.time, thread: event.thread, object: event.object, type: type, stack: 0)))
     // Runs subscribed only to freed objects can never fire again: they end here.
@@ -517,14 +529,19 @@ public struct ReplayMachine {
         && run.reads.elements.allSatisfy {
           previous.lastReads.contains($0) && (keys[$0]?.lastRealChange ?? 0) < previous.lastRunBeginSequence
         }
-      for key in previous.lastReads.elements where !run.reads.contains(key) {
-        keys.withState(key) { $0.readers.remove(id) }
+      if listsCoalescedWrites {
+        for key in previous.lastReads.elements where !run.reads.contains(key) {
+          keys.withState(key) { $0.readers.remove(id) }
+        }
       }
     } else {
       first = true
     }
     instances[id] = Instance(label: run.fact.label, lastRunBeginSequence: run.beginSequence, lastReads: run.reads)
-    for key in run.reads.elements { keys.withState(key) { $0.readers.insert(id) } }
+    // A property's readers are there only to list the writes coalesced into them.
+    if listsCoalescedWrites {
+      for key in run.reads.elements { keys.withState(key) { $0.readers.insert(id) } }
+    }
     consumer.consume(
       .runEnded(
         RunEndedFact(

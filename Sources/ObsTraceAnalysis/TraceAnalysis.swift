@@ -158,11 +158,12 @@ public enum TraceAnalysis {
 
   /// Replays what `reader` reads through the machine alone, into `consumer`: for a command that needs only the facts
   /// (a timeline), not the statistics and findings a report derives from them. The consumer may read the reader's
-  /// definitions as they stand when a fact comes. `listsCoalescedWrites`: see `ReplayMachine.listsCoalescedWrites`.
+  /// definitions as they stand when a fact comes. `listsCoalescedWrites`, `accountsObjects`: see `ReplayMachine`.
   public static func replay<Consumer: ReplayConsumer>(
-    _ reader: TraceReader, into consumer: inout Consumer, listsCoalescedWrites: Bool = true
+    _ reader: TraceReader, into consumer: inout Consumer, listsCoalescedWrites: Bool = true,
+    accountsObjects: Bool = true
   ) {
-    var machine = ReplayMachine(listsCoalescedWrites: listsCoalescedWrites)
+    var machine = ReplayMachine(listsCoalescedWrites: listsCoalescedWrites, accountsObjects: accountsObjects)
     forEachEventInTimeOrder(reader) { machine.consume($0, into: &consumer) }
   }
 

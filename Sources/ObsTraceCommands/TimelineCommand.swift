@@ -81,8 +81,9 @@ enum TimelineCommand: TraceCommand {
     writer.append("time (ms)  thread  what")
     writer.endLine()
     var consumer = TimelineConsumer(printer: TimelinePrinter(filter: filter, names: names, writer: writer))
-    // A write's beginning is never a line: the instances it is coalesced into are not worked out.
-    TraceAnalysis.replay(reader, into: &consumer, listsCoalescedWrites: false)
+    // A write's beginning is never a line: the instances it is coalesced into are not worked out; nor are the
+    // accounts of objects, which no line shows.
+    TraceAnalysis.replay(reader, into: &consumer, listsCoalescedWrites: false, accountsObjects: false)
     consumer.finish()
     if writer.lines == 1 {
       // A name or number the trace does not have is a mistake (a typo shows nothing, which reads as "nothing

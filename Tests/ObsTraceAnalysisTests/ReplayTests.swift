@@ -73,6 +73,41 @@ struct ReplayTests {
     #expect(listed.facts.count > 10)
   }
 
+  @Test("a machine that keeps no accounts of objects (the timeline's) gives every fact the same, and no accounts")
+  func withoutObjectAccounts() {
+    var script = EventScript()
+    script.registrarCreated(9, stack: 4)
+    script.created(1)
+    script.created(2, type: 2, thread: 2)
+    script.run(1, label: 1, reads: [(1, 1), (2, 1)])
+    script.run(2, label: 2, reads: [(1, 1)], instance: 200)
+    script.write(1, 1, firing: [1, 2], unchanged: false)
+    script.run(3, label: 1, reads: [(1, 1), (2, 1)])
+    script.freed(2, type: 2)
+    script.freed(9, type: 0)
+    script.created(3)
+    script.read(3, 1, thread: 3)
+    func replayed(accountingObjects: Bool) -> (facts: [String], machine: ReplayMachine) {
+      var machine = ReplayMachine(listsCoalescedWrites: false, accountsObjects: accountingObjects)
+      var facts: [String] = []
+      var consumer = ClosureConsumer { facts.append(String(describing: $0)) }
+      for event in script.events { machine.consume(event, into: &consumer) }
+      return (facts, machine)
+    }
+    let accounted = replayed(accountingObjects: true)
+    let unaccounted = replayed(accountingObjects: false)
+    #expect(accounted.facts == unaccounted.facts)
+    #expect(accounted.facts.count > 15)
+    // Off, the accounts stay empty (on, they are what the report reads).
+    #expect(accounted.machine.typeStatistics[1]?.created == 2)
+    #expect(accounted.machine.threadBits(ofObject: 3) != 0)
+    #expect(accounted.machine.registrarsWithoutEvents[4]?.freed == 1)
+    #expect(unaccounted.machine.typeStatistics.isEmpty)
+    #expect(unaccounted.machine.threadBits(ofObject: 3) == 0)
+    #expect(unaccounted.machine.registrarsWithoutEvents.isEmpty)
+    #expect(unaccounted.machine.liveObjectSerials.isEmpty)
+  }
+
   @Test("an invalidation by a write that changed nothing is wasted, and the re-run it causes is redundant")
   func wasted() {
     var script = EventScript()
