@@ -38,41 +38,71 @@ public struct TimeOrderedFacts {
   }
 
   /// Takes a fact and passes on, in time order, every fact that is now safe to show.
+  ///
+  /// One switch per fact: most facts (reads, objects created and freed, fires of a write) have no line and change
+  /// nothing open, and return at once; a run's or a write's beginning only makes the earliest open time earlier, so
+  /// it releases nothing either (after every fact, what is held is later than the earliest open time).
   public mutating func consume(_ fact: ReplayFact, _ body: (ReplayFact) -> Void) {
+    let time: UInt64
     switch fact {
     case .runBegan(let run):
       if let index = openRuns.lastIndex(where: { $0.scope == run.scope }) {
         let replaced = openRuns[index].time
         openRuns[index].time = run.time
         if replaced == earliestOpen { findEarliestOpen() }
+        earliestOpen = min(earliestOpen, run.time)
+        // The earliest open time may have moved later: release what it held back.
+        release(body)
       } else {
         openRuns.append((run.scope, run.time))
+        earliestOpen = min(earliestOpen, run.time)
       }
-      earliestOpen = min(earliestOpen, run.time)
+      return
     case .runEnded(let ended):
       if let index = openRuns.lastIndex(where: { $0.scope == ended.run.scope }) {
         let time = openRuns.remove(at: index).time
         if time == earliestOpen { findEarliestOpen() }
       }
+      time = ended.run.time
     case .writeBegan(let write):
       openWrites.append((WriteKey(thread: write.thread, key: write.key), write.time))
       earliestOpen = min(earliestOpen, write.time)
+      return
     case .write(let write):
       let key = WriteKey(thread: write.thread, key: write.key)
       if let index = openWrites.lastIndex(where: { $0.key == key && $0.time == write.time }) {
         openWrites.remove(at: index)
         if write.time == earliestOpen { findEarliestOpen() }
       }
-    default: break
+      time = write.time
+    case .read(let read):
+      guard read.stale else { return }
+      time = read.time
+    case .fire(let fire):
+      guard fire.cause == nil else { return }
+      time = fire.time
+    case .cancel(let cancel):
+      guard cancel.reason != .fired else { return }
+      time = cancel.time
+    case .anomaly(let anomaly):
+      time = anomaly.time
+    case .sequenceEnded(let ended):
+      guard ended.ending != nil else { return }
+      time = ended.time
+    case .objectCreated, .objectFreed:
+      return
     }
-    if let time = Self.time(of: fact) {
-      // The common case: nothing held, nothing open before it: shown at once, without the heap.
-      if heap.isEmpty && time <= earliestOpen {
-        body(fact)
-        return
-      }
-      heap.push(fact, time: time)
+    // The common case: nothing held, nothing open before it: shown at once, without the heap.
+    if heap.isEmpty && time <= earliestOpen {
+      body(fact)
+      return
     }
+    heap.push(fact, time: time)
+    release(body)
+  }
+
+  /// Passes on what is held and no longer later than the earliest open time.
+  private mutating func release(_ body: (ReplayFact) -> Void) {
     while let first = heap.firstTime, first <= earliestOpen {
       body(heap.pop())
     }

@@ -159,12 +159,15 @@ public enum TraceAnalysis {
   /// Replays what `reader` reads through the machine alone, into `consumer`: for a command that needs only the facts
   /// (a timeline), not the statistics and findings a report derives from them. The consumer may read the reader's
   /// definitions as they stand when a fact comes. `listsCoalescedWrites`, `accountsObjects`: see `ReplayMachine`.
+  /// Returns the machine, for a caller that decides when (or whether, at exit) its state is freed.
+  @discardableResult
   public static func replay<Consumer: ReplayConsumer>(
     _ reader: TraceReader, into consumer: inout Consumer, listsCoalescedWrites: Bool = true,
     accountsObjects: Bool = true
-  ) {
+  ) -> ReplayMachine {
     var machine = ReplayMachine(listsCoalescedWrites: listsCoalescedWrites, accountsObjects: accountsObjects)
     forEachEventInTimeOrder(reader) { machine.consume($0, into: &consumer) }
+    return machine
   }
 
   /// The trace's events in time order across threads (`TimeOrderedEvents`), as every replay reads them.

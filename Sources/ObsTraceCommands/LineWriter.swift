@@ -126,14 +126,20 @@ final class LineWriter {
     8081828384858687888990919293949596979899
     """
 
-  /// `Formatting.milliseconds(nanoseconds)` right-aligned in `width` columns, as `leftPadded(width)` gives it.
-  @inline(__always) func appendMilliseconds(_ nanoseconds: UInt64, width: Int) {
+  /// The microseconds `appendMilliseconds` shows for `nanoseconds`, when it takes its integer path (all but times
+  /// within a few nanoseconds of a half microsecond, or past 2^50): two times with the same are printed the same.
+  @inline(__always) static func shownMicroseconds(_ nanoseconds: UInt64) -> UInt64? {
     // The integer path of `Formatting.milliseconds`, without its String (the same cases take it).
     let remainder = nanoseconds % 1000
-    guard nanoseconds < 1 << 50, remainder < 497 || remainder > 503 else {
+    guard nanoseconds < 1 << 50, remainder < 497 || remainder > 503 else { return nil }
+    return (nanoseconds + 500) / 1000
+  }
+
+  /// `Formatting.milliseconds(nanoseconds)` right-aligned in `width` columns, as `leftPadded(width)` gives it.
+  @inline(__always) func appendMilliseconds(_ nanoseconds: UInt64, width: Int) {
+    guard let microseconds = Self.shownMicroseconds(nanoseconds) else {
       return appendMillisecondsAsFormatted(nanoseconds, width: width)
     }
-    let microseconds = (nanoseconds + 500) / 1000
     let whole = microseconds / 1000
     let wholeDigits = Self.digitCount(whole)
     let length = wholeDigits + 4
@@ -155,6 +161,19 @@ final class LineWriter {
     let text = Formatting.milliseconds(nanoseconds)
     appendSpaces(width - text.utf8.count)
     append(contentsOf: text)
+  }
+
+  /// Where the next byte goes in the line being built: `copyBytes(from:into:)` copies what was written since.
+  var position: Int { count }
+
+  /// Copies the bytes written since `position` (of the line not yet ended) into `destination`, which holds
+  /// `capacity`; how many, or nil when they do not fit.
+  func copyBytes(from position: Int, into destination: UnsafeMutablePointer<UInt8>, capacity: Int) -> Int? {
+    precondition(position >= 0 && position <= count)
+    let length = count - position
+    guard length <= capacity else { return nil }
+    destination.update(from: storage + position, count: length)
+    return length
   }
 
   /// Ends the line; past the threshold, hands the buffer to the output.

@@ -83,7 +83,10 @@ enum TimelineCommand: TraceCommand {
     var consumer = TimelineConsumer(printer: TimelinePrinter(filter: filter, names: names, writer: writer))
     // A write's beginning is never a line: the instances it is coalesced into are not worked out; nor are the
     // accounts of objects, which no line shows.
-    TraceAnalysis.replay(reader, into: &consumer, listsCoalescedWrites: false, accountsObjects: false)
+    let machine = TraceAnalysis.replay(reader, into: &consumer, listsCoalescedWrites: false, accountsObjects: false)
+    // Its state (per object and per scope: many small allocations) is not freed one allocation at a time just
+    // before the process exits.
+    KeptUntilExit.keep(machine)
     consumer.finish()
     if writer.lines == 1 {
       // A name or number the trace does not have is a mistake (a typo shows nothing, which reads as "nothing
@@ -182,11 +185,21 @@ final class TimelinePrinter {
   @exclusivity(unchecked) private var labelMatches = DenseTable<Bool>()
   @exclusivity(unchecked) private var propertyMatches = DenseTable<Bool>()
 
+  /// The last prefix printed (time and thread), kept while the next line's shows the same microsecond on the same
+  /// thread: writes come several to a microsecond, and formatting the time is most of a short line's work.
+  @exclusivity(unchecked) private var prefixBytes = UnsafeMutablePointer<UInt8>.allocate(capacity: prefixCapacity)
+  @exclusivity(unchecked) private var prefixCount = 0
+  @exclusivity(unchecked) private var prefixMicroseconds = UInt64.max
+  @exclusivity(unchecked) private var prefixThread: UInt32 = 0
+  private static let prefixCapacity = 64
+
   init(filter: Filter, names: ResolvedNames, writer: LineWriter) {
     self.filter = filter
     self.names = names
     self.writer = writer
   }
+
+  deinit { prefixBytes.deallocate() }
 
   private var reader: TraceReader { names.reader }
 
@@ -230,6 +243,21 @@ final class TimelinePrinter {
 
   /// `time(ms)  Tn     `: the time right-aligned in 9 columns, then the thread left-aligned in 6 and a space.
   private func appendPrefix(_ time: UInt64, _ thread: UInt32) {
+    let microseconds = LineWriter.shownMicroseconds(time)
+    if let microseconds, microseconds == prefixMicroseconds, thread == prefixThread {
+      return writer.append(UnsafeBufferPointer(start: prefixBytes, count: prefixCount))
+    }
+    let start = writer.position
+    defer {
+      // Kept only when the time took the integer path (a time near a half microsecond is formatted apart).
+      if let microseconds,
+        let count = writer.copyBytes(from: start, into: prefixBytes, capacity: Self.prefixCapacity)
+      {
+        (prefixMicroseconds, prefixThread, prefixCount) = (microseconds, thread, count)
+      } else {
+        prefixMicroseconds = .max
+      }
+    }
     writer.appendMilliseconds(time, width: 9)
     writer.append("  T")
     writer.appendDecimal(thread)
