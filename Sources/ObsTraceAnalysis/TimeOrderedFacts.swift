@@ -71,7 +71,8 @@ public struct TimeOrderedFacts {
     case .write(let write):
       let key = WriteKey(thread: write.thread, key: write.key)
       if let index = openWrites.lastIndex(where: { $0.key == key && $0.time == write.time }) {
-        openWrites.remove(at: index)
+        // The newest is the rule (one write at a time on a thread).
+        if index == openWrites.count - 1 { openWrites.removeLast() } else { openWrites.remove(at: index) }
         if write.time == earliestOpen { findEarliestOpen() }
       }
       time = write.time

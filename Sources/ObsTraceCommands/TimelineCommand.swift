@@ -185,12 +185,15 @@ final class TimelinePrinter {
   @exclusivity(unchecked) private var labelMatches = DenseTable<Bool>()
   @exclusivity(unchecked) private var propertyMatches = DenseTable<Bool>()
 
-  /// The last prefix printed (time and thread), kept while the next line's shows the same microsecond on the same
-  /// thread: writes come several to a microsecond, and formatting the time is most of a short line's work.
+  /// The last prefix printed (time and thread), reused while the next line's time is in the same millisecond on
+  /// the same thread: its three digits of microseconds are rewritten in place (and not even that within the same
+  /// microsecond: writes come several to one). Formatting the time was most of a short line's work.
   @exclusivity(unchecked) private var prefixBytes = UnsafeMutablePointer<UInt8>.allocate(capacity: prefixCapacity)
   @exclusivity(unchecked) private var prefixCount = 0
   @exclusivity(unchecked) private var prefixMicroseconds = UInt64.max
   @exclusivity(unchecked) private var prefixThread: UInt32 = 0
+  /// Where the three digits of microseconds are in `prefixBytes`.
+  @exclusivity(unchecked) private var prefixFractionAt = 0
   private static let prefixCapacity = 64
 
   init(filter: Filter, names: ResolvedNames, writer: LineWriter) {
@@ -244,16 +247,22 @@ final class TimelinePrinter {
   /// `time(ms)  Tn     `: the time right-aligned in 9 columns, then the thread left-aligned in 6 and a space.
   private func appendPrefix(_ time: UInt64, _ thread: UInt32) {
     let microseconds = LineWriter.shownMicroseconds(time)
-    if let microseconds, microseconds == prefixMicroseconds, thread == prefixThread {
+    if let microseconds, microseconds / 1000 == prefixMicroseconds / 1000, thread == prefixThread {
+      if microseconds != prefixMicroseconds {
+        LineWriter.writeDecimal(microseconds % 1000, digits: 3, endingAt: prefixBytes + prefixFractionAt + 3)
+        prefixMicroseconds = microseconds
+      }
       return writer.append(UnsafeBufferPointer(start: prefixBytes, count: prefixCount))
     }
     let start = writer.position
     defer {
-      // Kept only when the time took the integer path (a time near a half microsecond is formatted apart).
+      // Kept only when the time took the integer path (a time near a half microsecond is formatted apart): then
+      // the time is right-aligned in 9 columns and ends with its three digits of microseconds.
       if let microseconds,
         let count = writer.copyBytes(from: start, into: prefixBytes, capacity: Self.prefixCapacity)
       {
         (prefixMicroseconds, prefixThread, prefixCount) = (microseconds, thread, count)
+        prefixFractionAt = max(9, LineWriter.digitCount(microseconds / 1000) + 4) - 3
       } else {
         prefixMicroseconds = .max
       }

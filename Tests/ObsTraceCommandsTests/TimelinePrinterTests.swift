@@ -21,7 +21,7 @@ struct TimelinePrinterTests {
   }
 
   @Test(
-    "a line's time and thread are printed as formatted on their own, when a prefix is reused for the same microsecond and thread and when it is not"
+    "a line's time and thread are printed as formatted on their own, when a prefix is reused for the same millisecond or microsecond and thread and when it is not"
   )
   func prefixes() throws {
     let (reader, path) = try reader()
@@ -30,9 +30,16 @@ struct TimelinePrinterTests {
     // Several lines to a microsecond, on one thread and alternating between two; times within a few nanoseconds of
     // a half microsecond (formatted through a double) between times of the same microsecond; long times and threads.
     for base: UInt64 in [0, 1_000_000, 12_345_678_000, 86_400_000_000_000, (1 << 50) - 2_000] {
-      for offset: UInt64 in [0, 1, 100, 496, 497, 499, 500, 501, 503, 504, 999, 1000, 1001, 1499, 1500, 1502] {
+      for offset: UInt64 in [
+        0, 1, 100, 496, 497, 499, 500, 501, 503, 504, 999, 1000, 1001, 1499, 1500, 1502, 2000, 10_000, 999_000,
+        999_499, 999_500, 1_000_000, 1_001_000,
+      ] {
         for thread: UInt32 in [1, 1, 2, 1, 123_456] { cases.append((base + offset, thread)) }
       }
+    }
+    // One thread, a microsecond after another in the same millisecond, and across milliseconds.
+    for base: UInt64 in [0, 5_000_000, 86_400_000_000_000] {
+      for offset in stride(from: UInt64(0), to: 3_000_000, by: 997) { cases.append((base + offset, 7)) }
     }
     cases += [(1 << 50, 1), ((1 << 50) + 1, 1), (.max, 1), (.max, 99_999_999)]
     let output = LineWriterTests.CountingOutput()
