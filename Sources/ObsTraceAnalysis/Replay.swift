@@ -47,10 +47,13 @@ public struct Replay {
     set { consumers.extra = newValue }
   }
 
-  public init(configuration: Configuration = Configuration()) {
+  /// `collectsEdges`: whether to keep the dependency graph's edges (`readEdges`, `invalidationEdges`), which a
+  /// report does not print: a hashed count per read in a scope and per fire when kept.
+  public init(configuration: Configuration = Configuration(), collectsEdges: Bool = true) {
     self.configuration = configuration
     consumers = Consumers(
-      statistics: ReplayStatistics(), evidence: FindingEvidence(fanOutThreshold: configuration.fanOutThreshold))
+      statistics: ReplayStatistics(collectsEdges: collectsEdges),
+      evidence: FindingEvidence(fanOutThreshold: configuration.fanOutThreshold))
   }
 
   /// Replays one event; events must come in time order (see `TimeOrderedEvents`).

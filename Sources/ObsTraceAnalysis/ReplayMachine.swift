@@ -35,8 +35,6 @@ public struct ReplayMachine {
     var label: UInt32
     var lastRunBeginSequence: UInt64
     var lastReads: OrderedKeySet
-    /// It fired and has not run again since.
-    var awaitingRerun = false
   }
 
   struct Write {
@@ -57,9 +55,48 @@ public struct ReplayMachine {
     var predicted: [UInt32] = []
   }
 
+  /// The runs subscribed to one object, in the order they subscribed (see `subscribers`): the first
+  /// `SubscriberList.inlined` held in the list itself, so that an object's list allocates nothing while it stays
+  /// below its first compaction (the rule: a few runs at a time read an object).
   struct SubscriberList {
-    var scopes: [UInt32] = []
+    static let inlined = 8
+    private var first = SIMD8<UInt32>()
+    private var firstCount = 0
+    private var more: [UInt32] = []
     var compactAt = 8
+
+    var count: Int { firstCount + more.count }
+
+    mutating func append(_ scope: UInt32) {
+      if firstCount < Self.inlined {
+        first[firstCount] = scope
+        firstCount += 1
+      } else {
+        more.append(scope)
+      }
+    }
+
+    /// Calls `body` with each scope, in order (nothing is allocated).
+    func forEach(_ body: (UInt32) -> Void) {
+      for index in 0..<firstCount { body(first[index]) }
+      for scope in more { body(scope) }
+    }
+
+    /// The scopes, in order.
+    var scopes: [UInt32] {
+      var result: [UInt32] = []
+      result.reserveCapacity(count)
+      for index in 0..<firstCount { result.append(first[index]) }
+      result.append(contentsOf: more)
+      return result
+    }
+
+    mutating func removeAll(where shouldRemove: (UInt32) -> Bool) {
+      let kept = scopes.filter { !shouldRemove($0) }
+      firstCount = 0
+      more = []
+      for scope in kept { append(scope) }
+    }
   }
 
   struct Sequence {
@@ -121,11 +158,19 @@ public struct ReplayMachine {
   private var sequence: UInt64 = 0
   /// Writes between their willSet and didSet, over all threads: while none is, a read races nothing.
   private var writesInProgress = 0
-  private var runs: [UInt32: Run] = [:]
+  /// By scope id: ids are handed out in increasing order, and a run is held only while its observers are or will
+  /// be installed (see `RecentTable`).
+  private var runs = RecentTable<Run>()
   /// `Observations` runs the machine ended itself (every object they read was freed): the recorder still cancels
   /// such a run when its sequence ends, and that cancel is of a run known to have ended, not of an unknown one.
   private var endedWhenFreed: Set<UInt32> = []
-  private var instances: [UInt32: Instance] = [:]
+  private var instances = DenseTable<Instance>()
+  /// Instances that fired and have not run again since, with their label: a write of what they read is coalesced
+  /// into their next run. Apart from `instances`, so that a write looks up a word, not an instance and its reads.
+  private var awaitingRerun = DenseTable<UInt32>()
+  /// The array a write's beginning lists its coalesced instances in, kept between writes: once the fact is gone it
+  /// is uniquely held again and is emptied in place, so that listing them allocates nothing per write.
+  private var coalescedScratch: [UInt32] = []
   private var keys = KeyTable<KeyState>()
   private var writes = DenseTable<[Write]>()
   /// What the writes in progress that fired something fired, by the write's `sequence` (until its didSet).
@@ -148,7 +193,8 @@ public struct ReplayMachine {
   /// The object and thread last put in `objectThreads`: runs of one thread's events about one object are the rule,
   /// and the table is not touched again for them. Reset when the object's entry is removed.
   private var lastObjectThread: (object: UInt32, thread: UInt32) = (0, TraceFormat.reservedThread)
-  private var types: [UInt32: TypeStatistics] = [:]
+  /// By type id: an object's free counts in its type's entry (an array lookup, not two hashes per free).
+  private var types = DenseTable<TypeStatistics>()
   /// Registrars freed in the trace with no recorded event (never bound to an object, so of no known object), by
   /// their creation stack (0: none recorded). See `registrarsWithoutEvents`.
   private var freedWithoutEvents: [UInt32: RegistrarStatistics] = [:]
@@ -221,26 +267,11 @@ public struct ReplayMachine {
     case .scopeEnd:
       endRun(event, &consumer)
     case .trackingInstalled:
-      guard var run = runs[event.scope] else { return anomaly(.eventOfUnknownScope, event, &consumer) }
-      guard !run.subscribed else { return }
-      run.subscribed = true
-      var objects = 0
-      run.reads.forEachObject { object in
-        objects += 1
-        subscribers.withValue(object, default: SubscriberList()) { list in
-          if list.scopes.count >= list.compactAt {
-            list.scopes.removeAll { runs[$0]?.subscribed != true }
-            list.compactAt = max(8, 2 * list.scopes.count)
-          }
-          list.scopes.append(event.scope)
-        }
-      }
-      run.liveObjects = objects
-      runs[event.scope] = run
+      installed(event, &consumer)
     case .trackingFired:
       fired(event, &consumer)
     case .trackingCancelled:
-      guard runs[event.scope] != nil else {
+      guard runs.contains(event.scope) else {
         // One-shot tracking was already cancelled by its fire, just before.
         if event.flags == CancelReason.fired.rawValue { return }
         // An Observations run ended when its objects were freed; its sequence ended since.
@@ -267,6 +298,33 @@ public struct ReplayMachine {
           SequenceEndedFact(
             time: event.time, thread: event.thread, sequence: event.key, label: sequences[event.key]?.label ?? 0,
             ending: ending)))
+    }
+  }
+
+  /// A run's observers were installed: it subscribes to each object it read. Out of line (as the other scope
+  /// events' are), so that the dispatch every event goes through stays small.
+  @inline(never)
+  private mutating func installed<Consumer: ReplayConsumer>(_ event: TraceEvent, _ consumer: inout Consumer) {
+    guard let reads = runs.withExisting(event.scope, { run in run.subscribed ? nil : run.reads }) else {
+      return anomaly(.eventOfUnknownScope, event, &consumer)
+    }
+    guard let reads else { return }
+    // The run is marked subscribed after its lists: a list compacted on the way drops an earlier entry of this
+    // run (one left from before a cancel), as it did when the run was put back only at the end.
+    var objects = 0
+    reads.forEachObject { object in
+      objects += 1
+      subscribers.withValue(object, default: SubscriberList()) { list in
+        if list.count >= list.compactAt {
+          list.removeAll { runs.withExisting($0, { $0.subscribed }) != true }
+          list.compactAt = max(8, 2 * list.count)
+        }
+        list.append(event.scope)
+      }
+    }
+    runs.withExisting(event.scope) { run in
+      run.subscribed = true
+      run.liveObjects = objects
     }
   }
 
@@ -315,8 +373,10 @@ public struct ReplayMachine {
     if accountsObjects && liveObjects[event.object] != nil {
       liveObjects[event.object] = nil
       if type != 0 {
-        types[type, default: TypeStatistics()].created += 1
-        types[type, default: TypeStatistics()].freed += 1
+        types.withValue(type, default: TypeStatistics()) {
+          $0.created += 1
+          $0.freed += 1
+        }
       } else {
         // No event named its object: a registrar, not an object (see `registrarsWithoutEvents`).
         let stack = creationStacks[event.object] ?? 0
@@ -333,13 +393,16 @@ public struct ReplayMachine {
     consumer.consume(
       .objectFreed(ObjectFact(time: event.time, thread: event.thread, object: event.object, type: type, stack: 0)))
     // Runs subscribed only to freed objects can never fire again: they end here.
-    if let scopes = subscribers[event.object]?.scopes {
-      subscribers[event.object] = nil
-      for scope in scopes {
-        guard var run = runs[scope], run.subscribed else { continue }
-        run.liveObjects -= 1
-        runs[scope] = run
-        if run.liveObjects <= 0 {
+    if let list = subscribers.removeValue(event.object) {
+      list.forEach { scope in
+        let remaining = runs.withExisting(
+          scope,
+          { run -> Int? in
+            guard run.subscribed else { return nil }
+            run.liveObjects -= 1
+            return run.liveObjects
+          })
+        if let remaining, let remaining, remaining <= 0 {
           cancel(scope, time: event.time, thread: event.thread, reason: .objectsFreed, derived: true, &consumer)
         }
       }
@@ -357,17 +420,16 @@ public struct ReplayMachine {
       writesInProgress > 0 && keys.withExisting(key, { $0.isWritten(byOtherThan: event.thread) }) == true
     var label: UInt32 = 0
     if event.scope != 0 {
-      // In place, in one access: reading `runs.values[index]` copies the run out (retaining what it holds).
-      if let index = runs.index(forKey: event.scope),
-        let placed = Self.update(
-          &runs.values[index],
-          { run -> UInt32? in
-            guard !run.ended else { return nil }
-            run.reads.insert(key)
-            if stale { run.readStale = true }
-            if racing { run.readRacing = true }
-            return run.fact.label
-          })
+      // In place, in one access: reading `runs[scope]` would copy the run out (retaining what it holds).
+      if let placed = runs.withExisting(
+        event.scope,
+        { run -> UInt32? in
+          guard !run.ended else { return nil }
+          run.reads.insert(key)
+          if stale { run.readStale = true }
+          if racing { run.readRacing = true }
+          return run.fact.label
+        }), let placed
       {
         label = placed
       } else {
@@ -390,16 +452,13 @@ public struct ReplayMachine {
       $0.append(Write(key: key, sequence: sequence, time: event.time, stack: event.stack, kind: event.flags))
     }
     // Coalesced: instances that read this and already fired, waiting to run again, hear nothing of this write.
+    // While none waits (a program without scopes), there is nothing to list.
+    let listed = listsCoalescedWrites && !awaitingRerun.isEmpty
     var coalesced: [UInt32] = []
+    if listed { coalesced = coalescedInstances(reading: key) }
     var untracedRuns: [UInt32] = []
     writesInProgress += 1
-    let listsCoalescedWrites = self.listsCoalescedWrites
     keys.withState(key) { state in
-      if listsCoalescedWrites {
-        state.readers.forEach { reader in
-          if let instance = instances[reader], instance.awaitingRerun { coalesced.append(instance.label) }
-        }
-      }
       state.beginWrite(on: event.thread)
       if !state.untracedRuns.isEmpty { swap(&untracedRuns, &state.untracedRuns) }
     }
@@ -408,7 +467,24 @@ public struct ReplayMachine {
         WriteBeganFact(
           time: event.time, thread: event.thread, key: key, type: type, stack: event.stack, coalescedInto: coalesced,
           direct: event.flags & EventFlags.willSetDirect != 0)))
-    for scope in untracedRuns where runs[scope]?.subscribed == true { predictFire(scope, event, key, &consumer) }
+    // Kept for the next write: held only here once the fact is gone, it is emptied in place then.
+    if listed { swap(&coalesced, &coalescedScratch) }
+    for scope in untracedRuns where runs.withExisting(scope, { $0.subscribed }) == true {
+      predictFire(scope, event, key, &consumer)
+    }
+  }
+
+  /// The labels of the instances that read `key` and wait to run again, listed in the scratch array.
+  private mutating func coalescedInstances(reading key: PropertyKey) -> [UInt32] {
+    var coalesced: [UInt32] = []
+    swap(&coalesced, &coalescedScratch)
+    if !coalesced.isEmpty { coalesced.removeAll(keepingCapacity: true) }
+    keys.withExisting(key) { state in
+      state.readers.forEach { reader in
+        if let label = awaitingRerun[reader] { coalesced.append(label) }
+      }
+    }
+    return coalesced
   }
 
   /// An untraced run (tracking ObsTrace does not own) fires at this willSet, as Observation's one-shot tracking
@@ -416,16 +492,22 @@ public struct ReplayMachine {
   private mutating func predictFire<Consumer: ReplayConsumer>(
     _ scope: UInt32, _ event: TraceEvent, _ key: PropertyKey, _ consumer: inout Consumer
   ) {
-    guard let run = runs[scope], let last = writes[event.thread]?.indices.last else { return }
-    instances[run.fact.instance]?.awaitingRerun = true
-    writes[event.thread]![last].firedAny = true
-    let write = writes[event.thread]![last].sequence
-    firedByWrite[write, default: Fired()].scopes.append((scope, run.fact.label))
+    guard let run = runs.withExisting(scope, { $0.fact }),
+      let write = writes.withExisting(
+        event.thread,
+        { open -> UInt64? in
+          guard !open.isEmpty else { return nil }
+          open[open.count - 1].firedAny = true
+          return open[open.count - 1].sequence
+        }), let write
+    else { return }
+    noteAwaitingRerun(run.instance)
+    firedByWrite[write, default: Fired()].scopes.append((scope, run.label))
     firedByWrite[write, default: Fired()].predicted.append(scope)
     consumer.consume(
       .fire(
         FireFact(
-          time: event.time, thread: event.thread, scope: scope, label: run.fact.label, instance: run.fact.instance,
+          time: event.time, thread: event.thread, scope: scope, label: run.label, instance: run.instance,
           cause: key, predicted: true)))
     cancel(scope, time: event.time, thread: event.thread, reason: .fired, derived: true, &consumer)
   }
@@ -462,23 +544,34 @@ public struct ReplayMachine {
   }
 
   private mutating func fired<Consumer: ReplayConsumer>(_ event: TraceEvent, _ consumer: inout Consumer) {
-    guard let run = runs[event.scope], run.subscribed || run.fact.kind == .named || !run.ended else {
+    guard
+      let run = runs.withExisting(
+        event.scope, { run in run.subscribed || run.fact.kind == .named || !run.ended ? run.fact : nil }),
+      let run
+    else {
       return anomaly(.fireOfUnknownScope, event, &consumer)
     }
-    instances[run.fact.instance]?.awaitingRerun = true
+    noteAwaitingRerun(run.instance)
     let cause = PropertyKey(object: event.object, property: event.key)
     var explained = false
-    if event.object != 0, let index = writes[event.thread]?.lastIndex(where: { $0.key == cause }) {
-      writes[event.thread]![index].firedAny = true
-      firedByWrite[writes[event.thread]![index].sequence, default: Fired()].scopes.append((event.scope, run.fact.label))
+    if event.object != 0,
+      let write = writes.withExisting(
+        event.thread,
+        { open -> UInt64? in
+          guard let index = open.lastIndex(where: { $0.key == cause }) else { return nil }
+          open[index].firedAny = true
+          return open[index].sequence
+        }), let write
+    {
+      firedByWrite[write, default: Fired()].scopes.append((event.scope, run.label))
       explained = true
     }
     consumer.consume(
       .fire(
         FireFact(
-          time: event.time, thread: event.thread, scope: event.scope, label: run.fact.label,
-          instance: run.fact.instance, cause: explained ? cause : nil)))
-    if run.fact.kind == .tracking {
+          time: event.time, thread: event.thread, scope: event.scope, label: run.label,
+          instance: run.instance, cause: explained ? cause : nil)))
+    if run.kind == .tracking {
       cancel(event.scope, time: event.time, thread: event.thread, reason: .fired, derived: true, &consumer)
     }
   }
@@ -486,14 +579,17 @@ public struct ReplayMachine {
   private mutating func cancel<Consumer: ReplayConsumer>(
     _ scope: UInt32, time: UInt64, thread: UInt32, reason: CancelReason, derived: Bool, _ consumer: inout Consumer
   ) {
-    guard var run = runs[scope] else { return }
-    let wasSubscribed = run.subscribed
-    run.subscribed = false
-    if run.ended {
-      runs[scope] = nil
-      if derived && reason == .objectsFreed && run.sequence != 0 { endedWhenFreed.insert(scope) }
-    } else {
-      runs[scope] = run
+    guard
+      let (fact, wasSubscribed, ended, sequence) = runs.withExisting(
+        scope,
+        { run in
+          defer { run.subscribed = false }
+          return (run.fact, run.subscribed, run.ended, run.sequence)
+        })
+    else { return }
+    if ended {
+      runs.remove(scope)
+      if derived && reason == .objectsFreed && sequence != 0 { endedWhenFreed.insert(scope) }
     }
     // One cancel per run: a one-shot fire is cancelled here, and the recorder's own cancel that follows it
     // finds the run gone.
@@ -501,17 +597,22 @@ public struct ReplayMachine {
     consumer.consume(
       .cancel(
         CancelFact(
-          time: time, thread: thread, scope: scope, label: run.fact.label, instance: run.fact.instance,
+          time: time, thread: thread, scope: scope, label: fact.label, instance: fact.instance,
           reason: reason, derived: derived)))
   }
 
   private mutating func endRun<Consumer: ReplayConsumer>(_ event: TraceEvent, _ consumer: inout Consumer) {
-    guard var run = runs[event.scope], !run.ended else { return anomaly(.eventOfUnknownScope, event, &consumer) }
+    // Moved out while it ends (and put back if it stays): nothing it holds is copied.
+    guard runs.withExisting(event.scope, { !$0.ended }) == true, var run = runs.remove(event.scope) else {
+      return anomaly(.eventOfUnknownScope, event, &consumer)
+    }
     run.ended = true
     // A nested list merges into the enclosing one, as the real generateAccessList does on exit.
-    if run.fact.parent != 0, var parent = runs[run.fact.parent], !parent.ended {
-      for key in run.reads.elements { parent.reads.insert(key) }
-      runs[run.fact.parent] = parent
+    if run.fact.parent != 0 {
+      runs.withExisting(run.fact.parent) { parent in
+        guard !parent.ended else { return }
+        for key in run.reads.elements { parent.reads.insert(key) }
+      }
     }
     if run.sequence != 0 {
       sequences[run.sequence]?.lastObjects = Set(run.reads.elements.map(\.object))
@@ -519,7 +620,8 @@ public struct ReplayMachine {
     let id = run.fact.instance
     var redundant = false
     let first: Bool
-    if let previous = instances[id] {
+    awaitingRerun[id] = nil
+    if let previous = instances.removeValue(id) {
       first = false
       // Redundant: it read only what its previous run read, and none of it really changed since that run
       // began (a run that reads something new, a row added or another model, saw something change). A run that
@@ -557,9 +659,12 @@ public struct ReplayMachine {
     // installed (the real access list stays nil), and a named scope never is.
     if run.subscribed || (run.fact.kind != .named && !run.reads.isEmpty) {
       runs[event.scope] = run
-    } else {
-      runs[event.scope] = nil
     }
+  }
+
+  /// Marks `instance` as fired and waiting to run again (if a run of it has ended: an instance is known from then).
+  private mutating func noteAwaitingRerun(_ instance: UInt32) {
+    if let label = instances.withExisting(instance, { $0.label }) { awaitingRerun[instance] = label }
   }
 
   /// `Observations` sequences still running at the end of the trace that read `object` in their last value:
@@ -607,12 +712,13 @@ public struct ReplayMachine {
   public var liveRunCount: Int { runs.count }
 
   /// Entries of the per-object subscriber lists (for tests: what the replay holds for runs that subscribed).
-  var subscriptionCount: Int { subscribers.reduce(0) { $0 + $1.value.scopes.count } }
+  var subscriptionCount: Int { subscribers.reduce(0) { $0 + $1.value.count } }
 
   /// Per-type created/freed counts, including objects still alive at the end; registrars that recorded no event
   /// are not objects of any type (`registrarsWithoutEvents`).
   public var typeStatistics: [UInt32: TypeStatistics] {
-    var result = types
+    var result: [UInt32: TypeStatistics] = [:]
+    types.forEachEntry { type, statistics in result[type] = statistics }
     for (_, type) in liveObjectSerials { result[type, default: TypeStatistics()].created += 1 }
     for (serial, _) in seenObjects { result[objectTypes[serial] ?? 0, default: TypeStatistics()].seenOnly += 1 }
     return result

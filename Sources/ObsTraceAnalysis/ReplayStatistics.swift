@@ -10,7 +10,17 @@ public struct ReplayStatistics: ReplayConsumer {
   }
 
   public private(set) var properties = DenseTable<PropertyStatistics>()
-  public private(set) var scopes = DenseTable<ScopeStatistics>()  // by label id
+  /// By label id.
+  public var scopes: DenseTable<ScopeStatistics> {
+    guard let pending = pendingScopeReads else { return scopeTable }
+    var scopes = scopeTable
+    scopes.withExisting(pending.label) { $0.reads[pending.property, default: 0] += pending.count }
+    return scopes
+  }
+  private var scopeTable = DenseTable<ScopeStatistics>()
+  /// Reads of one property in runs of one label in a row, not yet added to that label's `reads` (one hash per run
+  /// of reads, not per read: a scope reads one property of many objects, a row of a list the same of each row).
+  private var pendingScopeReads: (label: UInt32, property: UInt32, count: Int)?
   /// Reads of a property inside runs of a scope, per object.
   public var readEdges: [Edge: Int] {
     var edges: [Edge: Int] = [:]
@@ -37,7 +47,15 @@ public struct ReplayStatistics: ReplayConsumer {
   /// Mutates a label's statistics in place if the label began a run (`scopes[label]?.x += 1` would copy them,
   /// and their dictionaries, on every call).
   private mutating func modifyScope(_ label: UInt32, _ body: (inout ScopeStatistics) -> Void) {
-    _ = scopes.withExisting(label, body)
+    _ = scopeTable.withExisting(label, body)
+  }
+
+  /// Adds the pending reads to their label's counts.
+  @inline(never)
+  private mutating func flushScopeReads() {
+    guard let pending = pendingScopeReads else { return }
+    pendingScopeReads = nil
+    modifyScope(pending.label) { $0.reads[pending.property, default: 0] += pending.count }
   }
 
   @inline(__always)
@@ -53,7 +71,12 @@ public struct ReplayStatistics: ReplayConsumer {
         if read.stale { $0.staleReads += 1 }
       }
       if read.label != 0 {
-        modifyScope(read.label) { $0.reads[read.key.property, default: 0] += 1 }
+        if let pending = pendingScopeReads, pending.label == read.label, pending.property == read.key.property {
+          pendingScopeReads!.count += 1
+        } else if scopeTable.withExisting(read.label, { _ in true }) == true {
+          flushScopeReads()
+          pendingScopeReads = (read.label, read.key.property, 1)
+        }
         if collectsEdges {
           readCounts.withState(read.key, default: LabelCounts()) { $0.add(read.label) }
         }
@@ -89,9 +112,9 @@ public struct ReplayStatistics: ReplayConsumer {
         }
       }
     case .runBegan(let run):
-      if scopes[run.label] == nil { scopes[run.label] = ScopeStatistics(kind: run.kind) }
+      if scopeTable[run.label] == nil { scopeTable[run.label] = ScopeStatistics(kind: run.kind) }
     case .runEnded(let ended):
-      scopes.withValue(ended.run.label, default: ScopeStatistics(kind: ended.run.kind)) { statistics in
+      scopeTable.withValue(ended.run.label, default: ScopeStatistics(kind: ended.run.kind)) { statistics in
         statistics.runs += 1
         if ended.firstOfInstance { statistics.instances += 1 }
         if ended.redundant { statistics.redundantRuns += 1 }

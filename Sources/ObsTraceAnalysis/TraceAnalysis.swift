@@ -137,7 +137,7 @@ public enum TraceAnalysis {
     path: String, configuration: Replay.Configuration = Replay.Configuration(),
     onFact: ((ReplayFact, TraceDefinitions) -> Void)? = nil
   ) throws(TraceFileError) -> AnalysisReport {
-    try replay(path: path, configuration: configuration, onFact: onFact).report
+    try replay(path: path, configuration: configuration, collectsEdges: false, onFact: onFact).report
   }
 
   /// Analyses the trace at `path`, and keeps the replay and the definitions the report was made from, for a view
@@ -146,8 +146,16 @@ public enum TraceAnalysis {
     path: String, configuration: Replay.Configuration = Replay.Configuration(),
     onFact: ((ReplayFact, TraceDefinitions) -> Void)? = nil
   ) throws(TraceFileError) -> (report: AnalysisReport, replay: Replay, definitions: TraceDefinitions) {
+    try replay(path: path, configuration: configuration, collectsEdges: true, onFact: onFact)
+  }
+
+  /// `replay(path:configuration:onFact:)`, keeping the graph's edges or not (`Replay.init`'s `collectsEdges`).
+  static func replay(
+    path: String, configuration: Replay.Configuration, collectsEdges: Bool,
+    onFact: ((ReplayFact, TraceDefinitions) -> Void)?
+  ) throws(TraceFileError) -> (report: AnalysisReport, replay: Replay, definitions: TraceDefinitions) {
     let reader = try TraceReader(path: path)
-    var replay = Replay(configuration: configuration)
+    var replay = Replay(configuration: configuration, collectsEdges: collectsEdges)
     if let onFact {
       replay.onFact = { fact in onFact(fact, reader.definitions) }
     }

@@ -74,8 +74,25 @@ struct ChunkDecoder: Sendable {
         var previousObject: UInt32 = 0
         var previousKey: UInt32 = 0
         events.reserveCapacity(raw.count / 8)
+        // The last type an object's definition named that was found defined (types are never forgotten).
+        var definedType: UInt32?
         while !cursor.isAtEnd {
           let tag = try cursor.readByte()
+          if tag == DefinitionTag.object.rawValue {
+            // A chunk restates the object of each of its events (a many-object trace: one per event or two):
+            // decoded in place, and a restatement that changes nothing is passed over without an entry.
+            let serial = try cursor.readVarint32()
+            let type = try cursor.readVarint32()
+            if definitions.objects[serial] != type, let entry = try define(.object(serial, type: type)) {
+              stated.append(entry)
+            }
+            if type != definedType {
+              // The writer states a type before the first object of that type.
+              if definitions.types[type] == nil { unknown.note("type", type) } else { definedType = type }
+            }
+            lastObject = 0
+            continue
+          }
           if tag >= 0x80 {
             let entry = try Self.decodeDefinition(tag, &cursor)
             if let entry = try define(entry) { stated.append(entry) }
@@ -131,7 +148,7 @@ struct ChunkDecoder: Sendable {
           }
           // Checked only when the ids differ from the last ones checked: passing `definitions` copies the tables.
           if unknown.isNew(kind: kind, key: key, stack: stack) {
-            unknown.check(kind: kind, key: key, stack: stack, definitions)
+            check(&unknown, kind: kind, key: key, stack: stack)
           }
           events.append(
             TraceEvent(
@@ -166,6 +183,12 @@ struct ChunkDecoder: Sendable {
       result.firstUnknownID = "\(first.space) #\(first.id)"
     }
     return result
+  }
+
+  /// `unknown.check` against the decoder's definitions, read in place (passed as an argument, the definitions
+  /// were copied out of the decoder, retaining each of their tables, per call).
+  private func check(_ unknown: inout UnknownIDs, kind: EventKind, key: UInt32, stack: UInt32) {
+    unknown.check(kind: kind, key: key, stack: stack, definitions)
   }
 
   /// Charges `entry` to the budget and puts it in the definitions: an id stated again costs nothing (chunks restate

@@ -93,6 +93,21 @@ public struct DenseTable<Value>: Sequence {
     }
   }
 
+  /// Removes the entry of `id` and returns it, if there is one: moved out of its slot, not copied (what it holds
+  /// stays uniquely referenced).
+  @inlinable @discardableResult
+  public mutating func removeValue(_ id: UInt32) -> Value? {
+    let index = Int(id) &- base
+    if index >= 0 && index < values.count {
+      guard let value = values[index].take() else { return nil }
+      entries -= 1
+      return value
+    }
+    guard !sparse.isEmpty, let value = sparse.removeValue(forKey: id) else { return nil }
+    entries -= 1
+    return value
+  }
+
   /// Mutates the value of `id` in place (created from `value` when absent).
   @inlinable @inline(__always)
   public mutating func withValue<Result>(

@@ -29,3 +29,74 @@ struct ReplayMemoryTests {
     #expect(replay.machine.subscriptionCount < 20)
   }
 }
+
+@Suite("Replay state")
+struct ReplayStateTests {
+  @Test("runs subscribed to one object past the ones its list holds in place are all ended, in order, when it is freed")
+  func subscribersPastTheInlinedOnes() {
+    var script = EventScript()
+    script.created(1)
+    let runs = UInt32(1)...UInt32(3 * ReplayMachine.SubscriberList.inlined)
+    for scope in runs {
+      script.begin(scope, label: 1, instance: 100 + scope)
+      script.read(1, 1, in: scope)
+      script.end(scope)
+      script.install(scope)
+    }
+    script.freed(1)
+    let (replay, facts) = script.replay()
+    let ended = facts.compactMap { fact -> UInt32? in
+      if case .cancel(let cancel) = fact, cancel.reason == .objectsFreed { return cancel.scope }
+      return nil
+    }
+    #expect(ended == Array(runs))
+    #expect(replay.liveRunCount == 0)
+  }
+
+  @Test("a scope's reads by property count every read, the latest ones too, whenever the statistics are read")
+  func scopeReadsCounted() {
+    var script = EventScript()
+    script.created(1)
+    script.created(2)
+    script.begin(1, label: 1)
+    script.read(1, 1, in: 1)
+    script.read(2, 1, in: 1)
+    script.read(1, 2, in: 1)
+    script.read(2, 2, in: 1)
+    script.read(1, 1, in: 1)
+    script.end(1)
+    var replay = Replay()
+    for (index, event) in script.events.enumerated() {
+      replay.consume(event)
+      if index == 4 { #expect(replay.scopes[1]?.reads == [1: 2]) }
+    }
+    #expect(replay.scopes[1]?.reads == [1: 3, 2: 2])
+    #expect(replay.statistics.scopes[1]?.reads == [1: 3, 2: 2])
+  }
+
+  @Test("a replay that keeps no graph edges gives the same statistics and findings, and no edges")
+  func withoutEdges() {
+    var script = EventScript()
+    script.created(1)
+    script.run(1, label: 1, reads: [(1, 1), (1, 2)])
+    script.write(1, 1, firing: [1], unchanged: true)
+    script.run(2, label: 1, reads: [(1, 1)])
+    script.write(1, 2, unchanged: false)
+    var with = Replay()
+    var without = Replay(collectsEdges: false)
+    for event in script.events {
+      with.consume(event)
+      without.consume(event)
+    }
+    #expect(!with.readEdges.isEmpty && !with.invalidationEdges.isEmpty)
+    #expect(without.readEdges.isEmpty && without.invalidationEdges.isEmpty)
+    #expect(Array(with.properties.map(\.value)) == Array(without.properties.map(\.value)))
+    #expect(Array(with.scopes.map(\.value)) == Array(without.scopes.map(\.value)))
+    let definitions = TraceDefinitions()
+    let findings = (
+      TraceAnalysis.findings(of: with, definitions: definitions),
+      TraceAnalysis.findings(of: without, definitions: definitions)
+    )
+    #expect(findings.0 == findings.1 && !findings.0.isEmpty)
+  }
+}

@@ -1,0 +1,119 @@
+/// A table keyed by ids handed out in increasing order of which only the recent ones stay live (the runs of scopes:
+/// a run is held from its begin until its observers are cancelled, and a trace has millions of them): an array
+/// over a window of ids, not a hash table, and a window that slides forward, so that memory follows the live
+/// entries, not every id the trace ever named.
+///
+/// The array covers the ids from `base`; when it would grow past twice what its live entries need (and past
+/// `window` slots), its older half is cut off and the entries still live there (a long-lived run: an
+/// `Observations` loop's) move to a dictionary, as do ids before the window and ids too far past its end (a
+/// forged id costs one dictionary entry, never an array of its size).
+struct RecentTable<Value> {
+  /// Slots the array may hold whatever its live entries.
+  static var window: Int { 4096 }
+  /// Slots added at a time past the end.
+  static var step: Int { 256 }
+
+  private var values: [Value?] = []
+  /// The id of the array's first slot.
+  private var base = 0
+  /// Entries in the array.
+  private var live = 0
+  /// Entries outside the array: before its window (long-lived) or far past its end.
+  private var outside: [UInt32: Value] = [:]
+
+  /// Entries in the table.
+  var count: Int { live + outside.count }
+
+  /// Slots of the array (for tests: memory follows the live entries).
+  var slots: Int { values.count }
+
+  subscript(id: UInt32) -> Value? {
+    @inline(__always) get {
+      let index = Int(id) &- base
+      if index >= 0 && index < values.count { return values[index] }
+      return outside.isEmpty ? nil : outside[id]
+    }
+    set {
+      guard let newValue else {
+        remove(id)
+        return
+      }
+      if let index = place(id) {
+        if case .none = values[index] { live += 1 }
+        values[index] = newValue
+      } else {
+        outside[id] = newValue
+      }
+    }
+  }
+
+  /// Whether `id` has an entry (its value is not copied out).
+  @inline(__always)
+  func contains(_ id: UInt32) -> Bool {
+    let index = Int(id) &- base
+    if index >= 0 && index < values.count {
+      if case .some = values[index] { return true }
+      return false
+    }
+    return !outside.isEmpty && outside[id] != nil
+  }
+
+  /// Mutates the value of `id` in place if there is one; nil (and `body` not called) when there is none.
+  @inline(__always)
+  mutating func withExisting<Result>(_ id: UInt32, _ body: (inout Value) -> Result) -> Result? {
+    let index = Int(id) &- base
+    if index >= 0 && index < values.count {
+      return values.withUnsafeMutableBufferPointer { slots in
+        let slot = slots.baseAddress! + index
+        if case .none = slot.pointee { return nil }
+        return body(&slot.pointee!)
+      }
+    }
+    guard !outside.isEmpty, outside[id] != nil else { return nil }
+    return body(&outside[id]!)
+  }
+
+  /// Removes the entry of `id` and returns it, if there is one (moved out, not copied).
+  @discardableResult
+  mutating func remove(_ id: UInt32) -> Value? {
+    let index = Int(id) &- base
+    if index >= 0 && index < values.count {
+      guard let value = values[index].take() else { return nil }
+      live -= 1
+      return value
+    }
+    return outside.isEmpty ? nil : outside.removeValue(forKey: id)
+  }
+
+  /// The array slot of `id`, extending (and sliding) the window to it when it lies just past the end; nil when
+  /// the id belongs in `outside`.
+  private mutating func place(_ id: UInt32) -> Int? {
+    var index = Int(id) &- base
+    if index >= 0 && index < values.count { return index }
+    if values.isEmpty {
+      base = Int(id)
+      values.append(nil)
+      return 0
+    }
+    guard index >= values.count, index < values.count + Self.window + 4 * live else { return nil }
+    let limit = Swift.max(2 * Self.window, 4 * live)
+    if index >= limit {
+      // Cut off the older half of the window (or all of it, for an id far ahead): what is still live there moves
+      // to `outside`. Each entry moves at most once, and the cut costs what the ids it passed over cost to place.
+      let cut = Swift.min(values.count, Swift.max(values.count / 2, index + 1 - limit / 2))
+      for slot in 0..<cut {
+        if let value = values[slot].take() {
+          outside[UInt32(base + slot)] = value
+          live -= 1
+        }
+      }
+      values.removeFirst(cut)
+      base += cut
+      index -= cut
+    }
+    // Slots for the next ids too, a few hundred at a time: ids come one by one, and growing by one costs a call
+    // into the array's generic append per id.
+    values.append(contentsOf: repeatElement(nil, count: index + Self.step - values.count))
+    return index
+  }
+}

@@ -1,0 +1,50 @@
+import Testing
+
+@testable import ObsTraceAnalysis
+
+@Suite("Recent table")
+struct RecentTableTests {
+  @Test("ids that come and go in increasing order are held in a window the size of the live ones, not of all ids")
+  func windowSlides() {
+    var table = RecentTable<Int>()
+    var largest = 0
+    for id in UInt32(1)...200_000 {
+      table[id] = Int(id)
+      // A few live at a time: each entry goes ten ids later.
+      if id > 10 { #expect(table.remove(id - 10) == Int(id - 10)) }
+      largest = max(largest, table.slots)
+    }
+    #expect(table.count == 10)
+    #expect(largest <= 2 * RecentTable<Int>.window + RecentTable<Int>.step)
+    for id in UInt32(199_991)...200_000 { #expect(table[id] == Int(id)) }
+    #expect(table[199_990] == nil && table[5] == nil)
+  }
+
+  @Test("an entry that outlives the window (a long-lived run) stays, found and changed in place, and goes when removed")
+  func longLivedEntry() {
+    var table = RecentTable<[Int]>()
+    table[3] = [3]
+    for id in UInt32(4)...50_000 {
+      table[id] = [Int(id)]
+      table.remove(id)
+    }
+    #expect(table.count == 1)
+    #expect(table.contains(3) && table[3] == [3])
+    #expect(table.withExisting(3) { $0.append(4) } != nil)
+    #expect(table[3] == [3, 4])
+    #expect(table.remove(3) == [3, 4])
+    #expect(table.count == 0 && !table.contains(3) && table.withExisting(3) { _ in 1 } == nil)
+  }
+
+  @Test("a forged id far past the others costs no slots, and ids before the window are still placed")
+  func forgedAndEarlierIDs() {
+    var table = RecentTable<Int>()
+    table[100] = 1
+    table[4_000_000_000] = 2
+    table[7] = 3
+    #expect(table.slots < 1_000)
+    #expect(table[100] == 1 && table[4_000_000_000] == 2 && table[7] == 3 && table.count == 3)
+    table[4_000_000_000] = nil
+    #expect(table[4_000_000_000] == nil && table.count == 2)
+  }
+}

@@ -1,0 +1,40 @@
+import Testing
+
+@testable import ObsTraceFormat
+
+@Suite("Varints")
+struct VarintTests {
+  /// Reads varints from `bytes` until the end or an error: the values, and the error if one stopped it.
+  func read(_ bytes: [UInt8], as32 bits32: Bool = false) -> (values: [UInt64], error: CursorError?) {
+    bytes.withUnsafeBytes { raw in
+      var cursor = ByteCursor(raw)
+      var values: [UInt64] = []
+      do {
+        while !cursor.isAtEnd {
+          values.append(bits32 ? UInt64(try cursor.readVarint32()) : try cursor.readVarint())
+        }
+        return (values, nil)
+      } catch {
+        return (values, error as? CursorError)
+      }
+    }
+  }
+
+  @Test("one-byte varints (read in place) and longer ones (read apart) give their values, in order")
+  func values() {
+    var bytes: [UInt8] = []
+    let values: [UInt64] = [0, 1, 127, 128, 300, 16_383, 16_384, 1 << 35, UInt64.max, 5]
+    for value in values { bytes.appendVarint(value) }
+    #expect(read(bytes).values == values)
+    #expect(read(bytes).error == nil)
+  }
+
+  @Test("a varint cut by the end, one past 64 bits, and one past 32 bits read as 32 are errors, not values")
+  func errors() {
+    #expect(read([0x05, 0x80]).values == [5])
+    #expect(read([0x05, 0x80]).error == .endOfData)
+    #expect(read([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02]).error == .malformed)
+    #expect(read([0x80, 0x80, 0x80, 0x80, 0x10], as32: true).error == .malformed)
+    #expect(read([0xff, 0xff, 0xff, 0xff, 0x0f], as32: true).values == [UInt64(UInt32.max)])
+  }
+}
