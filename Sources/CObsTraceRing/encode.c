@@ -165,6 +165,21 @@ size_t obstrace_encode_common(obstrace_encode_state *restrict state, const obstr
       if ((record_object_and_key ^ object_and_key) | (record->scope ^ scope)) goto done;
       if ((stack != 0) & (stack != stated_stack)) goto done;
       uint64_t ticks = record->time;
+      // The most common event of all: one that took its thread's previous time (a read, a didSet) at depth 0 and
+      // without a stack. Its time is `last_time` again, so it is kind, flags, a mask saying "same time" and the scope's
+      // bytes: the general path below writes exactly these, in four times the instructions.
+      if (ticks == last_ticks && thread_time <= last_time && stack == 0) {
+        uint32_t head;
+        memcpy(&head, &record->kind, sizeof head);
+        if ((head >> 16) == 0) {
+          uint32_t word = (head & 0xFFFF) | (uint32_t)(fixed_mask | MASK_SAME_TIME) << 16;
+          memcpy(out, &word, sizeof word);
+          out += 3;
+          memcpy(out, tail.plain, 16);
+          out += tail.plain_length;
+          continue;
+        }
+      }
       if (ticks != last_ticks) {
         uint64_t nanoseconds;
         if (ticks >= latest_ticks) {
