@@ -113,7 +113,8 @@ struct RecentTable<Value> {
     }
     // Slots for the next ids too, a few hundred at a time: ids come one by one, and growing by one costs a call
     // into the array's generic append per id.
-    values.append(contentsOf: repeatElement(nil, count: index + Self.step - values.count))
+    let end = index + Self.step
+    while values.count < end { values.append(nil) }
     return index
   }
 }

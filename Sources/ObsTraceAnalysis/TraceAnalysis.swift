@@ -150,7 +150,7 @@ public enum TraceAnalysis {
   }
 
   /// `replay(path:configuration:onFact:)`, keeping the graph's edges or not (`Replay.init`'s `collectsEdges`).
-  static func replay(
+  public static func replay(
     path: String, configuration: Replay.Configuration, collectsEdges: Bool,
     onFact: ((ReplayFact, TraceDefinitions) -> Void)?
   ) throws(TraceFileError) -> (report: AnalysisReport, replay: Replay, definitions: TraceDefinitions) {

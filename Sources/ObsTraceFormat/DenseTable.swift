@@ -180,7 +180,9 @@ public struct DenseTable<Value>: Sequence {
   mutating func grow(toPlace index: Int) -> Bool {
     guard index < Self.denseSlack + 4 * insertions else { return false }
     let newCount = Swift.max(index + 1, Swift.min(values.count * 2, Self.denseSlack + 4 * insertions))
-    values.append(contentsOf: repeatElement(nil, count: newCount - values.count))
+    // One empty slot at a time: `append(contentsOf: repeatElement(nil, …))` copied its `nil` into each slot through
+    // the value's outlined copy (≈ 700 instructions a slot for a table of 100 k objects' states, callgrind).
+    while values.count < newCount { values.append(nil) }
     if !sparse.isEmpty {
       // Entries the array now covers move into it, so that each id has one home.
       for (key, value) in sparse where Int(key) >= base && Int(key) - base < newCount {
