@@ -74,6 +74,8 @@ struct InstanceSet {
   func forEach(_ body: (UInt32) -> Void) {
     guard let first else { return }
     body(first)
+    // Not even an iterator over an empty set: one instance is the rule, and a write walks them.
+    guard !others.isEmpty else { return }
     for instance in others { body(instance) }
   }
 }

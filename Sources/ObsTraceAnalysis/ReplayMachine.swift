@@ -454,22 +454,38 @@ public struct ReplayMachine {
     // Coalesced: instances that read this and already fired, waiting to run again, hear nothing of this write.
     // While none waits (a program without scopes), there is nothing to list.
     let listed = listsCoalescedWrites && !awaitingRerun.isEmpty
-    var coalesced: [UInt32] = []
-    if listed { coalesced = coalescedInstances(reading: key) }
     var untracedRuns: [UInt32] = []
     writesInProgress += 1
     keys.withState(key) { state in
       state.beginWrite(on: event.thread)
       if !state.untracedRuns.isEmpty { swap(&untracedRuns, &state.untracedRuns) }
     }
-    consumer.consume(
-      .writeBegan(
-        WriteBeganFact(
-          time: event.time, thread: event.thread, key: key, type: type, stack: event.stack, coalescedInto: coalesced,
-          direct: event.flags & EventFlags.willSetDirect != 0)))
-    // Kept for the next write: held only here once the fact is gone, it is emptied in place then.
-    if listed { swap(&coalesced, &coalescedScratch) }
-    for scope in untracedRuns where runs.withExisting(scope, { $0.subscribed }) == true {
+    let direct = event.flags & EventFlags.willSetDirect != 0
+    if listed {
+      var coalesced = coalescedInstances(reading: key)
+      consumer.consume(
+        .writeBegan(
+          WriteBeganFact(
+            time: event.time, thread: event.thread, key: key, type: type, stack: event.stack,
+            coalescedInto: coalesced, direct: direct)))
+      // Kept for the next write: held only here once the fact is gone, it is emptied in place then.
+      swap(&coalesced, &coalescedScratch)
+    } else {
+      consumer.consume(
+        .writeBegan(
+          WriteBeganFact(
+            time: event.time, thread: event.thread, key: key, type: type, stack: event.stack, coalescedInto: [],
+            direct: direct)))
+    }
+    if !untracedRuns.isEmpty { predictFires(untracedRuns, event, key, &consumer) }
+  }
+
+  /// The fires of the untraced runs subscribed to what a willSet writes (`predictFire`). Out of line: a rare case.
+  @inline(never)
+  private mutating func predictFires<Consumer: ReplayConsumer>(
+    _ scopes: [UInt32], _ event: TraceEvent, _ key: PropertyKey, _ consumer: inout Consumer
+  ) {
+    for scope in scopes where runs.withExisting(scope, { $0.subscribed }) == true {
       predictFire(scope, event, key, &consumer)
     }
   }
@@ -478,7 +494,8 @@ public struct ReplayMachine {
   private mutating func coalescedInstances(reading key: PropertyKey) -> [UInt32] {
     var coalesced: [UInt32] = []
     swap(&coalesced, &coalescedScratch)
-    if !coalesced.isEmpty { coalesced.removeAll(keepingCapacity: true) }
+    // Emptied by its last elements (one or two, as a rule): `removeAll(keepingCapacity:)` took ≈ 57 instructions.
+    while !coalesced.isEmpty { coalesced.removeLast() }
     keys.withExisting(key) { state in
       state.readers.forEach { reader in
         if let label = awaitingRerun[reader] { coalesced.append(label) }
