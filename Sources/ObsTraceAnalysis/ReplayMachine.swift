@@ -646,7 +646,8 @@ public struct ReplayMachine {
       redundant =
         !run.reads.isEmpty && !run.readStale && !run.readRacing
         && run.reads.elements.allSatisfy {
-          previous.lastReads.contains($0) && (keys[$0]?.lastRealChange ?? 0) < previous.lastRunBeginSequence
+          previous.lastReads.contains($0)
+            && (keys.withExisting($0, { $0.lastRealChange }) ?? 0) < previous.lastRunBeginSequence
         }
       if listsCoalescedWrites {
         for key in previous.lastReads.elements where !run.reads.contains(key) {
