@@ -98,7 +98,10 @@ public final class TraceReader {
       throw TraceFileError(.notATrace, path: path, "not an ObsTrace trace file (no OBSTRACE header)")
     }
     let version = readLittleEndian(UInt16.self, prefix[8..<10])
-    guard version >= 1, version <= TraceFormat.version else {
+    guard version >= 1 else {
+      throw TraceFileError(.notATrace, path: path, "trace format version 0 was never written (a damaged header)")
+    }
+    guard version <= TraceFormat.version else {
       throw TraceFileError(
         .unsupportedVersion, path: path,
         "trace format version \(version) is newer than this obstrace reads (\(TraceFormat.version)); update obstrace")
@@ -505,7 +508,9 @@ final class ReadableFile: @unchecked Sendable {
   let size: UInt64
 
   init(path: String) throws(TraceFileError) {
-    descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    // Non-blocking: opening a FIFO for reading would otherwise wait for a writer (forever); the check below then
+    // refuses it. A regular file's reads ignore the flag.
+    descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
     guard descriptor >= 0 else {
       throw TraceFileError(.cannotOpen, path: path, "cannot open the trace (\(String(cString: strerror(errno))))")
     }

@@ -515,6 +515,7 @@ struct TraceFileTests {
       ([UInt8](), "not an ObsTrace trace file"),
       (Array("hello, world, this is text".utf8), "not an ObsTrace trace file"),
       (TraceFormat.magic + [9, 0, 0, 0, 0, 0, 0, 0], "newer than this obstrace reads"),
+      (TraceFormat.magic + [0, 0, 0, 0, 0, 0, 0, 0], "version 0 was never written"),
       (TraceFormat.magic + [1, 0, 0, 0, 50, 0, 0, 0, 1, 2], "cut short"),
     ])
   func notATrace(bytes: [UInt8], reason: String) throws {
@@ -526,6 +527,19 @@ struct TraceFileTests {
     } catch {
       #expect(error.path == path)
       #expect(error.description.contains(reason), "\(error.description)")
+    }
+  }
+
+  @Test("a FIFO is refused at once as not a regular file, not waited on for a writer")
+  func fifo() throws {
+    let path = temporaryPath("fifo.trc")
+    #expect(mkfifo(path, 0o600) == 0)
+    do {
+      _ = try TraceReader(path: path)
+      Issue.record("read a FIFO as a trace")
+    } catch {
+      #expect(error.path == path)
+      #expect(error.description.contains("not a regular file"), "\(error.description)")
     }
   }
 
