@@ -3,6 +3,8 @@
 #define _GNU_SOURCE
 #include "CObsTraceRing.h"
 
+#include <stdio.h>
+
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -53,7 +55,12 @@ static uint64_t rings_made_on_program_threads = 0;
 
 /// A ring for `capacity` records: its header and every slot zeroed, so that no page of it is touched for the
 /// first time by its thread.
+static bool failing_ring_allocations = false;
+
+void obstrace_fail_ring_allocations(bool fail) { __atomic_store_n(&failing_ring_allocations, fail, __ATOMIC_RELAXED); }
+
 static obstrace_ring *make_ring(uint64_t capacity) {
+  if (__atomic_load_n(&failing_ring_allocations, __ATOMIC_RELAXED)) return NULL;
   obstrace_ring *ring = aligned_alloc(64, (sizeof(obstrace_ring) + 63) & ~(size_t)63);
   if (ring == NULL) return NULL;
   memset(ring, 0, sizeof(*ring));
@@ -166,15 +173,33 @@ static void thread_exited(void *value) {
 
 static void make_exit_key(void) { pthread_key_create(&exit_key, thread_exited); }
 
+// Events offered on threads that could not get a ring (its memory could not be allocated), this recording; and the
+// recording a thread last failed in, so that it does not try to allocate a ring again at every event.
+static uint64_t ringless_events = 0;
+static uint64_t recording_serial = 0;
+static __thread uint64_t ring_failed_in = 0;
+
+void obstrace_note_ringless_event(void) { __atomic_add_fetch(&ringless_events, 1, __ATOMIC_RELAXED); }
+
+uint64_t obstrace_ringless_events(void) { return __atomic_load_n(&ringless_events, __ATOMIC_RELAXED); }
+
 obstrace_ring *obstrace_ring_attach(void) {
   if (obstrace_thread_ring != NULL) return obstrace_thread_ring;
+  uint64_t serial = __atomic_load_n(&recording_serial, __ATOMIC_RELAXED);
+  if (ring_failed_in == serial) return NULL;
   uint64_t capacity = __atomic_load_n(&configured_capacity, __ATOMIC_RELAXED);
   obstrace_ring *ring = pool_take(capacity);
   if (ring == NULL) {
     // The pool is empty (not primed yet, or more threads began recording at once than it holds): made here.
     __atomic_add_fetch(&rings_made_on_program_threads, 1, __ATOMIC_RELAXED);
     ring = make_ring(capacity);
-    if (ring == NULL) return NULL;
+    if (ring == NULL) {
+      // The program goes on; this thread's events are counted, not recorded, and the footer says how many.
+      ring_failed_in = serial;
+      fprintf(stderr, "obstrace: a thread could not get its ring (%llu bytes): its events are counted, not recorded\n",
+              (unsigned long long)(capacity * sizeof(obstrace_record)));
+      return NULL;
+    }
   }
   ring->os_thread_id = (int32_t)syscall(SYS_gettid);
 
@@ -399,6 +424,11 @@ void obstrace_configure(uint64_t ring_capacity, bool drop_when_full, uint32_t st
 }
 
 void obstrace_set_enabled(bool enabled) {
+  if (enabled) {
+    // A new recording: threads that could not get a ring in the last one try again; the count starts over.
+    __atomic_add_fetch(&recording_serial, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&ringless_events, 0, __ATOMIC_RELAXED);
+  }
   __atomic_store_n(&obstrace_enabled_flag, enabled ? 1 : 0, __ATOMIC_SEQ_CST);
 }
 

@@ -152,7 +152,7 @@ enum Findings {
     -> [Finding]
   {
     var findings: [Finding] = []
-    let incomplete = trace.map { $0.truncated || $0.droppedEvents > 0 || $0.lostAtStop > 0 } ?? false
+    let incomplete = trace.map { $0.truncated || $0.droppedEvents > 0 || $0.lostAtStop > 0 || $0.ringless > 0 } ?? false
     func location(_ stack: UInt32) -> SymbolizedFrame? { stack == 0 ? nil : definitions.creationSite(ofStack: stack) }
     var alive: [String: Int] = [:]
     /// Live objects by type name and creation stack (0: not recorded), for a pile-up's site.

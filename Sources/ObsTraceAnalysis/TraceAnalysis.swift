@@ -20,6 +20,9 @@ public struct AnalysisReport: Sendable {
     public var runningAtStop: [UInt32] = []
     /// Events stored too late for the recording's final drain (the footer's count): not in the trace.
     public var lostAtStop: UInt64 = 0
+    /// Events offered on threads that could not get a ring (its memory could not be allocated; the footer's count):
+    /// not in the trace.
+    public var ringless: UInt64 = 0
     /// References to ids no definition states (the reader's count), and the first of them (`property #5`).
     public var undefinedReferences = 0
     public var firstUndefinedReference: String?
@@ -27,10 +30,11 @@ public struct AnalysisReport: Sendable {
     public init(
       path: String, events: Int, threads: Int, droppedEvents: UInt64, truncated: Bool, damage: [TraceDamage],
       durationNanoseconds: UInt64, backtraces: String, symbolized: Bool, seesUntracedTracking: Bool? = nil,
-      runningAtStop: [UInt32] = [], lostAtStop: UInt64 = 0
+      runningAtStop: [UInt32] = [], lostAtStop: UInt64 = 0, ringless: UInt64 = 0
     ) {
       self.runningAtStop = runningAtStop
       self.lostAtStop = lostAtStop
+      self.ringless = ringless
       self.path = path
       self.events = events
       self.threads = threads
@@ -200,7 +204,8 @@ public enum TraceAnalysis {
       durationNanoseconds: reader.footer?.durationNanoseconds ?? reader.lastEventTime,
       backtraces: ["off", "writes", "all"][min(2, Int(reader.header.stackLevel))],
       symbolized: !reader.definitions.symbols.isEmpty, seesUntracedTracking: reader.header.seesUntracedTracking,
-      runningAtStop: reader.footer?.runningAtStop ?? [], lostAtStop: reader.footer?.lostAtStop ?? 0)
+      runningAtStop: reader.footer?.runningAtStop ?? [], lostAtStop: reader.footer?.lostAtStop ?? 0,
+      ringless: reader.footer?.ringless ?? 0)
     trace.undefinedReferences = reader.unknownIDEvents
     trace.firstUndefinedReference = reader.firstUnknownID
     // The main thread: where main-actor work was seen running; else the process's first thread (its OS thread

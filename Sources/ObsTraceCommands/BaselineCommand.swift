@@ -206,6 +206,9 @@ enum CheckCommand: TraceCommand {
     if report.trace.lostAtStop > 0 {
       reasons.append("\(report.trace.lostAtStop) events were lost as the recording stopped (threads still running)")
     }
+    if report.trace.ringless > 0 {
+      reasons.append("\(report.trace.ringless) events were not recorded (threads that could not get a ring)")
+    }
     if !report.trace.damage.isEmpty { reasons.append("\(report.trace.damage.count) damaged chunk(s) were skipped") }
     // Events that name an id no definition states come from a damaged trace (a recorder always defines an id
     // before its first use): the report shows them as inconsistent-trace, a verdict cannot rest on them.

@@ -119,7 +119,11 @@ extension TraceInput {
       ? nil
       : "\(trace.damage.count) damaged chunk\(trace.damage.count == 1 ? "" : "s") skipped (their events are lost)"
     let lost = trace.lostAtStop > 0 ? "\(trace.lostAtStop) events lost at the stop (threads still running)" : nil
-    let missing = [damaged, lost].compactMap { $0 }
+    let ringless =
+      trace.ringless > 0
+      ? "\(trace.ringless) events not recorded (threads that could not get a ring: memory could not be allocated)"
+      : nil
+    let missing = [damaged, lost, ringless].compactMap { $0 }
     if trace.truncated {
       return ("TRUNCATED (read up to the last whole chunk)" + missing.map { ", " + $0 }.joined(), false)
     }
@@ -289,6 +293,8 @@ enum ReportPrinter {
     out.array(trace.runningAtStop) { $0.number($1) }
     out.raw(",\"lostAtStop\":")
     out.number(trace.lostAtStop)
+    out.raw(",\"ringless\":")
+    out.number(trace.ringless)
     out.raw(",\"durationNanoseconds\":")
     out.number(trace.durationNanoseconds)
     out.raw(",\"backtraces\":")

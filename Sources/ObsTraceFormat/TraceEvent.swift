@@ -158,16 +158,20 @@ public struct TraceFooter: Sendable, Equatable {
   /// Version 2: events stored in a ring too late for the final drain (a thread that saw recording on just before
   /// it was switched off), so not in the trace.
   public var lostAtStop: UInt64
+  /// Version 3, added late: events offered on threads that could not get a ring (its memory could not be
+  /// allocated), so not in the trace. 0 in footers written before the field was added.
+  public var ringless: UInt64
 
   public init(
     durationNanoseconds: UInt64, chunks: UInt64, threads: [ThreadTotals], runningAtStop: [UInt32] = [],
-    lostAtStop: UInt64 = 0
+    lostAtStop: UInt64 = 0, ringless: UInt64 = 0
   ) {
     self.durationNanoseconds = durationNanoseconds
     self.chunks = chunks
     self.threads = threads
     self.runningAtStop = runningAtStop
     self.lostAtStop = lostAtStop
+    self.ringless = ringless
   }
 
   /// Saturating sums: the counts come from a file, which may say anything.

@@ -136,6 +136,7 @@ public enum ChunkPayload {
     bytes.appendVarint(footer.runningAtStop.count)
     for thread in footer.runningAtStop { bytes.appendVarint(thread) }
     bytes.appendVarint(footer.lostAtStop)
+    bytes.appendVarint(footer.ringless)
     return bytes
   }
 

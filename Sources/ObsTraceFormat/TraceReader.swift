@@ -433,13 +433,17 @@ public final class TraceReader {
     // Version 2, added late: footers written before have nothing more.
     var running: [UInt32] = []
     var lost: UInt64 = 0
+    var ringless: UInt64 = 0
     if !cursor.isAtEnd {
       let count = try cursor.readVarint()
       for _ in 0..<min(count, 1 << 20) { running.append(try cursor.readVarint32()) }
       lost = try cursor.readVarint()
     }
+    // Version 3, added late: footers written before end here.
+    if !cursor.isAtEnd { ringless = try cursor.readVarint() }
     return TraceFooter(
-      durationNanoseconds: duration, chunks: chunks, threads: threads, runningAtStop: running, lostAtStop: lost)
+      durationNanoseconds: duration, chunks: chunks, threads: threads, runningAtStop: running, lostAtStop: lost,
+      ringless: ringless)
   }
 
   static func decodeSymbols(_ cursor: inout ByteCursor, budget: inout DefinitionBudget) throws(CursorError)

@@ -152,7 +152,7 @@ final class Flusher: @unchecked Sendable {
     let threads = totals.values.sorted { $0.thread < $1.thread }
     let footer = TraceFooter(
       durationNanoseconds: clock.latestNanoseconds, chunks: writer.chunksWritten + 1, threads: threads,
-      runningAtStop: stillRunning.sorted(), lostAtStop: lostAtStop)
+      runningAtStop: stillRunning.sorted(), lostAtStop: lostAtStop, ringless: obstrace_ringless_events())
     write(.footer, ChunkPayload.footer(footer))
     writer.close()
     return RecordingSummary(

@@ -1,3 +1,4 @@
+import ObsTraceAnalysis
 import ObsTraceTestSupport
 import Testing
 
@@ -22,5 +23,21 @@ struct FormattingTests {
         Formatting.milliseconds(nanoseconds) == throughDouble(nanoseconds),
         "\(nanoseconds) ns, OBSTRACE_TEST_SEED=\(generator.seed)")
     }
+  }
+}
+
+@Suite("Completeness")
+struct CompletenessTests {
+  @Test(
+    "events of threads that could not get a ring make a trace incomplete (what check requires), said with their count")
+  func ringless() {
+    var trace = AnalysisReport.Trace(
+      path: "t.trc", events: 10, threads: 1, droppedEvents: 0, truncated: false, damage: [], durationNanoseconds: 1,
+      backtraces: "writes", symbolized: true)
+    #expect(TraceInput.completeness(trace).complete)
+    trace.ringless = 200
+    let (text, complete) = TraceInput.completeness(trace)
+    #expect(!complete)
+    #expect(text.contains("200 events not recorded (threads that could not get a ring"), "\(text)")
   }
 }

@@ -68,12 +68,32 @@ struct FormatVersionTests {
     #expect(decoded == footer)
     // A footer written before the fields existed (version 2 earlier in this session) ends after the threads.
     let plain = ChunkPayload.footer(TraceFooter(durationNanoseconds: 9, chunks: 1, threads: totals))
-    bytes = Array(plain.dropLast(2))  // the empty list and the zero count
+    bytes = Array(plain.dropLast(3))  // the empty list, the zero count and the zero ringless count
     let older = try bytes.withUnsafeBytes { buffer in
       var cursor = ByteCursor(buffer)
       return try TraceReader.decodeFooter(&cursor)
     }
     #expect(older == TraceFooter(durationNanoseconds: 9, chunks: 1, threads: totals))
+  }
+
+  @Test("version 3: the footer counts the events of threads that could not get a ring; one written before has none")
+  func version3FooterRingless() throws {
+    let totals = [ThreadTotals(thread: 1, osThreadID: 10, recorded: 4, dropped: 0)]
+    let footer = TraceFooter(
+      durationNanoseconds: 9, chunks: 1, threads: totals, runningAtStop: [2], lostAtStop: 3, ringless: 200)
+    let decoded = try ChunkPayload.footer(footer).withUnsafeBytes { buffer in
+      var cursor = ByteCursor(buffer)
+      return try TraceReader.decodeFooter(&cursor)
+    }
+    #expect(decoded == footer)
+    // Written before the field existed: the footer ends after the events lost at the stop.
+    let earlier = Array(ChunkPayload.footer(footer).dropLast(2))  // 200 is a two-byte varint
+    let older = try earlier.withUnsafeBytes { buffer in
+      var cursor = ByteCursor(buffer)
+      return try TraceReader.decodeFooter(&cursor)
+    }
+    #expect(older.lostAtStop == 3)
+    #expect(older.ringless == 0)
   }
 
   @Test("version 2: the seed guide's trace as version 2 wrote it (zlib streams) reads whole, with its names and sites")

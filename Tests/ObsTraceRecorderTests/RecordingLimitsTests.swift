@@ -109,6 +109,25 @@ extension RecorderTests {
     #expect(trace.events(.didSet).count == 400_000)
   }
 
+  @Test("a thread that cannot get a ring goes on; its events are counted in the footer, not lost in silence")
+  func ringless() async throws {
+    nonisolated(unsafe) let model = LocalModel()
+    let trace = try await RecordingSupport.record {
+      // Inside the recording (so under the tests' recording lock): no ring can be made from here on, and the rings
+      // the flusher had prepared are gone, so a thread that has never recorded gets none.
+      obstrace_fail_ring_allocations(true)
+      defer { obstrace_fail_ring_allocations(false) }
+      obstrace_ring_pool_empty()
+      RecordingSupport.runThreads(1) { _ in
+        for index in 1...100 { model.value = index }
+      }
+    }
+    #expect(model.value == 100)
+    #expect(trace.events(.willSet).isEmpty)
+    // A setter's write offers two events: its willSet and its didSet.
+    #expect(trace.reader.footer?.ringless == 200)
+  }
+
   @Test("the flusher does not chase a slower thread's head: past what a wake found, it reads only whole batches")
   func noChase() async throws {
     let model = LocalModel()

@@ -152,6 +152,12 @@ extern __thread obstrace_ring *obstrace_thread_ring __attribute__((tls_model("in
 
 /// The slow half of `obstrace_current_ring`: allocates and registers this thread's ring.
 obstrace_ring *obstrace_ring_attach(void);
+/// Tests: while `fail` is true every ring allocation fails, as when memory runs out.
+void obstrace_fail_ring_allocations(bool fail);
+/// Counts an event offered on a thread that has no ring because one could not be allocated (cold).
+void obstrace_note_ringless_event(void);
+/// Events offered this recording on threads that could not get a ring (the footer's last field).
+uint64_t obstrace_ringless_events(void);
 /// Whether the calling thread has a ring (without attaching one): a program that is not recording must never
 /// give a thread one (tests check it).
 bool obstrace_thread_has_ring(void);
@@ -242,7 +248,10 @@ static inline __attribute__((always_inline)) bool obstrace_store(bool timed, uin
                                                                   uint32_t object, uint32_t key, uint32_t scope,
                                                                   uint32_t aux, uint32_t stack) {
   obstrace_ring *ring = obstrace_current_ring();
-  if (__builtin_expect(ring == NULL, 0)) return false;
+  if (__builtin_expect(ring == NULL, 0)) {
+    obstrace_note_ringless_event();
+    return false;
+  }
   return obstrace_store_in(ring, timed, kind, flags, object, key, scope, aux, stack);
 }
 
@@ -319,7 +328,10 @@ static inline __attribute__((always_inline)) uint32_t obstrace_access_scope(obst
 /// begins an untraced scope and calls again).
 static inline int obstrace_emit_access(uint32_t object, uint32_t key, uint32_t type) {
   obstrace_ring *ring = obstrace_current_ring();
-  if (__builtin_expect(ring == NULL, 0)) return 0;
+  if (__builtin_expect(ring == NULL, 0)) {
+    obstrace_note_ringless_event();
+    return 0;
+  }
   if (__builtin_expect(ring->suppress_access != 0, 0)) return 1;
   uint32_t scope = obstrace_access_scope(ring);
   if (__builtin_expect(scope == OBSTRACE_NEW_FOREIGN_SCOPE, 0)) return 3;
@@ -372,7 +384,10 @@ static inline __attribute__((always_inline)) int obstrace_record_read(const void
 /// and call again), else 0.
 static inline int obstrace_emit_access_with_stack(uint32_t object, uint32_t key, uint32_t type, uint32_t stack) {
   obstrace_ring *ring = obstrace_current_ring();
-  if (ring == NULL) return 0;
+  if (ring == NULL) {
+    obstrace_note_ringless_event();
+    return 0;
+  }
   uint32_t scope = obstrace_access_scope(ring);
   if (scope == OBSTRACE_NEW_FOREIGN_SCOPE) return 3;
   uint8_t flags = scope != 0 ? 1 : 0;
