@@ -178,6 +178,7 @@ static void make_exit_key(void) { pthread_key_create(&exit_key, thread_exited); 
 static uint64_t ringless_events = 0;
 static uint64_t recording_serial = 0;
 static __thread uint64_t ring_failed_in = 0;
+static uint64_t ringless_reported_in = 0;
 
 void obstrace_note_ringless_event(void) { __atomic_add_fetch(&ringless_events, 1, __ATOMIC_RELAXED); }
 
@@ -196,8 +197,13 @@ obstrace_ring *obstrace_ring_attach(void) {
     if (ring == NULL) {
       // The program goes on; this thread's events are counted, not recorded, and the footer says how many.
       ring_failed_in = serial;
-      fprintf(stderr, "obstrace: a thread could not get its ring (%llu bytes): its events are counted, not recorded\n",
-              (unsigned long long)(capacity * sizeof(obstrace_record)));
+      // Said once a recording, however many threads fail.
+      if (__atomic_exchange_n(&ringless_reported_in, serial, __ATOMIC_RELAXED) != serial) {
+        fprintf(stderr,
+                "obstrace: a thread could not get its ring (%llu bytes): its events, and those of any other thread "
+                "that cannot, are counted, not recorded\n",
+                (unsigned long long)(capacity * sizeof(obstrace_record)));
+      }
       return NULL;
     }
   }

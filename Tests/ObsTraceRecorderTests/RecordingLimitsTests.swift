@@ -114,18 +114,18 @@ extension RecorderTests {
     nonisolated(unsafe) let model = LocalModel()
     let trace = try await RecordingSupport.record {
       // Inside the recording (so under the tests' recording lock): no ring can be made from here on, and the rings
-      // the flusher had prepared are gone, so a thread that has never recorded gets none.
+      // the flusher had prepared are gone, so threads that have never recorded get none.
       obstrace_fail_ring_allocations(true)
       defer { obstrace_fail_ring_allocations(false) }
       obstrace_ring_pool_empty()
-      RecordingSupport.runThreads(1) { _ in
+      RecordingSupport.runThreads(2) { _ in
         for index in 1...100 { model.value = index }
       }
     }
     #expect(model.value == 100)
     #expect(trace.events(.willSet).isEmpty)
-    // A setter's write offers two events: its willSet and its didSet.
-    #expect(trace.reader.footer?.ringless == 200)
+    // Two threads of 100 writes; a setter's write offers two events: its willSet and its didSet.
+    #expect(trace.reader.footer?.ringless == 400)
   }
 
   @Test("the flusher does not chase a slower thread's head: past what a wake found, it reads only whole batches")
