@@ -111,18 +111,19 @@ extension RecorderTests {
 
   @Test("a thread that cannot get a ring goes on; its events are counted in the footer, not lost in silence")
   func ringless() async throws {
-    nonisolated(unsafe) let model = LocalModel()
+    // A model per thread: the threads do not race on one.
+    nonisolated(unsafe) let models = [LocalModel(), LocalModel()]
     let trace = try await RecordingSupport.record {
       // Inside the recording (so under the tests' recording lock): no ring can be made from here on, and the rings
       // the flusher had prepared are gone, so threads that have never recorded get none.
       obstrace_fail_ring_allocations(true)
       defer { obstrace_fail_ring_allocations(false) }
       obstrace_ring_pool_empty()
-      RecordingSupport.runThreads(2) { _ in
-        for index in 1...100 { model.value = index }
+      RecordingSupport.runThreads(2) { thread in
+        for index in 1...100 { models[thread].value = index }
       }
     }
-    #expect(model.value == 100)
+    #expect(models.map(\.value) == [100, 100])
     #expect(trace.events(.willSet).isEmpty)
     // Two threads of 100 writes; a setter's write offers two events: its willSet and its didSet.
     #expect(trace.reader.footer?.ringless == 400)
