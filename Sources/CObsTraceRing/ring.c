@@ -189,7 +189,8 @@ obstrace_ring *obstrace_ring_attach(void) {
   uint64_t serial = __atomic_load_n(&recording_serial, __ATOMIC_RELAXED);
   if (ring_failed_in == serial) return NULL;
   uint64_t capacity = __atomic_load_n(&configured_capacity, __ATOMIC_RELAXED);
-  obstrace_ring *ring = pool_take(capacity);
+  // Failing (tests), no ring can be had: not even one a thread that exited gave back to the pool meanwhile.
+  obstrace_ring *ring = __atomic_load_n(&failing_ring_allocations, __ATOMIC_RELAXED) ? NULL : pool_take(capacity);
   if (ring == NULL) {
     // The pool is empty (not primed yet, or more threads began recording at once than it holds): made here.
     __atomic_add_fetch(&rings_made_on_program_threads, 1, __ATOMIC_RELAXED);

@@ -114,11 +114,10 @@ extension RecorderTests {
     // A model per thread: the threads do not race on one.
     nonisolated(unsafe) let models = [LocalModel(), LocalModel()]
     let trace = try await RecordingSupport.record {
-      // Inside the recording (so under the tests' recording lock): no ring can be made from here on, and the rings
-      // the flusher had prepared are gone, so threads that have never recorded get none.
+      // Inside the recording (so under the tests' recording lock): from here on no ring can be made or taken from
+      // the pool, so threads that have never recorded get none.
       obstrace_fail_ring_allocations(true)
       defer { obstrace_fail_ring_allocations(false) }
-      obstrace_ring_pool_empty()
       RecordingSupport.runThreads(2) { thread in
         for index in 1...100 { models[thread].value = index }
       }

@@ -152,7 +152,8 @@ extern __thread obstrace_ring *obstrace_thread_ring __attribute__((tls_model("in
 
 /// The slow half of `obstrace_current_ring`: allocates and registers this thread's ring.
 obstrace_ring *obstrace_ring_attach(void);
-/// Tests: while `fail` is true every ring allocation fails, as when memory runs out.
+/// Tests: while `fail` is true every ring allocation fails, as when memory runs out, and no thread takes a ring from
+/// the pool.
 void obstrace_fail_ring_allocations(bool fail);
 /// Counts an event offered on a thread that has no ring because one could not be allocated (cold).
 void obstrace_note_ringless_event(void);
