@@ -175,11 +175,36 @@ if CommandLine.arguments.count == 4, CommandLine.arguments[1].hasPrefix("--profi
   default: blackHole(plain ? plainLoop(count) : tracedLoop(count))
   }
   let elapsed = obstrace_bench_now() - start
-  if mode == "--profile" { Recorder.stop() }
+  let drains = mode == "--profile" ? Recorder.stop()?.drains : nil
   let cpu = obstrace_bench_process_cpu() - cpuBefore
+  let batches = drains.map { "; flusher: \($0.batches) batches in \($0.passes) passes, \($0.smallBatches) short" } ?? ""
   FileHandle.standardError.write(
-    "\(fixed(Double(elapsed) / Double(count))) ns/op; CPU \(fixed(Double(cpu) / Double(count))) ns/op\n".data(
-      using: .utf8)!)
+    "\(fixed(Double(elapsed) / Double(count))) ns/op; CPU \(fixed(Double(cpu) / Double(count))) ns/op\(batches)\n"
+      .data(using: .utf8)!)
+  exit(0)
+}
+
+// `obstrace-bench --threads-effect N`: the untraced loop (`plainLoop`, N iterations) in a process that has had one
+// thread only, then again after one thread was created and joined, and once more: what glibc's locks (taken by
+// Observation's registrar in every willSet and didSet) cost once a process has had a second thread (README, "What
+// it costs"). Starts no thread before the first measurement.
+if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--threads-effect",
+  let count = Int(CommandLine.arguments[2])
+{
+  func measured() -> Double {
+    let start = obstrace_bench_now()
+    blackHole(plainLoop(count))
+    return Double(obstrace_bench_now() - start) / Double(count)
+  }
+  let alone = [measured(), measured()]
+  var thread = pthread_t()
+  pthread_create(&thread, nil, { _ in nil }, nil)
+  pthread_join(thread, nil)
+  let after = [measured(), measured()]
+  print("plainLoop, one thread so far: \(alone.map { fixed($0) }.joined(separator: ", ")) ns an iteration")
+  print(
+    "plainLoop, after one more thread was created and joined: \(after.map { fixed($0) }.joined(separator: ", ")) ns an iteration"
+  )
   exit(0)
 }
 

@@ -3,8 +3,6 @@
 #define _GNU_SOURCE
 #include "CObsTraceRing.h"
 
-#include <stdio.h>
-
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -53,12 +51,12 @@ static void free_ring(obstrace_ring *ring) {
 static obstrace_ring *ring_pool[OBSTRACE_RING_POOL_SLOTS];
 static uint64_t rings_made_on_program_threads = 0;
 
-/// A ring for `capacity` records: its header and every slot zeroed, so that no page of it is touched for the
-/// first time by its thread.
 static bool failing_ring_allocations = false;
 
 void obstrace_fail_ring_allocations(bool fail) { __atomic_store_n(&failing_ring_allocations, fail, __ATOMIC_RELAXED); }
 
+/// A ring for `capacity` records: its header and every slot zeroed, so that no page of it is touched for the
+/// first time by its thread.
 static obstrace_ring *make_ring(uint64_t capacity) {
   if (__atomic_load_n(&failing_ring_allocations, __ATOMIC_RELAXED)) return NULL;
   obstrace_ring *ring = aligned_alloc(64, (sizeof(obstrace_ring) + 63) & ~(size_t)63);
@@ -174,11 +172,10 @@ static void thread_exited(void *value) {
 static void make_exit_key(void) { pthread_key_create(&exit_key, thread_exited); }
 
 // Events offered on threads that could not get a ring (its memory could not be allocated), this recording; and the
-// recording a thread last failed in, so that it does not try to allocate a ring again at every event.
+// recording a thread last failed in (none: UINT64_MAX), so that it does not try to allocate a ring at every event.
 static uint64_t ringless_events = 0;
 static uint64_t recording_serial = 0;
-static __thread uint64_t ring_failed_in = 0;
-static uint64_t ringless_reported_in = 0;
+static __thread uint64_t ring_failed_in = UINT64_MAX;
 
 void obstrace_note_ringless_event(void) { __atomic_add_fetch(&ringless_events, 1, __ATOMIC_RELAXED); }
 
@@ -196,15 +193,9 @@ obstrace_ring *obstrace_ring_attach(void) {
     __atomic_add_fetch(&rings_made_on_program_threads, 1, __ATOMIC_RELAXED);
     ring = make_ring(capacity);
     if (ring == NULL) {
-      // The program goes on; this thread's events are counted, not recorded, and the footer says how many.
+      // The program goes on; this thread's events are counted, not recorded: the stop says how many, on standard
+      // error and in the footer.
       ring_failed_in = serial;
-      // Said once a recording, however many threads fail.
-      if (__atomic_exchange_n(&ringless_reported_in, serial, __ATOMIC_RELAXED) != serial) {
-        fprintf(stderr,
-                "obstrace: a thread could not get its ring (%llu bytes): its events, and those of any other thread "
-                "that cannot, are counted, not recorded\n",
-                (unsigned long long)(capacity * sizeof(obstrace_record)));
-      }
       return NULL;
     }
   }

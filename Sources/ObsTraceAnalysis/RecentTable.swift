@@ -1,3 +1,5 @@
+import ObsTraceFormat
+
 /// A table keyed by ids handed out in increasing order of which only the recent ones stay live (the runs of scopes:
 /// a run is held from its begin until its observers are cancelled, and a trace has millions of them): an array
 /// over a window of ids, not a hash table, and a window that slides forward, so that memory follows the live
@@ -62,13 +64,7 @@ struct RecentTable<Value> {
   @inline(__always)
   mutating func withExisting<Result>(_ id: UInt32, _ body: (inout Value) -> Result) -> Result? {
     let index = Int(id) &- base
-    if index >= 0 && index < values.count {
-      return values.withUnsafeMutableBufferPointer { slots in
-        let slot = slots.baseAddress! + index
-        if case .none = slot.pointee { return nil }
-        return body(&slot.pointee!)
-      }
-    }
+    if index >= 0 && index < values.count { return values.withWrapped(at: index, body) }
     guard !outside.isEmpty, outside[id] != nil else { return nil }
     return body(&outside[id]!)
   }

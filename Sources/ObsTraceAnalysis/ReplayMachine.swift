@@ -395,14 +395,16 @@ public struct ReplayMachine {
     // Runs subscribed only to freed objects can never fire again: they end here.
     if let list = subscribers.removeValue(event.object) {
       list.forEach { scope in
-        let remaining = runs.withExisting(
-          scope,
-          { run -> Int? in
-            guard run.subscribed else { return nil }
-            run.liveObjects -= 1
-            return run.liveObjects
-          })
-        if let remaining, let remaining, remaining <= 0 {
+        // nil: no run, or one no longer subscribed.
+        let remaining =
+          runs.withExisting(
+            scope,
+            { run -> Int? in
+              guard run.subscribed else { return nil }
+              run.liveObjects -= 1
+              return run.liveObjects
+            }) ?? nil
+        if let remaining, remaining <= 0 {
           cancel(scope, time: event.time, thread: event.thread, reason: .objectsFreed, derived: true, &consumer)
         }
       }
@@ -460,23 +462,14 @@ public struct ReplayMachine {
       state.beginWrite(on: event.thread)
       if !state.untracedRuns.isEmpty { swap(&untracedRuns, &state.untracedRuns) }
     }
-    let direct = event.flags & EventFlags.willSetDirect != 0
-    if listed {
-      var coalesced = coalescedInstances(reading: key)
-      consumer.consume(
-        .writeBegan(
-          WriteBeganFact(
-            time: event.time, thread: event.thread, key: key, type: type, stack: event.stack,
-            coalescedInto: coalesced, direct: direct)))
-      // Kept for the next write: held only here once the fact is gone, it is emptied in place then.
-      swap(&coalesced, &coalescedScratch)
-    } else {
-      consumer.consume(
-        .writeBegan(
-          WriteBeganFact(
-            time: event.time, thread: event.thread, key: key, type: type, stack: event.stack, coalescedInto: [],
-            direct: direct)))
-    }
+    var coalesced = listed ? coalescedInstances(reading: key) : []
+    consumer.consume(
+      .writeBegan(
+        WriteBeganFact(
+          time: event.time, thread: event.thread, key: key, type: type, stack: event.stack, coalescedInto: coalesced,
+          direct: event.flags & EventFlags.willSetDirect != 0)))
+    // Kept for the next write: held only here once the fact is gone, it is emptied in place then.
+    if listed { swap(&coalesced, &coalescedScratch) }
     if !untracedRuns.isEmpty { predictFires(untracedRuns, event, key, &consumer) }
   }
 

@@ -41,7 +41,10 @@ public struct DenseTable<Value>: Sequence {
       return sparse.isEmpty ? nil : sparse[id]
     }
     set {
-      guard let newValue else { return remove(id) }
+      guard let newValue else {
+        removeValue(id)
+        return
+      }
       if placeDensely(id) {
         let index = Int(id) - base
         if values[index] == nil {
@@ -78,23 +81,9 @@ public struct DenseTable<Value>: Sequence {
     }
   }
 
-  /// Removes the entry of `id`, if any. Never grows the array, nor places its start: removing what is not there
-  /// (an object freed that no table entry names) costs a compare, not a hash or an array sized for it.
-  @inlinable
-  mutating func remove(_ id: UInt32) {
-    let index = Int(id) &- base
-    if index >= 0 && index < values.count {
-      if case .some = values[index] {
-        values[index] = nil
-        entries -= 1
-      }
-    } else if !sparse.isEmpty, sparse.removeValue(forKey: id) != nil {
-      entries -= 1
-    }
-  }
-
   /// Removes the entry of `id` and returns it, if there is one: moved out of its slot, not copied (what it holds
-  /// stays uniquely referenced).
+  /// stays uniquely referenced). Never grows the array, nor places its start: removing what is not there (an object
+  /// freed that no table entry names) costs a compare, not a hash or an array sized for it.
   @inlinable @discardableResult
   public mutating func removeValue(_ id: UInt32) -> Value? {
     let index = Int(id) &- base
@@ -138,13 +127,7 @@ public struct DenseTable<Value>: Sequence {
   @inlinable @inline(__always)
   public mutating func withExisting<Result>(_ id: UInt32, _ body: (inout Value) -> Result) -> Result? {
     let index = Int(id) &- base
-    if index >= 0 && index < values.count {
-      return values.withUnsafeMutableBufferPointer { slots in
-        let slot = slots.baseAddress! + index
-        if case .none = slot.pointee { return nil }
-        return body(&slot.pointee!)
-      }
-    }
+    if index >= 0 && index < values.count { return values.withWrapped(at: index, body) }
     guard !sparse.isEmpty, sparse[id] != nil else { return nil }
     return body(&sparse[id]!)
   }
@@ -243,3 +226,17 @@ public struct DenseTable<Value>: Sequence {
 }
 
 extension DenseTable: Sendable where Value: Sendable {}
+
+extension Array {
+  /// Mutates the value in slot `index` (a valid index) in place, without copying it out; nil (and `body` not called)
+  /// when the slot is empty. The slots of `DenseTable` and of the replay's `RecentTable`.
+  @inlinable @inline(__always)
+  public mutating func withWrapped<Wrapped, Result>(at index: Int, _ body: (inout Wrapped) -> Result) -> Result?
+  where Element == Wrapped? {
+    withUnsafeMutableBufferPointer { slots in
+      let slot = slots.baseAddress! + index
+      if case .none = slot.pointee { return nil }
+      return body(&slot.pointee!)
+    }
+  }
+}

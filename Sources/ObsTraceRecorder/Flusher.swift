@@ -155,6 +155,12 @@ final class Flusher: @unchecked Sendable {
       runningAtStop: stillRunning.sorted(), lostAtStop: lostAtStop, ringless: obstrace_ringless_events())
     write(.footer, ChunkPayload.footer(footer))
     writer.close()
+    if footer.ringless > 0 {
+      // Said once, however many threads could not get a ring; the footer keeps the count for the CLI.
+      Recorder.reportProblem(
+        "obstrace: \(footer.ringless) events were counted, not recorded: the memory for their threads' rings could "
+          + "not be allocated (\(path))")
+    }
     return RecordingSummary(
       path: path, events: footer.recorded, droppedEvents: footer.dropped, threads: threads.count,
       chunks: writer.chunksWritten, bytes: writer.bytesWritten, writeError: writeError, drains: drains)

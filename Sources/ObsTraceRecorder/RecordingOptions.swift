@@ -115,17 +115,17 @@ public struct RecordingSummary: Sendable, Equatable {
   public var bytes: UInt64
   /// Set when writing failed part-way: the file holds what was written before.
   public var writeError: String?
-  /// How the flusher read the rings (tests).
-  var drains = DrainCounts()
+  /// How the flusher read the rings (`obstrace-bench --profile` prints it).
+  public internal(set) var drains = DrainCounts()
 }
 
 /// How the flusher read the rings: `passes` over a ring that held records, the `batches` read (a batch is at most
 /// `Flusher.drainBatch` records, one side of a ring's wrap), and how many of them held fewer than a quarter ring (or
 /// a batch): a flusher that chased a thread's head would read mostly those.
-struct DrainCounts: Sendable, Equatable {
-  var passes = 0
-  var batches = 0
-  var smallBatches = 0
+public struct DrainCounts: Sendable, Equatable {
+  public internal(set) var passes = 0
+  public internal(set) var batches = 0
+  public internal(set) var smallBatches = 0
 }
 
 /// Why a recording could not start.
