@@ -7,9 +7,10 @@ import Synchronization
 /// - an `Observations` value continues its iterator; a `RenderHarness` render continues its harness;
 /// - a named scope (`withTrackingScope(named:)`) is one instance per name;
 /// - `withObservationTracking` called directly continues an instance of the same label that fired and has not
-///   been re-tracked yet: first the one whose change handler is running on this thread (a re-track from inside
-///   `onChange`), else the one that fired earliest (ties are broken by firing order); with none waiting, it is a
-///   new instance.
+///   been re-tracked yet: the one whose change handler is running on this thread (a re-track from inside
+///   `onChange`), else, of those whose last run was on this thread, the one that fired first; with none, it is a
+///   new instance. An instance last run on another thread is never taken outside its handler: several threads
+///   re-tracking one label each continue their own, whatever the timing.
 public enum InstanceRule: Sendable {
   /// This instance, whatever the label (an iterator's serial, a harness's serial).
   case continuing(UInt32)
@@ -20,17 +21,25 @@ public enum InstanceRule: Sendable {
 }
 
 enum ScopeInstances {
-  /// The instance whose change handler runs on this thread, set while it runs.
+  /// The instance whose change handler runs on this thread, set while it runs; `thread`: the thread its run was on
+  /// (the trace's id, 0 when that thread had no ring).
   struct Firing: Sendable {
     var label: UInt32
     var instance: UInt32
+    var thread: UInt32
+  }
+
+  /// An instance that fired and waits to be re-tracked, with the thread its last run was on.
+  struct Waiting {
+    var instance: UInt32
+    var thread: UInt32
   }
 
   @TaskLocal static var firing: Firing?
 
   struct State {
     /// Per label: instances that fired and were not re-tracked yet, in firing order.
-    var waiting: [UInt32: [UInt32]] = [:]
+    var waiting: [UInt32: [Waiting]] = [:]
     /// Per label: the instance of a named scope.
     var named: [UInt32: UInt32] = [:]
   }
@@ -69,13 +78,17 @@ enum ScopeInstances {
       // Acquiring: pairs with the releasing updates under the lock (a fire on another thread).
       if waitingCount.load(ordering: .acquiring) == 0 { return newInstance() }
       let firing = firing
+      let thread = obstrace_current_thread_id()
       let found: UInt32? = state.withLock { state in
         guard var queue = state.waiting[label], !queue.isEmpty else { return nil }
-        let index =
-          firing.flatMap { firing in
-            firing.label == label ? queue.firstIndex(of: firing.instance) : nil
-          } ?? 0
-        let instance = queue.remove(at: index)
+        // The handler's own instance (a re-track from `onChange`), else the first fired of this thread's.
+        let handlers = firing.flatMap { firing in
+          firing.label == label ? queue.firstIndex { $0.instance == firing.instance } : nil
+        }
+        guard
+          let index = handlers ?? (thread == 0 ? nil : queue.firstIndex { $0.thread == thread })
+        else { return nil }
+        let instance = queue.remove(at: index).instance
         state.waiting[label] = queue.isEmpty ? nil : queue
         waitingCount.subtract(1, ordering: .releasing)
         return instance
@@ -84,8 +97,9 @@ enum ScopeInstances {
     }
   }
 
-  /// Records that `instance` of `label` fired: a later re-track of the label may continue it.
-  static func fired(label: UInt32, instance: UInt32) {
+  /// Records that `instance` of `label`, last run on `thread`, fired: a later re-track of the label (from its
+  /// handler, or on that thread) may continue it.
+  static func fired(label: UInt32, instance: UInt32, thread: UInt32) {
     state.withLock { state in
       var queue = state.waiting[label] ?? []
       if queue.count >= maximumWaiting {
@@ -93,7 +107,7 @@ enum ScopeInstances {
       } else {
         waitingCount.add(1, ordering: .releasing)
       }
-      queue.append(instance)
+      queue.append(Waiting(instance: instance, thread: thread))
       state.waiting[label] = queue
     }
   }

@@ -180,7 +180,9 @@ public enum TracedTracking {
     guard scope != 0 else {
       return (Observation.withObservationTracking(apply, onChange: onChange()), 0)
     }
-    let firing = rule.continuesAfterFire ? ScopeInstances.Firing(label: labelID, instance: instance) : nil
+    let firing =
+      rule.continuesAfterFire
+      ? ScopeInstances.Firing(label: labelID, instance: instance, thread: obstrace_current_thread_id()) : nil
     if tracking == nil && obstrace_can_own_tracking() {
       return (trackOutsideTracking(scope, firing: firing, apply, onChange: onChange()), scope)
     }
@@ -266,7 +268,7 @@ public enum TracedTracking {
   static func runFired(_ scope: UInt32, _ handler: @Sendable () -> Void, firing: ScopeInstances.Firing?) {
     TrackingScopes.fired(scope)
     if let firing {
-      ScopeInstances.fired(label: firing.label, instance: firing.instance)
+      ScopeInstances.fired(label: firing.label, instance: firing.instance, thread: firing.thread)
       ScopeInstances.$firing.withValue(firing) { handler() }
     } else {
       handler()

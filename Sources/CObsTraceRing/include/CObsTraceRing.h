@@ -474,6 +474,12 @@ static inline uint32_t obstrace_writing_object(void) {
   return ring == NULL ? 0 : ring->writing_object;
 }
 
+/// The calling thread's id in the trace (its ring's, never reused in a process); 0 when it has no ring.
+static inline uint32_t obstrace_current_thread_id(void) {
+  obstrace_ring *ring = obstrace_thread_ring;
+  return ring == NULL ? 0 : ring->thread_id;
+}
+
 static inline uint32_t obstrace_writing_key(void) {
   obstrace_ring *ring = obstrace_thread_ring;
   return ring == NULL ? 0 : ring->writing_key;
