@@ -72,9 +72,21 @@ struct ChromeJSONWriter: ExportWriter {
     }
   }
 
+  /// What the trace lost: a global instant (seen in a viewer) and, at the end, the file's `metadata`.
+  private var loss: String?
+
+  mutating func noteLoss(_ text: String, at time: UInt64) throws(CommandError) {
+    try startIfNeeded()
+    loss = text
+    try line(
+      "{\"ph\":\"i\",\"s\":\"g\",\"name\":\(jsonString(text)),\"cat\":\"obstrace\",\"pid\":\(processID),\"tid\":0,"
+        + "\"ts\":\(Self.microseconds(time))}")
+  }
+
   mutating func finish() throws(CommandError) {
     try startIfNeeded()
-    try output.write("\n],\"displayTimeUnit\":\"ns\"}\n")
+    let metadata = loss.map { ",\"metadata\":{\"obstrace-incomplete\":\(jsonString($0))}" } ?? ""
+    try output.write("\n],\"displayTimeUnit\":\"ns\"\(metadata)}\n")
     try output.flush()
   }
 

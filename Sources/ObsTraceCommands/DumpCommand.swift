@@ -28,6 +28,13 @@ enum DumpCommand: TraceCommand {
     let path = try TraceInput.singlePath(parsed, command: name)
     try TraceInput.printLines(of: path, command: name, to: output) { reader, writer, names throws(CommandError) in
       print(reader, path: path, stacks: stacks, into: writer, names)
+      let loss = TraceLoss(reader)
+      if let summary = loss.summary {
+        writer.append(contentsOf: "# " + summary)
+        writer.endLine()
+        writer.flush()
+        output.writeError("obstrace dump: note: \(path) is \(loss.briefSummary) (said at the end of the dump)\n")
+      }
     }
     return 0
   }

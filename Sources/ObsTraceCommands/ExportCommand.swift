@@ -49,12 +49,15 @@ enum ExportCommand: TraceCommand {
     } else {
       try export(reader, to: ChromeJSONWriter(output: stream, processID: processID, processName: processName))
     }
-    // What the viewer cannot show, said where the user looks.
-    var missing: [String] = []
-    if reader.truncated { missing.append("the trace is truncated (slices still open at its end are closed there)") }
-    if !reader.damage.isEmpty { missing.append("\(reader.damage.count) damaged chunk(s) were skipped") }
-    if reader.droppedEvents > 0 { missing.append("\(reader.droppedEvents) events were dropped while recording") }
-    if !missing.isEmpty { output.writeError("obstrace export: note: " + missing.joined(separator: "; ") + "\n") }
+    // What the viewer cannot show, said in the file (an instant named by it; Chrome JSON's metadata too) and once on
+    // standard error.
+    let loss = TraceLoss(reader)
+    if loss.verdict != nil {
+      output.writeError(
+        "obstrace export: note: \(path) is \(loss.briefSummary)"
+          + (reader.truncated ? "; the trace is truncated: slices still open at its end are closed there" : "")
+          + " (said in \(destination))\n")
+    }
     return 0
   }
 
@@ -65,6 +68,7 @@ enum ExportCommand: TraceCommand {
     var ordered = TimeOrderedEvents(threads: reader.footer.map { Set($0.threads.map(\.thread)) })
     reader.forEachChunk { chunk in ordered.add(chunk) { machine.consume($0, into: &export) } }
     ordered.finish { machine.consume($0, into: &export) }
+    if let summary = TraceLoss(reader).summary { try export.noteLoss(summary) }
     try export.finish()
   }
 }

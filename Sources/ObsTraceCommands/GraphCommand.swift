@@ -56,12 +56,18 @@ enum GraphCommand: TraceCommand {
       perObject: parsed.has("per-object"), type: parsed.value("type"), property: parsed.value("property"),
       scope: parsed.value("scope"), sites: parsed.has("sites"),
       top: try TraceInput.positiveInteger(parsed, "top", flag: "--top", command: name) ?? 40)
-    output.write(try graph(path, options, command: name))
+    let (text, loss) = try graph(path, options, command: name)
+    output.write(text)
+    if loss.verdict != nil {
+      output.writeError("obstrace graph: note: \(path) is \(loss.briefSummary) (said in the graph's title)\n")
+    }
     return 0
   }
 
-  /// The DOT text of the trace at `path`.
-  static func graph(_ path: String, _ options: Options, command: String) throws(CommandError) -> String {
+  /// The DOT text of the trace at `path`, and what the trace lost (said in the graph's title).
+  static func graph(_ path: String, _ options: Options, command: String) throws(CommandError) -> (
+    text: String, loss: TraceLoss
+  ) {
     let reader = try TraceInput.open(path, command: command)
     var replay = Replay()
     let writes = WriteTally()
@@ -70,7 +76,8 @@ enum GraphCommand: TraceCommand {
     reader.forEachChunk { chunk in ordered.add(chunk) { replay.consume($0) } }
     ordered.finish { replay.consume($0) }
     try checkFilters(options, reader.definitions, path: path, command: command)
-    return dot(replay, reader.definitions, options, writes: writes)
+    let loss = TraceLoss(reader)
+    return (dot(replay, reader.definitions, options, writes: writes, loss: loss.summary), loss)
   }
 
   /// A --type, --property or --scope the trace does not have is a mistake (a typo draws an empty graph, which
@@ -113,8 +120,11 @@ enum GraphCommand: TraceCommand {
     var scope: String
   }
 
+  /// `loss`: what the trace lost, drawn as the graph's title (its counts are then lower bounds, and edges may be
+  /// missing).
   static func dot(
-    _ replay: Replay, _ definitions: TraceDefinitions, _ options: Options, writes: WriteTally = WriteTally()
+    _ replay: Replay, _ definitions: TraceDefinitions, _ options: Options, writes: WriteTally = WriteTally(),
+    loss: String? = nil
   ) -> String {
     func propertyNode(object: UInt32, property id: UInt32) -> String? {
       let name = definitions.propertyName(id)
@@ -194,6 +204,11 @@ enum GraphCommand: TraceCommand {
     out.line("  rankdir=LR;")
     out.line("  node [fontname=\"Helvetica\", fontsize=11];")
     out.line("  edge [fontname=\"Helvetica\", fontsize=10];")
+    if let loss {
+      out.line(
+        "  labelloc=t; fontname=\"Helvetica\"; fontcolor=red; label="
+          + Formatting.json("\(loss)\ncounts and edges here miss what was lost"))
+    }
     for site in Set(siteEdges.keys.map(\.scope)).sorted() {
       out.line(
         "  \(Formatting.json("w:" + site)) [shape=note, style=filled, fillcolor=\"#eef2f7\", "

@@ -104,6 +104,24 @@ struct PerfettoWriter: ExportWriter {
     try emit(packet)
   }
 
+  /// What the trace lost: an instant on the process track, named by it.
+  mutating func noteLoss(_ text: String, at time: UInt64) throws(CommandError) {
+    try startIfNeeded()
+    var interned = ProtobufMessage()
+    var trackEvent = ProtobufMessage()
+    trackEvent.varint(Event.type, Event.instant)
+    trackEvent.varint(Event.trackUUID, Self.processTrack)
+    trackEvent.varint(Event.nameIID, Self.intern(text, in: &eventNames, field: 2, into: &interned))
+    trackEvent.varint(Event.categoryIIDs, Self.intern("obstrace", in: &categories, field: 1, into: &interned))
+    var packet = ProtobufMessage()
+    packet.varint(Packet.timestamp, time)
+    packet.varint(Packet.trustedPacketSequenceID, Self.sequence)
+    packet.varint(Packet.sequenceFlags, Packet.needsIncrementalState)
+    if !interned.bytes.isEmpty { packet.message(Packet.internedData, interned) }
+    packet.message(Packet.trackEvent, trackEvent)
+    try emit(packet)
+  }
+
   mutating func finish() throws(CommandError) {
     try startIfNeeded()
     try output.flush()

@@ -81,6 +81,11 @@ enum SymbolizeCommand: TraceCommand {
       kept.append("\(reader.damage.count) damaged chunk\(reader.damage.count == 1 ? "" : "s")")
     }
     if reader.truncated { kept.append("truncated") }
+    if reader.droppedEvents > 0 { kept.append("\(reader.droppedEvents) events dropped") }
+    if let footer = reader.footer, footer.lostAtStop > 0 { kept.append("\(footer.lostAtStop) events lost at the stop") }
+    if let footer = reader.footer, footer.ringless > 0 {
+      kept.append("\(footer.ringless) events not recorded on threads without a ring")
+    }
     output.writeError(
       "obstrace symbolize: named \(resolved.propertyNames.count) of \(definitions.properties.count) properties, "
         + "\(resolved.labelNames.count) call-site labels, \(resolved.frames.count) frames; wrote \(destination)"

@@ -70,13 +70,14 @@ enum TimelineCommand: TraceCommand {
       throw CommandError("obstrace timeline: --from must not be later than --to")
     }
     try TraceInput.printLines(of: path, command: name, to: output) { reader, writer, names throws(CommandError) in
-      try print(reader, path: path, filter: filter, into: writer, names)
+      try print(reader, path: path, filter: filter, into: writer, names, output: output)
     }
     return 0
   }
 
   private static func print(
-    _ reader: TraceReader, path: String, filter: Filter, into writer: LineWriter, _ names: ResolvedNames
+    _ reader: TraceReader, path: String, filter: Filter, into writer: LineWriter, _ names: ResolvedNames,
+    output: CommandOutput
   ) throws(CommandError) {
     writer.append("time (ms)  thread  what")
     writer.endLine()
@@ -88,6 +89,7 @@ enum TimelineCommand: TraceCommand {
     // before the process exits.
     KeptUntilExit.keep(machine)
     consumer.finish()
+    let loss = TraceLoss(reader)
     if writer.lines == 1 {
       // A name or number the trace does not have is a mistake (a typo shows nothing, which reads as "nothing
       // happened"), not an empty answer. Nothing was written yet: the error is the only output.
@@ -121,6 +123,19 @@ enum TimelineCommand: TraceCommand {
       writer.append("(nothing matches)")
       writer.endLine()
     }
+    guard let verdict = loss.verdict else { return }
+    // Said where the user reads, after the lines (damage is found while reading), and once on standard error.
+    writer.append(
+      contentsOf: "! \(verdict): this trace lost events (below); lines that rest on them may be wrong or missing: "
+        + "a run \"ended … without a fire\", a fire \"with no write in progress\", INCONSISTENT lines"
+        + (consumer.printer.markedLines > 0 ? " (\(consumer.printer.markedLines) marked above)" : ""))
+    writer.endLine()
+    for clause in loss.clauses {
+      writer.append(contentsOf: "!   " + clause)
+      writer.endLine()
+    }
+    writer.flush()
+    output.writeError("obstrace timeline: note: \(path) is \(loss.briefSummary) (said at the end of the timeline)\n")
   }
 }
 
@@ -196,10 +211,26 @@ final class TimelinePrinter {
   @exclusivity(unchecked) private var prefixFractionAt = 0
   private static let prefixCapacity = 64
 
+  /// Lines that may come from events the trace lost, marked as such (`markIfLost`).
+  @exclusivity(unchecked) private(set) var markedLines = 0
+  /// Whether the trace is known to have lost events before its chunks are read (no footer, or a footer that counts
+  /// a loss); damage is learnt while reading.
+  private let lostAtOpen: Bool
+
   init(filter: Filter, names: ResolvedNames, writer: LineWriter) {
     self.filter = filter
     self.names = names
     self.writer = writer
+    lostAtOpen = TraceLoss.knownAtOpen(names.reader)
+  }
+
+  /// Marks a line that a loss can produce (a run ended because its objects were freed, a fire with no write in
+  /// progress, an event the replay could not place: a lost fire, write or begin leaves these) when the trace is known
+  /// by now to have lost events. A loss found later is said at the end of the timeline.
+  private func markIfLost() {
+    guard lostAtOpen || !reader.damage.isEmpty || reader.droppedEvents > 0 else { return }
+    writer.append("  [the trace lost events: this may come from the loss]")
+    markedLines += 1
   }
 
   deinit { prefixBytes.deallocate() }
@@ -368,6 +399,7 @@ final class TimelinePrinter {
       writer.append(" (#")
       writer.appendDecimal(fire.scope)
       writer.append(") with no write in progress (object freed?)")
+      markIfLost()
     case .cancel(let cancel):
       guard cancel.reason != .fired, filter.object == nil, filter.property == nil,
         matches(time: cancel.time, thread: cancel.thread, keys: EmptyCollection(), label: cancel.label)
@@ -381,6 +413,7 @@ final class TimelinePrinter {
       writer.append(
         contentsOf: cancel.reason == .objectsFreed
           ? "every object it read was freed, nothing can fire it" : cancel.reason.description)
+      markIfLost()
     case .anomaly(let anomaly):
       guard filter.scope == nil,
         matches(
@@ -398,6 +431,7 @@ final class TimelinePrinter {
         writer.append(" ")
         appendObject(key)
       }
+      markIfLost()
     case .sequenceEnded(let ended):
       guard let ending = ended.ending, filter.object == nil, filter.property == nil,
         matches(time: ended.time, thread: ended.thread, keys: EmptyCollection(), label: ended.label)

@@ -40,6 +40,8 @@ protocol ExportWriter {
   mutating func declare(_ thread: ExportThread) throws(CommandError)
   mutating func write(_ event: ExportEvent) throws(CommandError)
   mutating func finish() throws(CommandError)
+  /// Says, inside the file, that the trace lost events (`text`: what, where), at `time`: before `finish`.
+  mutating func noteLoss(_ text: String, at time: UInt64) throws(CommandError)
 }
 
 /// Turns the replay's facts into viewer events: each scope run a slice on its thread's track (named by its scope,
@@ -193,6 +195,11 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
   }
 
   /// Ends what is still open (a truncated trace, a run that never ended) at the last time seen, then the file.
+  /// Says in the exported file that the trace lost events, at the last time exported.
+  mutating func noteLoss(_ text: String) throws(CommandError) {
+    try writer.noteLoss(text, at: lastTime)
+  }
+
   mutating func finish() throws(CommandError) {
     if let pending = pendingRead {
       pendingRead = nil

@@ -74,6 +74,8 @@ public final class TraceReader {
   /// Threads whose last chunk says they exited while recording.
   public private(set) var endedThreads: Set<UInt32> = []
   public private(set) var lastEventTime: UInt64 = 0
+  /// Per thread, the chunks read and the numbers skipped (chunks lost to damage), with the times around them.
+  public private(set) var chunkLedger = ThreadChunkLedger()
 
   /// What went wrong in the chunks read at opening (symbols, modules, footer).
   private var trailingDamage: [TraceDamage] = []
@@ -170,6 +172,7 @@ public final class TraceReader {
     truncated = false
     cutAt = nil
     droppedEvents = 0
+    chunkLedger = ThreadChunkLedger()
     unknownIDEvents = 0
     firstUnknownID = nil
     // Two threads for a big trace: a reader thread reads, checks, inflates and decodes the next chunks while this
@@ -235,6 +238,7 @@ public final class TraceReader {
     threads[chunk.thread] = chunk.osThreadID
     if chunk.threadEnded { endedThreads.insert(chunk.thread) }
     droppedEvents = droppedEvents.addingSaturating(chunk.droppedSinceLastChunk)
+    chunkLedger.note(chunk)
     if let last = chunk.events.last { lastEventTime = max(lastEventTime, last.time) }
   }
 

@@ -16,6 +16,9 @@ struct TimelinePrinterTests {
       startWallClockNanoseconds: 1, processID: 42, executable: "/bin/fixture", dropWhenFull: false, ringCapacity: 64,
       stackLevel: 0)
     let writer = try TraceFileWriter(path: path, header: header)
+    // A footer: a trace that stopped cleanly, whose lines nothing marks as possibly due to a loss.
+    try writer.writeChunk(
+      .footer, payload: ChunkPayload.footer(TraceFooter(durationNanoseconds: 0, chunks: 1, threads: [])))
     writer.close()
     return (try TraceReader(path: path), path)
   }

@@ -433,6 +433,35 @@ struct TraceFileTests {
     #expect(reader.definitions.typeName(ofObject: 5) == "Type1")
   }
 
+  @Test("a damaged chunk's thread and time range are known from the numbers of its thread's chunks around it")
+  func damagedChunkLedger() throws {
+    let path = temporaryPath("damaged-ledger.trc")
+    // Chunks alternate threads: T1 writes chunks 0, 2, 4 (its #0, #1, #2), T2 chunks 1, 3.
+    let written = try writeSyntheticTrace(to: path, chunks: 5, perChunk: 30)
+    var bytes = fileBytes(path)
+    var offset = 16 + Int(readLittleEndian(UInt32.self, bytes[12..<16])) + 4
+    var starts: [Int] = []
+    while offset < bytes.count {
+      starts.append(offset)
+      offset += TraceFormat.chunkHeaderSize + Int(readLittleEndian(UInt32.self, bytes[(offset + 5)..<(offset + 9)]))
+    }
+    bytes[starts[2] + TraceFormat.chunkHeaderSize + 5] ^= 0xff
+    writeBytes(bytes, to: path)
+    let (reader, _) = try readAll(path)
+    #expect(
+      reader.chunkLedger.gaps == [
+        ThreadChunkLedger.Gap(thread: 1, first: 1, count: 1, after: written[29].time, before: written[119].time)
+      ])
+    #expect(reader.chunkLedger.eventsRead(1) == 60)
+    #expect(reader.chunkLedger.eventsRead(2) == 60)
+    // Whole, the same trace has no gap.
+    let cleanPath = temporaryPath("clean-ledger.trc")
+    _ = try writeSyntheticTrace(to: cleanPath, chunks: 5, perChunk: 30)
+    let (clean, _) = try readAll(cleanPath)
+    #expect(clean.chunkLedger.gaps.isEmpty)
+    #expect(clean.chunkLedger.eventsRead(1) == 90)
+  }
+
   @Test("reading ahead on a second thread reads what one thread reads: events, damage in order, the cut end")
   func pipelineMatchesOneThread() throws {
     let path = temporaryPath("pipeline-damaged.trc")

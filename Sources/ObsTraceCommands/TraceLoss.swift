@@ -1,0 +1,108 @@
+import ObsTraceFormat
+
+/// What a trace lost, said the same way by every command that prints from it (`report` says it through its
+/// completeness line and findings): damaged chunks skipped, with the thread and time range the chunk numbers and the
+/// footer show; a cut end; events dropped, lost at the stop, or offered on threads that had no ring. Read after the
+/// trace's chunks were read (damage is found while reading).
+struct TraceLoss {
+  /// "TRUNCATED" when the recording did not stop cleanly, else "INCOMPLETE"; nil when nothing was lost.
+  let verdict: String?
+  /// One clause per loss, in the order: cut end, damaged chunks, what each thread misses, drops, the stop, ringless.
+  let clauses: [String]
+
+  init(_ reader: TraceReader) {
+    var clauses: [String] = []
+    if let cut = reader.cutAt {
+      clauses.append("the file is cut short \(cut); read up to the last whole chunk")
+    } else if reader.truncated {
+      clauses.append("no footer (the recording did not stop cleanly); read up to the last whole chunk")
+    }
+    for damage in reader.damage {
+      clauses.append(
+        "damaged chunk at byte \(damage.offset) skipped (\(Self.reason(damage.message))): its events are lost")
+    }
+    clauses.append(contentsOf: Self.threadLosses(reader))
+    if reader.droppedEvents > 0 {
+      clauses.append(
+        "\(reader.droppedEvents) event\(reader.droppedEvents == 1 ? "" : "s") dropped while recording (a full ring, OBSTRACE_DROP=1)"
+      )
+    }
+    if let footer = reader.footer {
+      if footer.lostAtStop > 0 {
+        clauses.append(
+          "\(footer.lostAtStop) event\(footer.lostAtStop == 1 ? "" : "s") lost at the stop (threads still running)")
+      }
+      if footer.ringless > 0 {
+        clauses.append(
+          "\(footer.ringless) event\(footer.ringless == 1 ? "" : "s") not recorded (threads that could not get a ring: "
+            + "memory could not be allocated)")
+      }
+    }
+    self.clauses = clauses
+    verdict = clauses.isEmpty ? nil : (reader.truncated ? "TRUNCATED" : "INCOMPLETE")
+  }
+
+  /// Whether the trace is known to have lost events before any chunk is read: no footer, or a footer that counts
+  /// drops or events lost at the stop or on threads without a ring. (Damage is only found by reading.)
+  static func knownAtOpen(_ reader: TraceReader) -> Bool {
+    guard let footer = reader.footer else { return true }
+    return footer.dropped > 0 || footer.lostAtStop > 0 || footer.ringless > 0
+  }
+
+  /// The whole account in one line: `INCOMPLETE: clause; clause`.
+  var summary: String? { verdict.map { $0 + ": " + clauses.joined(separator: "; ") } }
+
+  /// The account for a one-line note on standard error: the first clauses, and how many more (a hostile file may
+  /// have thousands of damaged chunks).
+  var briefSummary: String {
+    let shown = clauses.prefix(3).joined(separator: "; ")
+    let more = clauses.count > 3 ? "; and \(clauses.count - 3) more" : ""
+    return (verdict ?? "complete") + ": " + shown + more
+  }
+
+  /// A reader's damage message without its trailing "; skipped" (the clause says it).
+  private static func reason(_ message: String) -> String {
+    message.hasSuffix("; skipped") ? String(message.dropLast("; skipped".count)) : message
+  }
+
+  /// Per thread, what its chunk numbers and (with a footer) its recorded count show it lost, and when.
+  private static func threadLosses(_ reader: TraceReader) -> [String] {
+    let ledger = reader.chunkLedger
+    var clauses: [String] = []
+    var described = Set<UInt32>()
+    // The reserved serial is "no thread" (a chunk naming it is damage): never said as a thread.
+    let recorded = Dictionary(
+      (reader.footer?.threads ?? []).filter { $0.thread != TraceFormat.reservedThread }.map {
+        ($0.thread, $0.recorded)
+      }, uniquingKeysWith: { $0 &+ $1 })
+    func missing(_ thread: UInt32) -> String {
+      guard let recorded = recorded[thread] else { return "" }
+      let read = ledger.eventsRead(thread)
+      guard recorded > read else { return "" }
+      return ", \(recorded - read) of its \(recorded) recorded events"
+    }
+    for gap in ledger.gaps {
+      let chunks = gap.count == 1 ? "chunk #\(gap.first)" : "chunks #\(gap.first)–#\(gap.first + gap.count - 1)"
+      let when =
+        gap.after.map { "between \(Formatting.milliseconds($0)) and \(Formatting.milliseconds(gap.before)) ms" }
+        ?? "before \(Formatting.milliseconds(gap.before)) ms"
+      clauses.append(
+        "T\(gap.thread) is missing \(chunks) (events \(when)\(described.contains(gap.thread) ? "" : missing(gap.thread)))"
+      )
+      described.insert(gap.thread)
+    }
+    // A loss no later chunk of the thread shows: its last chunks.
+    for (thread, count) in recorded.sorted(by: { $0.key < $1.key }) where !described.contains(thread) {
+      let read = ledger.eventsRead(thread)
+      guard count > read else { continue }
+      if let last = ledger.lastTime(thread) {
+        clauses.append(
+          "T\(thread) is missing its last \(count - read) of \(count) recorded events (after "
+            + "\(Formatting.milliseconds(last)) ms: its last chunks)")
+      } else {
+        clauses.append("T\(thread) is missing all \(count) of its recorded events (none of its chunks was read)")
+      }
+    }
+    return clauses
+  }
+}

@@ -1,0 +1,184 @@
+import Foundation
+import ObsTraceFormat
+import Testing
+
+/// Every command that prints from a trace says what the trace lost, once, where a user sees it.
+@Suite("What a trace lost, said by every command")
+struct LossTests {
+  /// `traces/threads.trc` with its first events chunk damaged (a byte flipped: its checksum fails), and that chunk's
+  /// offset. That chunk holds a worker thread's write and the fire it caused: without them the replay ends the last
+  /// run when its objects are freed, a line that exists only because of the loss.
+  static func damagedThreads() throws -> (path: String, offset: UInt64) {
+    let source = Paths.root + "/traces/threads.trc"
+    var events: Range<UInt64>?
+    try TraceReader(path: source).forEachWholeChunkRange { type, range in
+      if type == .events && events == nil { events = range }
+    }
+    let range = try #require(events)
+    var bytes = try Data(contentsOf: URL(fileURLWithPath: source))
+    bytes[Int(range.lowerBound + range.upperBound) / 2] ^= 0x5a
+    let path = Paths.temporary("damaged-threads.trc")
+    try bytes.write(to: URL(fileURLWithPath: path))
+    return (path, range.lowerBound)
+  }
+
+  /// `traces/fan-out.trc` cut in the middle of a chunk.
+  static func cutFanOut() throws -> String {
+    let bytes = try Data(contentsOf: URL(fileURLWithPath: Paths.root + "/traces/fan-out.trc"))
+    let path = Paths.temporary("cut-fan-out.trc")
+    try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: path))
+    return path
+  }
+
+  @Test("timeline: a damaged trace says so at its end and once on stderr, and marks the lines the loss can make")
+  func timelineDamaged() throws {
+    let (path, offset) = try Self.damagedThreads()
+    let result = Run.command(["timeline", path])
+    #expect(result.status == 0)
+    let lines = result.standardOutput.split(separator: "\n").map(String.init)
+    let verdicts = lines.filter { $0.hasPrefix("! INCOMPLETE: ") }
+    #expect(verdicts.count == 1)
+    #expect(
+      lines.contains(
+        "!   damaged chunk at byte \(offset) skipped (a chunk's checksum does not match): its events are lost"))
+    // The worker whose only chunk was lost: the footer's count says what it recorded.
+    #expect(lines.contains { $0.hasPrefix("!   T") && $0.contains("is missing all") && $0.contains("recorded events") })
+    let ended = try #require(lines.first { $0.contains("without a fire: every object it read was freed") })
+    #expect(ended.hasSuffix("[the trace lost events: this may come from the loss]"), "\(ended)")
+    #expect(result.errorLines.count == 1)
+    #expect(
+      result.standardError.hasPrefix("obstrace timeline: note: \(path) is INCOMPLETE: damaged chunk at byte \(offset)"))
+  }
+
+  @Test("timeline: a whole trace prints no loss, nothing on stderr, and marks nothing")
+  func timelineWhole() {
+    for trace in ["threads", "fan-out", "guide"] {
+      let result = Run.command(["timeline", Paths.root + "/traces/\(trace).trc"])
+      #expect(result.status == 0)
+      #expect(!result.standardOutput.contains("\n!"), "\(trace)")
+      #expect(!result.standardOutput.contains("[the trace lost events"), "\(trace)")
+      #expect(result.standardError.isEmpty, "\(trace)")
+    }
+  }
+
+  @Test("timeline: a cut trace says it is cut short, where")
+  func timelineCut() throws {
+    let path = try Self.cutFanOut()
+    let result = Run.command(["timeline", path])
+    #expect(result.status == 0)
+    #expect(result.standardOutput.contains("\n! TRUNCATED: "))
+    #expect(result.standardOutput.contains("\n!   the file is cut short at byte "))
+    #expect(result.errorLines.count == 1)
+    #expect(result.standardError.contains("\(path) is TRUNCATED"))
+  }
+
+  /// A trace whose footer counts events lost at the stop and on threads without a ring, and a thread that recorded
+  /// 7 events of which no chunk reached the file.
+  /// Its module map names the obstrace binary, so that it can be symbolized.
+  static func footerOnly() throws -> String {
+    let path = Paths.temporary("footer-only.trc")
+    let header = TraceHeader(
+      startWallClockNanoseconds: 1, processID: 42, executable: "/bin/fixture", dropWhenFull: false, ringCapacity: 64,
+      stackLevel: 0)
+    let writer = try TraceFileWriter(path: path, header: header)
+    try writer.writeChunk(
+      .modules, payload: ChunkPayload.modules([LoadedModule(path: Paths.binary("obstrace"), base: 0x40_0000)]))
+    let footer = TraceFooter(
+      durationNanoseconds: 1000, chunks: 1, threads: [ThreadTotals(thread: 1, osThreadID: 7, recorded: 7, dropped: 0)],
+      lostAtStop: 3, ringless: 200)
+    try writer.writeChunk(.footer, payload: ChunkPayload.footer(footer))
+    writer.close()
+    return path
+  }
+
+  @Test("timeline: events lost at the stop, on threads without a ring, and a thread's missing chunks are each said")
+  func timelineFooterCounts() throws {
+    let path = try Self.footerOnly()
+    let result = Run.command(["timeline", path])
+    #expect(result.status == 0)
+    let lines = result.standardOutput.split(separator: "\n").map(String.init)
+    #expect(lines.contains("!   T1 is missing all 7 of its recorded events (none of its chunks was read)"))
+    #expect(lines.contains("!   3 events lost at the stop (threads still running)"))
+    #expect(
+      lines.contains(
+        "!   200 events not recorded (threads that could not get a ring: memory could not be allocated)"))
+    #expect(result.errorLines.count == 1)
+  }
+
+  @Test("dump: the loss at the end of the dump, and once on stderr")
+  func dump() throws {
+    let (path, offset) = try Self.damagedThreads()
+    let result = Run.command(["dump", path])
+    #expect(result.status == 0)
+    let last = result.standardOutput.split(separator: "\n").last.map(String.init) ?? ""
+    #expect(last.hasPrefix("# INCOMPLETE: damaged chunk at byte \(offset) skipped"), "\(last)")
+    #expect(result.errorLines.count == 1)
+    #expect(result.standardError.hasPrefix("obstrace dump: note: \(path) is INCOMPLETE: "))
+    let whole = Run.command(["dump", Paths.root + "/traces/threads.trc"])
+    #expect(!whole.standardOutput.contains("# INCOMPLETE"))
+    #expect(whole.standardError.isEmpty)
+  }
+
+  @Test("graph: the loss is the graph's title, and once on stderr; a whole trace's graph has no title")
+  func graph() throws {
+    let (path, offset) = try Self.damagedThreads()
+    let result = Run.command(["graph", path])
+    #expect(result.status == 0)
+    #expect(
+      result.standardOutput.contains(
+        "labelloc=t; fontname=\"Helvetica\"; fontcolor=red; label=\"INCOMPLETE: damaged chunk at byte \(offset) skipped"
+      ))
+    #expect(result.errorLines.count == 1)
+    #expect(result.standardError.contains("\(path) is INCOMPLETE"))
+    let whole = Run.command(["graph", Paths.root + "/traces/threads.trc"])
+    #expect(!whole.standardOutput.contains("labelloc"))
+    #expect(whole.standardError.isEmpty)
+  }
+
+  @Test("export: Chrome JSON stays valid JSON, with the loss in its metadata and as a global instant")
+  func exportChrome() throws {
+    let (path, offset) = try Self.damagedThreads()
+    let output = Paths.temporary("damaged.json")
+    let result = Run.command(["export", path, "--format", "chrome-json", "-o", output])
+    #expect(result.status == 0)
+    #expect(result.errorLines.count == 1)
+    #expect(result.standardError.contains("\(path) is INCOMPLETE"))
+    let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: output))) as! [String: Any]
+    let metadata = try #require(json["metadata"] as? [String: String])
+    let loss = try #require(metadata["obstrace-incomplete"])
+    #expect(loss.hasPrefix("INCOMPLETE: damaged chunk at byte \(offset) skipped"))
+    let events = json["traceEvents"] as! [[String: Any]]
+    #expect(
+      events.filter { $0["ph"] as? String == "i" && $0["s"] as? String == "g" && $0["name"] as? String == loss }.count
+        == 1)
+    let whole = Paths.temporary("whole.json")
+    _ = Run.command(["export", Paths.root + "/traces/threads.trc", "--format", "chrome-json", "-o", whole])
+    let wholeJSON =
+      try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: whole))) as! [String: Any]
+    #expect(wholeJSON["metadata"] == nil)
+  }
+
+  @Test("export: Perfetto gets an instant on the process track named by the loss, and parses without errors")
+  func exportPerfetto() throws {
+    let (path, offset) = try Self.damagedThreads()
+    let output = Paths.temporary("damaged.pftrace")
+    let result = Run.command(["export", path, "-o", output])
+    #expect(result.status == 0)
+    #expect(result.errorLines.count == 1)
+    let parsed = try Run.program(
+      Paths.root + "/.build/python/bin/python", [Paths.root + "/scripts/perfetto-summary", output])
+    let summary = try JSONSerialization.jsonObject(with: Data(parsed.standardOutput.utf8)) as! [String: Any]
+    #expect(summary["errors"] as? [String] == [])
+    let instants = try #require(summary["instants"] as? [String: Int])
+    #expect(instants.keys.filter { $0.hasPrefix("INCOMPLETE: damaged chunk at byte \(offset) skipped") }.count == 1)
+  }
+
+  @Test("symbolize: says what the rewritten trace still lacks, as the input did")
+  func symbolize() throws {
+    let path = try Self.footerOnly()
+    let result = Run.command(["symbolize", path])
+    #expect(result.status == 0)
+    #expect(result.standardError.contains("3 events lost at the stop"), "\(result.standardError)")
+    #expect(result.standardError.contains("200 events not recorded on threads without a ring"))
+  }
+}
