@@ -95,23 +95,45 @@ public final class TraceReader {
     file = try ReadableFile(path: path)
     definitionBudget = DefinitionBudget(fileSize: file.size)
     readsAhead = file.size >= Self.readAheadSize
+    // A short file is said as what it is: empty; not a trace (its first bytes are not the magic's); or a trace cut
+    // inside its header (it begins as one), with how far it goes.
     let prefix = file.read(at: 0, count: 16)
-    guard prefix.count == 16, Array(prefix[0..<8]) == TraceFormat.magic else {
+    guard !prefix.isEmpty else {
+      throw TraceFileError(.notATrace, path: path, "the file is empty: not an ObsTrace trace (no OBSTRACE header)")
+    }
+    let magicSeen = min(prefix.count, TraceFormat.magic.count)
+    guard prefix[0..<magicSeen].elementsEqual(TraceFormat.magic[0..<magicSeen]) else {
       throw TraceFileError(.notATrace, path: path, "not an ObsTrace trace file (no OBSTRACE header)")
     }
-    let version = readLittleEndian(UInt16.self, prefix[8..<10])
-    guard version >= 1 else {
-      throw TraceFileError(.notATrace, path: path, "trace format version 0 was never written (a damaged header)")
+    if prefix.count >= 10 {
+      let version = readLittleEndian(UInt16.self, prefix[8..<10])
+      guard version >= 1 else {
+        throw TraceFileError(.notATrace, path: path, "trace format version 0 was never written (a damaged header)")
+      }
+      guard version <= TraceFormat.version else {
+        throw TraceFileError(
+          .unsupportedVersion, path: path,
+          "trace format version \(version) is newer than this obstrace reads (\(TraceFormat.version)); update obstrace")
+      }
     }
-    guard version <= TraceFormat.version else {
+    guard prefix.count == 16 else {
       throw TraceFileError(
-        .unsupportedVersion, path: path,
-        "trace format version \(version) is newer than this obstrace reads (\(TraceFormat.version)); update obstrace")
+        .notATrace, path: path,
+        "the trace header is cut short: the file ends after \(prefix.count) byte\(prefix.count == 1 ? "" : "s"), "
+          + "inside the header's first 16")
     }
+    let version = readLittleEndian(UInt16.self, prefix[8..<10])
     let length = Int(readLittleEndian(UInt32.self, prefix[12..<16]))
+    guard length < 1 << 20 else {
+      throw TraceFileError(
+        .damaged, path: path, offset: 12,
+        "the trace header says it is \(length) bytes long, more than any header (1 MiB at most): a damaged header")
+    }
     let payload = file.read(at: 16, count: length + 4)
-    guard length < 1 << 20, payload.count == length + 4 else {
-      throw TraceFileError(.notATrace, path: path, offset: 16, "the trace header is cut short")
+    guard payload.count == length + 4 else {
+      throw TraceFileError(
+        .notATrace, path: path, offset: 16,
+        "the trace header is cut short: the file ends after \(16 + payload.count) of its \(16 + length + 4) bytes")
     }
     let body = Array(payload[0..<length])
     guard crc32Checksum(body) == readLittleEndian(UInt32.self, payload[length...]) else {

@@ -350,6 +350,28 @@ struct CommandLineTests {
     }
   }
 
+  @Test("a trace cut inside its header, at every length: one line naming the file and saying it is cut short, exit 2")
+  func cutInsideHeader() throws {
+    let bytes = try Data(contentsOf: URL(fileURLWithPath: Paths.root + "/traces/guide.trc"))
+    let headerLength = 16 + Int(bytes[12]) + Int(bytes[13]) << 8 + 4
+    for length in 1..<headerLength {
+      let path = Paths.temporary("cut-header-\(length).trc")
+      try bytes.prefix(length).write(to: URL(fileURLWithPath: path))
+      let result = Run.command(["report", path])
+      #expect(result.status == 2, "\(length) bytes")
+      #expect(result.errorLines.count == 1, "\(length) bytes")
+      #expect(result.standardError.hasPrefix("obstrace report: \(path): "), "\(length) bytes")
+      #expect(result.standardError.contains("the trace header is cut short: the file ends after \(length)"))
+    }
+    let empty = Paths.temporary("empty.trc")
+    try Data().write(to: URL(fileURLWithPath: empty))
+    let result = Run.command(["report", empty])
+    #expect(result.status == 2)
+    #expect(
+      result.standardError
+        == "obstrace report: \(empty): the file is empty: not an ObsTrace trace (no OBSTRACE header)\n")
+  }
+
   @Test(
     "every command has --help with an example, exit 0",
     arguments: ["record", "report", "graph", "timeline", "baseline", "check", "symbolize", "dump"])

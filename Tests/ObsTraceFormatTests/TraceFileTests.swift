@@ -541,7 +541,7 @@ struct TraceFileTests {
   @Test(
     "what is not a trace is refused with the path and a reason",
     arguments: [
-      ([UInt8](), "not an ObsTrace trace file"),
+      ([UInt8](), "the file is empty: not an ObsTrace trace"),
       (Array("hello, world, this is text".utf8), "not an ObsTrace trace file"),
       (TraceFormat.magic + [9, 0, 0, 0, 0, 0, 0, 0], "newer than this obstrace reads"),
       (TraceFormat.magic + [0, 0, 0, 0, 0, 0, 0, 0], "version 0 was never written"),
@@ -556,6 +556,48 @@ struct TraceFileTests {
     } catch {
       #expect(error.path == path)
       #expect(error.description.contains(reason), "\(error.description)")
+    }
+  }
+
+  @Test(
+    "a file cut anywhere inside its header says so, with how far it goes; empty and foreign files say what they are")
+  func cutInsideHeader() throws {
+    let source = temporaryPath("whole.trc")
+    _ = try writeSyntheticTrace(to: source, chunks: 1, perChunk: 3)
+    let bytes = fileBytes(source)
+    let headerLength = 16 + Int(readLittleEndian(UInt32.self, bytes[12..<16])) + 4
+    for length in 0...headerLength {
+      let path = temporaryPath("cut-\(length).trc")
+      writeBytes(Array(bytes.prefix(length)), to: path)
+      let expected: String
+      switch length {
+      case 0: expected = "\(path): the file is empty: not an ObsTrace trace (no OBSTRACE header)"
+      case 1..<16:
+        expected =
+          "\(path): the trace header is cut short: the file ends after \(length) byte\(length == 1 ? "" : "s"), "
+          + "inside the header's first 16"
+      default:
+        expected =
+          "\(path): at byte 16: the trace header is cut short: the file ends after \(length) of its \(headerLength) bytes"
+      }
+      do {
+        let reader = try TraceReader(path: path)
+        // The whole header and nothing after it: a trace with no chunk and no footer, cut short.
+        #expect(length == headerLength, "opened \(length) bytes")
+        reader.forEachEvent { _ in }
+        #expect(reader.truncated)
+      } catch {
+        #expect(length < headerLength)
+        #expect(error.description == expected)
+      }
+    }
+    // The same lengths of what is not a trace: "no OBSTRACE header" from the first byte that differs.
+    for text in ["OBSTRACX", "OBS-", "hello, world, this is text"] {
+      let path = temporaryPath("foreign.trc")
+      writeBytes(Array(text.utf8), to: path)
+      #expect(throws: TraceFileError(.notATrace, path: path, "not an ObsTrace trace file (no OBSTRACE header)")) {
+        _ = try TraceReader(path: path)
+      }
     }
   }
 
