@@ -22,7 +22,7 @@ enum RecordCommand: TraceCommand {
       -o, --output <file>     The trace file to write.
       --backtraces <level>    Call stacks on: off, writes (default: writes, scope begins, object creations), all.
       --drop                  Drop (and count) events when a ring is full instead of waiting.
-      --ring-capacity <n>     Records per thread ring (default 65536).
+      --ring-capacity <n>     Records per thread ring, 64 to 4194304 (default 65536).
       -h, --help              Show this help.
 
     EXAMPLE:
@@ -53,8 +53,11 @@ enum RecordCommand: TraceCommand {
     }
     if parsed.has("drop") { environment["OBSTRACE_DROP"] = "1" }
     if let ring = parsed.value("ring") {
-      guard let capacity = Int(ring), capacity >= 64 else {
-        throw CommandError("obstrace record: --ring-capacity must be a number of at least 64, not '\(ring)'")
+      let range = TraceFormat.ringCapacities
+      guard let capacity = Int(ring), range.contains(capacity) else {
+        throw CommandError(
+          "obstrace record: --ring-capacity must be a number from \(range.lowerBound) to \(range.upperBound), not '\(ring)'"
+        )
       }
       environment["OBSTRACE_RING_CAPACITY"] = String(capacity)
     }

@@ -24,6 +24,13 @@ public enum TraceFormat {
   /// The longest string a definition may hold (a type name, a key path's description, a label). The recorder
   /// cuts longer ones to `maximumRecordedNameLength`; a reader treats a longer one as damage.
   public static let maximumDefinitionStringLength = 64 << 10
+  /// The records a thread's ring may hold (`OBSTRACE_RING_CAPACITY`, `RecordingOptions.ringCapacity`, `obstrace
+  /// record --ring-capacity`), rounded up to a power of two: 64 to 2^22 (4,194,304 records, 128 MiB a ring at 32
+  /// bytes a record). Each recording thread gets a ring, every page of it touched, and the pool keeps a spare: the
+  /// memory grows with the threads. Past 2^22 a ring buys nothing: it already holds ≈ 84 ms of a thread recording
+  /// flat out (≈ 20 ns an event), while the flusher wakes as soon as a ring is half full and hands slots back 4096
+  /// records at a time. (Until 2026-12-01 up to 2^30 was taken silently: 32 GiB a ring.)
+  public static let ringCapacities = 64...(1 << 22)
   /// The longest name the recorder writes (type, key path description, label, symbol): a longer one (a
   /// generated name) is cut to this many UTF-8 bytes, ending in `…`.
   public static let maximumRecordedNameLength = 1024

@@ -49,14 +49,14 @@ final class Flusher: @unchecked Sendable {
     self.path = path
     self.options = options
     obstrace_configure(
-      UInt64(max(64, options.ringCapacity)), options.dropWhenFull, options.backtraces.level,
+      UInt64(options.effectiveRingCapacity), options.dropWhenFull, options.backtraces.level,
       UInt32(max(0, min(64, options.backtraceDepth))), options.comparison.mode)
     obstrace_ring_pool_empty()  // rings of another capacity; the flusher prepares this recording's
     clock = TickMapping()
     let header = TraceHeader(
       startWallClockNanoseconds: obstrace_wall_clock_nanoseconds(), processID: UInt32(getpid()),
       executable: Self.executablePath(), dropWhenFull: options.dropWhenFull,
-      ringCapacity: UInt64(options.ringCapacity), stackLevel: UInt8(options.backtraces.level),
+      ringCapacity: UInt64(options.effectiveRingCapacity), stackLevel: UInt8(options.backtraces.level),
       seesUntracedTracking: UntracedTracking.enable())
     writer = try TraceFileWriter(path: path, header: header)
     try writer.writeChunk(.modules, payload: ChunkPayload.modules(LoadedModule.current()))

@@ -1,3 +1,5 @@
+import ObsTraceFormat
+
 /// How a write through `_modify` (`model.count += 1`, `model.items.append(x)`, `model.items[i].done = true`) is
 /// compared with the value before it, to find writes that changed nothing. The setter (`model.count = 1`) needs
 /// no comparison: the `@Observable` macro itself skips the notification when an Equatable value is unchanged.
@@ -45,9 +47,18 @@ public struct RecordingOptions: Sendable, Equatable {
     }
   }
 
-  /// Records per thread ring (rounded up to a power of two). Each record is 32 bytes: the default, 64K records,
-  /// is 2 MiB per recording thread, prefaulted when the thread first records.
+  /// Records per thread ring (rounded up to a power of two, and kept within `TraceFormat.ringCapacities`: 64 to
+  /// 4,194,304). Each record is 32 bytes: the default, 64K records, is 2 MiB per recording thread, prefaulted when
+  /// the thread first records.
   public var ringCapacity: Int = 1 << 16
+
+  /// The ring capacity a recording uses: `ringCapacity` within the bounds, rounded up to a power of two.
+  var effectiveRingCapacity: Int {
+    let bounded = min(max(ringCapacity, TraceFormat.ringCapacities.lowerBound), TraceFormat.ringCapacities.upperBound)
+    var capacity = TraceFormat.ringCapacities.lowerBound
+    while capacity < bounded { capacity <<= 1 }
+    return capacity
+  }
   /// When a ring is full: false (default) waits for the flusher, losing nothing; true drops the event and
   /// counts it, and the count is in the trace and in every report.
   public var dropWhenFull = false
@@ -92,13 +103,27 @@ public struct RecordingOptions: Sendable, Equatable {
       }
     }
     if let value = environment["OBSTRACE_DROP"] {
-      options.dropWhenFull = value == "1" || value == "true"
+      switch value {
+      case "1", "true": options.dropWhenFull = true
+      case "0", "false", "": options.dropWhenFull = false
+      default: problems.append("OBSTRACE_DROP=\(value) is not one of 1, true, 0, false; using 0 (lossless)")
+      }
     }
     if let value = environment["OBSTRACE_RING_CAPACITY"] {
-      if let capacity = Int(value), capacity >= 64 {
-        options.ringCapacity = capacity
+      let range = TraceFormat.ringCapacities
+      // Digits too many for an Int are a number out of range, not "not a number".
+      let digits = !value.isEmpty && value.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+      if let capacity = Int(value) ?? (digits ? Int.max : nil) {
+        options.ringCapacity = min(max(capacity, range.lowerBound), range.upperBound)
+        if !range.contains(capacity) {
+          problems.append(
+            "OBSTRACE_RING_CAPACITY=\(value) is out of range (\(range.lowerBound) to \(range.upperBound) records a "
+              + "thread's ring); using \(options.ringCapacity)")
+        }
       } else {
-        problems.append("OBSTRACE_RING_CAPACITY=\(value) is not a number of at least 64; using \(options.ringCapacity)")
+        problems.append(
+          "OBSTRACE_RING_CAPACITY=\(value) is not a number (\(range.lowerBound) to \(range.upperBound) records a "
+            + "thread's ring); using \(options.ringCapacity)")
       }
     }
     return (options, problems)

@@ -64,6 +64,49 @@ struct EndToEndTests {
     #expect(traced.standardError.contains("/nonexistent/dir/run.trc"))
   }
 
+  @Test(
+    "OBSTRACE_RING_CAPACITY out of range or not a number: one line naming the variable and the value used; the program prints the same, the trace records the ring it used",
+    arguments: [
+      (
+        "1073741824",
+        "OBSTRACE_RING_CAPACITY=1073741824 is out of range (64 to 4194304 records a thread's ring); using 4194304",
+        4_194_304
+      ),
+      (
+        "99999999999999999999",
+        "OBSTRACE_RING_CAPACITY=99999999999999999999 is out of range (64 to 4194304 records a thread's ring); using 4194304",
+        4_194_304
+      ),
+      ("8", "OBSTRACE_RING_CAPACITY=8 is out of range (64 to 4194304 records a thread's ring); using 64", 64),
+      (
+        "lots", "OBSTRACE_RING_CAPACITY=lots is not a number (64 to 4194304 records a thread's ring); using 65536",
+        65_536
+      ),
+      ("100", nil, 128),
+      ("4194304", nil, 4_194_304),
+    ] as [(String, String?, UInt64)])
+  func ringCapacityBounds(value: String, line: String?, used: UInt64) throws {
+    let untraced = try Run.program("obstrace-demo-untraced", [])
+    let trace = Paths.temporary("ring.trc")
+    let traced = try Run.program(
+      "obstrace-demo", [], environment: ["OBSTRACE_OUTPUT": trace, "OBSTRACE_RING_CAPACITY": value])
+    #expect(traced.status == 0)
+    #expect(traced.standardOutput == untraced.standardOutput)
+    #expect(traced.errorLines == (line.map { ["obstrace: " + $0] } ?? []))
+    #expect(try TraceReader(path: trace).header.ringCapacity == used)
+  }
+
+  @Test("record --ring-capacity out of range is one line naming the flag and the range, exit 2")
+  func recordRingCapacityBounds() {
+    for value in ["63", "4194305", "1073741824", "lots"] {
+      let result = Run.command(["record", "-o", Paths.temporary("r.trc"), "--ring-capacity", value, "--", "/bin/true"])
+      #expect(result.status == 2)
+      #expect(
+        result.standardError
+          == "obstrace record: --ring-capacity must be a number from 64 to 4194304, not '\(value)'\n")
+    }
+  }
+
   @Test("a trace that hits a full disk mid-run: one line, the program finishes, the file reads as far as it is whole")
   func fullDisk() throws {
     let trace = Paths.temporary("full.trc")
