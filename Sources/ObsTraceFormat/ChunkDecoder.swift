@@ -93,6 +93,27 @@ struct ChunkDecoder: Sendable {
             lastObject = 0
             continue
           }
+          if tag == DefinitionTag.scope.rawValue {
+            // A chunk restates the scopes and labels its events use (a many-object trace: one scope a run, and
+            // runs follow one another): read in place, and a restatement that changes nothing is passed over.
+            let id = try cursor.readVarint32()
+            guard let kind = ScopeKind(rawValue: try cursor.readByte()) else { throw CursorError.malformed }
+            let scope = ScopeDefinition(kind: kind, label: try cursor.readVarint32(), parent: try cursor.readVarint32())
+            if definitions.scopes[id] != scope, let entry = try define(.scope(id, scope)) { stated.append(entry) }
+            lastObject = 0
+            continue
+          }
+          if tag == DefinitionTag.label.rawValue {
+            let id = try cursor.readVarint32()
+            let text = try cursor.readStringBytes()
+            if !Self.equal(definitions.labels[id], text),
+              let entry = try define(.label(id, String(decoding: text, as: UTF8.self)))
+            {
+              stated.append(entry)
+            }
+            lastObject = 0
+            continue
+          }
           if tag >= 0x80 {
             let entry = try Self.decodeDefinition(tag, &cursor)
             if let entry = try define(entry) { stated.append(entry) }
@@ -223,6 +244,14 @@ struct ChunkDecoder: Sendable {
     }
     definitions.apply(entry)
     return entry
+  }
+
+  /// Whether `string`'s UTF-8 is `bytes` (a restated name, compared without making a string of it).
+  @inline(__always)
+  static func equal(_ string: String?, _ bytes: UnsafeRawBufferPointer) -> Bool {
+    guard let string, string.utf8.count == bytes.count else { return false }
+    return string.utf8.withContiguousStorageIfAvailable { UnsafeRawBufferPointer($0).elementsEqual(bytes) }
+      ?? string.utf8.elementsEqual(bytes)
   }
 
   /// Reads one definition, whose tag was just read.

@@ -10,27 +10,15 @@ public struct TraceDefinitions: Sendable {
   public var stacks: [UInt32: [UInt64]] = [:]
   /// Scopes as defined by the chunks read, the most recent `retainedScopes` of them: the recorder defines one scope
   /// per run, so keeping all would grow with the trace's length; the replay takes scopes from their events.
-  public var scopes: [UInt32: ScopeDefinition] = [:]
-  /// Scope ids in the order first defined (from `scopeOrderStart`): the oldest is forgotten first.
-  private var scopeOrder: [UInt32] = []
-  private var scopeOrderStart = 0
+  public private(set) var scopes = ScopeTable(retaining: retainedScopes)
   public static let retainedScopes = 1 << 16
   public var symbols = SymbolTable()
 
   public init() {}
 
   /// Defines a scope as a chunk states it, forgetting the oldest one past `retainedScopes`.
-  mutating func defineScope(_ id: UInt32, _ scope: ScopeDefinition) {
-    guard scopes.updateValue(scope, forKey: id) == nil else { return }
-    scopeOrder.append(id)
-    if scopeOrder.count - scopeOrderStart > Self.retainedScopes {
-      scopes[scopeOrder[scopeOrderStart]] = nil
-      scopeOrderStart += 1
-      if scopeOrderStart >= Self.retainedScopes {
-        scopeOrder.removeFirst(scopeOrderStart)
-        scopeOrderStart = 0
-      }
-    }
+  public mutating func defineScope(_ id: UInt32, _ scope: ScopeDefinition) {
+    scopes.define(id, scope)
   }
 
   /// A type's display name, without its module: `Model`, `Box<Int>`.
@@ -274,4 +262,98 @@ public enum WriteKind: String, Sendable, CaseIterable, CustomStringConvertible {
   case unknown = "unknown"
 
   public var description: String { rawValue }
+}
+
+/// Scope definitions by id, the most recent `limit` of them (first defined, first forgotten). Every chunk restates
+/// the scopes its events use, so the decoder looks one up per restatement, and both it and the reader put each new
+/// one in: scope ids are handed out in increasing order, so an array over a window of recent ids, not a hash table
+/// (hashing took ≈ 100 instructions a lookup, ≈ 30 an event on a trace of 100 k objects and 10 k scopes a round).
+/// The window slides forward: when it would pass twice the limit (plus `slack`), its older half is cut off and the
+/// scopes still kept there move to a dictionary, as do ids before the window or far past its end (a forged id costs
+/// one dictionary entry, never an array of its size).
+public struct ScopeTable: Sendable {
+  /// Slots the window may reach past its end for a new id.
+  static var slack: Int { 4096 }
+
+  private var slots: [ScopeDefinition?] = []
+  /// The id of the first slot.
+  private var base = 0
+  private var outside: [UInt32: ScopeDefinition] = [:]
+  /// Ids in the order first defined, from `orderStart`: the oldest is forgotten first.
+  private var order: [UInt32] = []
+  private var orderStart = 0
+  private let limit: Int
+
+  init(retaining limit: Int) {
+    self.limit = limit
+  }
+
+  /// Scopes kept.
+  public var count: Int { order.count - orderStart }
+
+  /// The ids kept, oldest first.
+  public var ids: ArraySlice<UInt32> { order[orderStart...] }
+
+  /// Slots of the window (for tests: memory follows the limit, not the ids a trace named).
+  var windowSlots: Int { slots.count }
+
+  public subscript(id: UInt32) -> ScopeDefinition? {
+    @inline(__always) get {
+      let index = Int(id) &- base
+      if index >= 0 && index < slots.count { return slots[index] }
+      return outside.isEmpty ? nil : outside[id]
+    }
+  }
+
+  /// Puts `scope` in as `id`'s definition; a new id may forget the oldest.
+  mutating func define(_ id: UInt32, _ scope: ScopeDefinition) {
+    var index = Int(id) &- base
+    if index >= 0 && index < slots.count, slots[index] != nil {
+      slots[index] = scope
+      return
+    }
+    if !outside.isEmpty, outside[id] != nil {
+      outside[id] = scope
+      return
+    }
+    if slots.isEmpty {
+      base = Int(id)
+      index = 0
+    }
+    if index >= slots.count && index < slots.count + Self.slack {
+      if index >= 2 * limit + Self.slack {
+        // Cut off the older half (or what keeps the new id within twice the limit): each scope moves out at most once.
+        let cut = Swift.min(slots.count, Swift.max(slots.count / 2, index + 1 - limit))
+        for slot in 0..<cut {
+          if let kept = slots[slot] { outside[UInt32(base + slot)] = kept }
+        }
+        slots.removeFirst(cut)
+        base += cut
+        index -= cut
+      }
+      while slots.count <= index { slots.append(nil) }
+    }
+    if index >= 0 && index < slots.count {
+      slots[index] = scope
+    } else {
+      outside[id] = scope
+    }
+    order.append(id)
+    if count > limit { forgetOldest() }
+  }
+
+  private mutating func forgetOldest() {
+    let oldest = order[orderStart]
+    orderStart += 1
+    if orderStart >= limit {
+      order.removeFirst(orderStart)
+      orderStart = 0
+    }
+    let index = Int(oldest) &- base
+    if index >= 0 && index < slots.count {
+      slots[index] = nil
+    } else {
+      outside[oldest] = nil
+    }
+  }
 }

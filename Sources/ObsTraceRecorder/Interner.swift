@@ -292,7 +292,7 @@ final class Interner: Sendable {
         definitions.objects[event.object] = event.aux
       }
       if event.kind == .scopeBegin, let kind = ScopeKind(rawValue: event.flags) {
-        definitions.scopes[event.scope] = ScopeDefinition(kind: kind, label: event.key, parent: event.aux)
+        definitions.defineScope(event.scope, ScopeDefinition(kind: kind, label: event.key, parent: event.aux))
       }
       if event.stack != 0 { usedStacks.insert(event.stack) }
     }

@@ -100,6 +100,49 @@ struct TraceFileTests {
     #expect(definitions.scopes[count - UInt32(TraceDefinitions.retainedScopes) + 1] != nil)
     #expect(definitions.scopes[count - UInt32(TraceDefinitions.retainedScopes)] == nil)
     #expect(definitions.scopes[1] == nil)
+    // The window over recent ids slid along: its slots follow the limit, not the 196 k ids defined.
+    #expect(definitions.scopes.windowSlots <= 2 * TraceDefinitions.retainedScopes + ScopeTable.slack)
+  }
+
+  @Test("the scope table keeps what a dictionary with first-defined-first-forgotten order keeps, whatever the ids")
+  func scopeTableAgainstDictionary() {
+    let limit = 64
+    var table = ScopeTable(retaining: limit)
+    var model: [UInt32: ScopeDefinition] = [:]
+    var modelOrder: [UInt32] = []
+    var generator = SystemRandomNumberGenerator()
+    var next: UInt32 = 1_000
+    for step in 0..<20_000 {
+      // Mostly ascending ids, with restatements, redefinitions, ids before the window, and forged far ones.
+      let id: UInt32 =
+        switch (step + 3) % 10 {
+        case 0: UInt32.random(in: 0...UInt32.max, using: &generator)
+        case 1: next &- UInt32.random(in: 0...200, using: &generator)
+        case 2: modelOrder.randomElement(using: &generator) ?? next
+        default:
+          {
+            next &+= UInt32.random(in: 1...3, using: &generator); return next
+          }()
+        }
+      let scope = ScopeDefinition(kind: .tracking, label: UInt32(step), parent: 0)
+      table.define(id, scope)
+      if model.updateValue(scope, forKey: id) == nil {
+        modelOrder.append(id)
+        if modelOrder.count > limit { model[modelOrder.removeFirst()] = nil }
+      }
+      #expect(table.count == model.count)
+      #expect(table[id] == model[id])
+      // Everything kept is still found (the window slid past some of it), and what was forgotten is not.
+      if step % 5 == 0 {
+        #expect(model.allSatisfy { table[$0.key] == $0.value })
+        #expect(table.ids.allSatisfy { model[$0] != nil })
+      }
+    }
+    #expect(Array(table.ids) == modelOrder)
+    for (id, scope) in model { #expect(table[id] == scope) }
+    #expect(table.windowSlots <= 2 * limit + ScopeTable.slack)
+    // The ids went through the window (the first one placed it), not only the dictionary.
+    #expect(table.windowSlots > limit)
   }
 
   @Test("varints round-trip at every width, and a cut varint throws")
@@ -516,7 +559,7 @@ struct TraceFileTests {
           while pipeline.itemsWaiting < ChunkPipeline.depth && ContinuousClock.now < deadline { sched_yield() }
           waitingAtFirstChunk = pipeline.itemsWaiting
         }
-        scopes.append(reader.definitions.scopes.keys.max() ?? 0)
+        scopes.append(reader.definitions.scopes.ids.max() ?? 0)
       }
       seen.append(scopes)
     }

@@ -37,4 +37,33 @@ struct VarintTests {
     #expect(read([0x80, 0x80, 0x80, 0x80, 0x10], as32: true).error == .malformed)
     #expect(read([0xff, 0xff, 0xff, 0xff, 0x0f], as32: true).values == [UInt64(UInt32.max)])
   }
+
+  @Test("far from the end (one bound check) and near it (a check per byte), varints of every length read the same")
+  func farAndNear() {
+    var values: [UInt64] = [UInt64.max, 1 << 63, (1 << 63) - 1]
+    for bits in stride(from: 7, through: 63, by: 7) {
+      values += [(1 << UInt64(bits)) - 1, 1 << UInt64(bits), (1 << UInt64(bits)) + 1]
+    }
+    var bytes: [UInt8] = []
+    for value in values { bytes.appendVarint(value) }
+    // Far: ten bytes of padding (zeros, read as values) keep every varint of the list away from the end.
+    let far = read(bytes + [UInt8](repeating: 0, count: 10))
+    #expect(far.error == nil)
+    #expect(Array(far.values.prefix(values.count)) == values)
+    // Near: each varint alone, so the end is within ten bytes of it.
+    for value in values {
+      var alone: [UInt8] = []
+      alone.appendVarint(value)
+      #expect(read(alone).values == [value])
+    }
+  }
+
+  @Test("far from the end, a tenth byte past bit 63 or an eleventh byte is an error, as near it")
+  func farErrors() {
+    let padding = [UInt8](repeating: 0, count: 12)
+    #expect(read([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02] + padding).error == .malformed)
+    #expect(read([0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00] + padding).error == .malformed)
+    #expect(read([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01] + padding).values.first == UInt64.max)
+    #expect(read([0x80, 0x80, 0x80, 0x80, 0x10] + padding, as32: true).error == .malformed)
+  }
 }
