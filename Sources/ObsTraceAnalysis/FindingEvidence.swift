@@ -54,17 +54,16 @@ public struct FindingEvidence: ReplayConsumer {
   /// not a read the program made.
   private var lastUntrackedRead: (thread: UInt32, key: PropertyKey, site: SiteKey)?
   private(set) var fanOuts: [UInt32: (count: Int, largest: Int)] = [:]
-  private var writers = KeyTable<ThreadSet>()
-  /// The object properties of `writers` written on more than one thread, in the order they became so: what
+  /// The threads past the first (`WriteBeganFact.firstWriter`, which the machine keeps in its state of each object
+  /// property) that wrote an object property written on several: no table of every object property here.
+  private var moreWriters: [PropertyKey: Set<UInt32>] = [:]
+  /// The object properties written on more than one thread, in the order they became so: what
   /// `crossThreadWrites` reads, rather than every object's set.
   private var sharedKeys: [PropertyKey] = []
   private var typeThreads = DenseTable<ThreadSet>()
-  /// The last (type, thread) and (object property, thread) put in the sets above: inserting them again changes
-  /// nothing, and runs of one thread's events about one object are the rule.
+  /// The last (type, thread) put in the sets above: inserting it again changes nothing, and runs of one thread's
+  /// events about one type are the rule.
   private var lastTypeThread: (type: UInt32, thread: UInt32) = (0, TraceFormat.reservedThread)
-  private var lastWriter: (key: PropertyKey, thread: UInt32) = (
-    PropertyKey(object: 0, property: 0), TraceFormat.reservedThread
-  )
 
   public init(fanOutThreshold: Int = 10) {
     self.fanOutThreshold = fanOutThreshold
@@ -99,15 +98,7 @@ public struct FindingEvidence: ReplayConsumer {
         pendingUntrackedReads!.count -= 1
       }
       noteTypeThread(write.type, write.thread)
-      if lastWriter.key != write.key || lastWriter.thread != write.thread {
-        lastWriter = (write.key, write.thread)
-        let key = write.key
-        writers.withState(key, default: ThreadSet()) { threads in
-          let wasShared = threads.count > 1
-          threads.insert(write.thread)
-          if !wasShared && threads.count > 1 { sharedKeys.append(key) }
-        }
-      }
+      if write.firstWriter != write.thread { noteSharedWrite(write.key, write.thread) }
     case .write(let write):
       if write.outcome == .unchanged {
         let site = SiteKey(property: write.key.property, stack: write.stack)
@@ -131,6 +122,14 @@ public struct FindingEvidence: ReplayConsumer {
     counts[key, default: 0] += amount
   }
 
+  /// A write of `key` on `thread`, not the thread that wrote it first: the property is written on several. Out of
+  /// line: a rare case.
+  @inline(never)
+  private mutating func noteSharedWrite(_ key: PropertyKey, _ thread: UInt32) {
+    if moreWriters[key] == nil { sharedKeys.append(key) }
+    moreWriters[key, default: []].insert(thread)
+  }
+
   @inline(__always)
   private mutating func noteTypeThread(_ type: UInt32, _ thread: UInt32) {
     guard type != 0, lastTypeThread.type != type || lastTypeThread.thread != thread else { return }
@@ -143,9 +142,9 @@ public struct FindingEvidence: ReplayConsumer {
   public var crossThreadWrites: [UInt32: (objects: Int, threads: Int)] {
     var result: [UInt32: (objects: Int, threads: Int)] = [:]
     for key in sharedKeys {
-      guard let threads = writers[key], threads.count > 1 else { continue }
+      let threads = 1 + (moreWriters[key]?.count ?? 0)
       let previous = result[key.property] ?? (0, 0)
-      result[key.property] = (previous.objects + 1, max(previous.threads, threads.count))
+      result[key.property] = (previous.objects + 1, max(previous.threads, threads))
     }
     return result
   }

@@ -10,6 +10,13 @@ struct OrderedKeySet {
   /// Built when `elements` grows past `listed`; empty before.
   private var index: Set<PropertyKey> = []
 
+  init() {}
+
+  /// An empty set that stores its keys in `elements` (an emptied list whose capacity is reused), if given.
+  init(reusing elements: [PropertyKey]?) {
+    if let elements { self.elements = elements }
+  }
+
   var isEmpty: Bool { elements.isEmpty }
   var count: Int { elements.count }
 
@@ -24,13 +31,22 @@ struct OrderedKeySet {
     if elements.count < Self.listed {
       if elements.contains(key) { return false }
       // A run reads a handful: room for 8 at once, not regrown at 1, 2 and 4.
-      if elements.isEmpty { elements.reserveCapacity(8) }
+      if elements.capacity == 0 { elements.reserveCapacity(8) }
     } else {
       if index.isEmpty { index = Set(elements) }
       guard index.insert(key).inserted else { return false }
     }
     elements.append(key)
     return true
+  }
+
+  /// Takes the list of keys out (the set is left empty), if it ever held one: to reuse its capacity.
+  mutating func takeElements() -> [PropertyKey]? {
+    guard elements.capacity != 0 else { return nil }
+    var taken: [PropertyKey] = []
+    swap(&taken, &elements)
+    index = []
+    return taken
   }
 
   /// Calls `body` once for each distinct object among the keys, in the order first read.
@@ -44,38 +60,5 @@ struct OrderedKeySet {
       var seen: Set<UInt32> = []
       for key in elements where seen.insert(key.object).inserted { body(key.object) }
     }
-  }
-}
-
-/// The instances whose last run read one object property. Most properties are read by one instance at a time: the
-/// first is held inline, so that a property costs no hash table until a second instance reads it.
-struct InstanceSet {
-  private var first: UInt32?
-  private var others: Set<UInt32> = []
-
-  var isEmpty: Bool { first == nil }
-
-  mutating func insert(_ instance: UInt32) {
-    if first == nil {
-      first = instance
-    } else if first != instance {
-      others.insert(instance)
-    }
-  }
-
-  mutating func remove(_ instance: UInt32) {
-    if first == instance {
-      first = others.popFirst()
-    } else if !others.isEmpty {
-      others.remove(instance)
-    }
-  }
-
-  func forEach(_ body: (UInt32) -> Void) {
-    guard let first else { return }
-    body(first)
-    // Not even an iterator over an empty set: one instance is the rule, and a write walks them.
-    guard !others.isEmpty else { return }
-    for instance in others { body(instance) }
   }
 }

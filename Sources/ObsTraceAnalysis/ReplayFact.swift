@@ -106,6 +106,9 @@ public struct WriteBeganFact: Sendable, Equatable {
   /// The registrar's willSet was called directly, as the macro's `_modify` does (version 2): the access recorded
   /// just before it on this thread, of the same property, is the `_modify`'s own, part of this write.
   public var direct: Bool = false
+  /// The thread that first wrote this object property in the trace (this write's own, at its first write): a
+  /// write on another thread makes it a property written on several.
+  public var firstWriter: UInt32
 }
 
 public struct WriteFact: Sendable {

@@ -38,13 +38,14 @@ public struct ReplayMachine {
   }
 
   struct Write {
+    var thread: UInt32
     var key: PropertyKey
     var sequence: UInt64
     var time: UInt64
     var stack: UInt32
     var kind: UInt8
-    /// Whether it fired a scope: its fires are then in `firedByWrite`, under its `sequence`. Kept apart, so that a
-    /// write holds no array: most fire nothing, and two empty arrays per write were copied into its fact and
+    /// Whether it fired a scope: its fires are then in `firesInProgress`, under its `sequence`. Kept apart, so that
+    /// a write holds no array: most fire nothing, and two empty arrays per write were copied into its fact and
     /// released (≈ 100 instructions a write on the loop's trace).
     var firedAny = false
   }
@@ -105,42 +106,118 @@ public struct ReplayMachine {
     var ending: SequenceEnding?
   }
 
-  /// Per object property: the sequence number of its last real change and the instances whose last run read it.
+  /// Per object property, as plain data (no set or array of its own, so that the table holding it for every object
+  /// property copies, retains and releases nothing): the sequence number of its last real change, the first
+  /// instance whose last run read it, the first thread writing it now. What few properties have beyond that (more
+  /// readers, more writers at once, untraced runs subscribed) is in `KeyOverflow`, flagged here.
   struct KeyState {
-    var lastRealChange: UInt64 = 0
-    var readers = InstanceSet()
-    /// Untraced runs subscribed to this property: its next willSet fires them (predicted).
-    var untracedRuns: [UInt32] = []
-    /// The threads writing it now: a willSet seen, its didSet not yet (one entry per write in progress). The first
-    /// is held inline (one write at a time is the rule), the others in `moreWritingThreads`; none is
-    /// `TraceFormat.reservedThread`, which the reader never yields (a chunk naming it is damage).
-    var writingThread = TraceFormat.reservedThread
-    var moreWritingThreads: [UInt32] = []
+    static let moreReaders: UInt8 = 1
+    static let moreWriters: UInt8 = 2
+    static let untracedRuns: UInt8 = 4
 
-    mutating func beginWrite(on thread: UInt32) {
-      if writingThread == TraceFormat.reservedThread {
-        writingThread = thread
-      } else {
-        moreWritingThreads.append(thread)
+    var lastRealChange: UInt64 = 0
+    /// The first instance whose last run read it (0: none; an instance id is never 0, see `RunFact.instance`).
+    var reader: UInt32 = 0
+    /// The first thread writing it now (a willSet seen, its didSet not yet): one write at a time is the rule. None
+    /// is `TraceFormat.reservedThread`, which the reader never yields (a chunk naming it is damage).
+    var writingThread = TraceFormat.reservedThread
+    /// The thread that first wrote it (`TraceFormat.reservedThread` until then): `WriteBeganFact.firstWriter`.
+    var firstWriter = TraceFormat.reservedThread
+    /// Which of `KeyOverflow`'s tables hold entries for it.
+    var overflow: UInt8 = 0
+  }
+
+  /// What a few object properties hold beyond their `KeyState`, by key: flagged in the state, so that the others
+  /// never hash.
+  struct KeyOverflow {
+    /// Instances whose last run read it, past the state's first (never it).
+    var readers: [PropertyKey: Set<UInt32>] = [:]
+    /// Threads writing it now, past the state's first, one entry per write in progress.
+    var writingThreads: [PropertyKey: [UInt32]] = [:]
+    /// Untraced runs subscribed to it: its next willSet fires them (predicted).
+    var untracedRuns: [PropertyKey: [UInt32]] = [:]
+
+    mutating func insertReader(_ instance: UInt32, _ key: PropertyKey, _ state: inout KeyState) {
+      if state.reader == 0 {
+        state.reader = instance
+      } else if state.reader != instance {
+        readers[key, default: []].insert(instance)
+        state.overflow |= KeyState.moreReaders
       }
     }
 
-    mutating func endWrite(on thread: UInt32) {
-      if writingThread == thread {
-        writingThread = moreWritingThreads.isEmpty ? TraceFormat.reservedThread : moreWritingThreads.removeFirst()
-      } else if let index = moreWritingThreads.firstIndex(of: thread) {
-        moreWritingThreads.remove(at: index)
+    mutating func removeReader(_ instance: UInt32, _ key: PropertyKey, _ state: inout KeyState) {
+      guard state.overflow & KeyState.moreReaders != 0 else {
+        if state.reader == instance { state.reader = 0 }
+        return
+      }
+      if state.reader == instance {
+        state.reader = readers[key]?.popFirst() ?? 0
+      } else {
+        readers[key]?.remove(instance)
+      }
+      if readers[key]?.isEmpty ?? true {
+        readers[key] = nil
+        state.overflow &= ~KeyState.moreReaders
+      }
+    }
+
+    /// Calls `body` with each instance whose last run read the property: the state's first, then the others.
+    func forEachReader(_ key: PropertyKey, _ state: KeyState, _ body: (UInt32) -> Void) {
+      guard state.reader != 0 else { return }
+      body(state.reader)
+      guard state.overflow & KeyState.moreReaders != 0, let others = readers[key] else { return }
+      for instance in others { body(instance) }
+    }
+
+    mutating func beginWrite(on thread: UInt32, _ key: PropertyKey, _ state: inout KeyState) {
+      if state.writingThread == TraceFormat.reservedThread {
+        state.writingThread = thread
+      } else {
+        writingThreads[key, default: []].append(thread)
+        state.overflow |= KeyState.moreWriters
+      }
+    }
+
+    mutating func endWrite(on thread: UInt32, _ key: PropertyKey, _ state: inout KeyState) {
+      guard state.overflow & KeyState.moreWriters != 0 else {
+        if state.writingThread == thread { state.writingThread = TraceFormat.reservedThread }
+        return
+      }
+      if state.writingThread == thread {
+        state.writingThread = writingThreads[key]!.removeFirst()
+      } else if let index = writingThreads[key]!.firstIndex(of: thread) {
+        writingThreads[key]!.remove(at: index)
+      }
+      if writingThreads[key]!.isEmpty {
+        writingThreads[key] = nil
+        state.overflow &= ~KeyState.moreWriters
       }
     }
 
     /// Whether a thread other than `thread` is writing it.
-    func isWritten(byOtherThan thread: UInt32) -> Bool {
-      (writingThread != TraceFormat.reservedThread && writingThread != thread)
-        || moreWritingThreads.contains { $0 != thread }
+    func isWritten(byOtherThan thread: UInt32, _ key: PropertyKey, _ state: KeyState) -> Bool {
+      if state.writingThread != TraceFormat.reservedThread && state.writingThread != thread { return true }
+      guard state.overflow & KeyState.moreWriters != 0 else { return false }
+      return writingThreads[key]?.contains { $0 != thread } ?? false
+    }
+
+    mutating func subscribeUntraced(_ scope: UInt32, _ key: PropertyKey, _ state: inout KeyState) {
+      untracedRuns[key, default: []].append(scope)
+      state.overflow |= KeyState.untracedRuns
+    }
+
+    /// The untraced runs subscribed to the property, taken (its willSet fires them).
+    mutating func takeUntracedRuns(_ key: PropertyKey, _ state: inout KeyState) -> [UInt32] {
+      guard state.overflow & KeyState.untracedRuns != 0 else { return [] }
+      state.overflow &= ~KeyState.untracedRuns
+      return untracedRuns.removeValue(forKey: key) ?? []
     }
   }
 
   public private(set) var events = 0
+  /// Spare read lists kept at most (`spareReadLists`): as many as runs end between their begins, as a rule a few.
+  static let spareReadListLimit = 64
   public private(set) var firstTime: UInt64?
   public private(set) var lastTime: UInt64 = 0
   private var threadSeen = DenseTable<Bool>()
@@ -172,9 +249,16 @@ public struct ReplayMachine {
   /// is uniquely held again and is emptied in place, so that listing them allocates nothing per write.
   private var coalescedScratch: [UInt32] = []
   private var keys = KeyTable<KeyState>()
-  private var writes = DenseTable<[Write]>()
-  /// What the writes in progress that fired something fired, by the write's `sequence` (until its didSet).
-  private var firedByWrite: [UInt64: Fired] = [:]
+  private var keyOverflow = KeyOverflow()
+  /// Writes between their willSet and didSet, on every thread, in the order they began: a thread's are found from
+  /// the end (one write at a time is the rule), with no list per thread to look up, retain and release.
+  private var openWrites: [Write] = []
+  /// What the writes in progress fired, in the order fired, under the write's `sequence` (until its didSet): a
+  /// list, not a table by write, since few writes are in progress at once (no hashing per fire).
+  private var firesInProgress: [(write: UInt64, scope: UInt32, label: UInt32, predicted: Bool)] = []
+  /// Emptied read lists of instances' previous runs, kept for the next runs to begin: a run's list is then not
+  /// allocated and regrown as it reads (a run reads about as much as the one before it).
+  private var spareReadLists: [[PropertyKey]] = []
   private var sequences: [UInt32: Sequence] = [:]
   /// Installed runs subscribed to each object (object serial → scope ids).
   /// A run stops being subscribed at its fire or cancel but stays listed until its object's list is compacted:
@@ -262,7 +346,8 @@ public struct ReplayMachine {
       let fact = RunFact(
         scope: event.scope, label: event.key, kind: kind, instance: instance, parent: event.aux,
         thread: event.thread, time: event.time)
-      runs[event.scope] = Run(fact: fact, beginSequence: sequence)
+      runs[event.scope] = Run(
+        fact: fact, beginSequence: sequence, reads: OrderedKeySet(reusing: spareReadLists.popLast()))
       consumer.consume(.runBegan(fact))
     case .scopeEnd:
       endRun(event, &consumer)
@@ -419,7 +504,8 @@ public struct ReplayMachine {
     // is being replaced as it is read, so the read may have seen the old one (and a tracking installed after it may
     // have missed the change).
     let racing =
-      writesInProgress > 0 && keys.withExisting(key, { $0.isWritten(byOtherThan: event.thread) }) == true
+      writesInProgress > 0
+      && keys.withExisting(key, { keyOverflow.isWritten(byOtherThan: event.thread, key, $0) }) == true
     var label: UInt32 = 0
     if event.scope != 0 {
       // In place, in one access: reading `runs[scope]` would copy the run out (retaining what it holds).
@@ -450,24 +536,27 @@ public struct ReplayMachine {
   private mutating func willSet<Consumer: ReplayConsumer>(_ event: TraceEvent, _ consumer: inout Consumer) {
     let type = noteObject(event)
     let key = PropertyKey(object: event.object, property: event.key)
-    writes.withValue(event.thread, default: []) {
-      $0.append(Write(key: key, sequence: sequence, time: event.time, stack: event.stack, kind: event.flags))
-    }
+    openWrites.append(
+      Write(
+        thread: event.thread, key: key, sequence: sequence, time: event.time, stack: event.stack, kind: event.flags))
     // Coalesced: instances that read this and already fired, waiting to run again, hear nothing of this write.
     // While none waits (a program without scopes), there is nothing to list.
     let listed = listsCoalescedWrites && !awaitingRerun.isEmpty
     var untracedRuns: [UInt32] = []
     writesInProgress += 1
+    var firstWriter = event.thread
     keys.withState(key) { state in
-      state.beginWrite(on: event.thread)
-      if !state.untracedRuns.isEmpty { swap(&untracedRuns, &state.untracedRuns) }
+      keyOverflow.beginWrite(on: event.thread, key, &state)
+      if state.firstWriter == TraceFormat.reservedThread { state.firstWriter = event.thread }
+      firstWriter = state.firstWriter
+      if state.overflow & KeyState.untracedRuns != 0 { untracedRuns = keyOverflow.takeUntracedRuns(key, &state) }
     }
     var coalesced = listed ? coalescedInstances(reading: key) : []
     consumer.consume(
       .writeBegan(
         WriteBeganFact(
           time: event.time, thread: event.thread, key: key, type: type, stack: event.stack, coalescedInto: coalesced,
-          direct: event.flags & EventFlags.willSetDirect != 0)))
+          direct: event.flags & EventFlags.willSetDirect != 0, firstWriter: firstWriter)))
     // Kept for the next write: held only here once the fact is gone, it is emptied in place then.
     if listed { swap(&coalesced, &coalescedScratch) }
     if !untracedRuns.isEmpty { predictFires(untracedRuns, event, key, &consumer) }
@@ -489,8 +578,8 @@ public struct ReplayMachine {
     swap(&coalesced, &coalescedScratch)
     // Emptied by its last elements (one or two, as a rule): `removeAll(keepingCapacity:)` took ≈ 57 instructions.
     while !coalesced.isEmpty { coalesced.removeLast() }
-    keys.withExisting(key) { state in
-      state.readers.forEach { reader in
+    if let state = keys[key] {
+      keyOverflow.forEachReader(key, state) { reader in
         if let label = awaitingRerun[reader] { coalesced.append(label) }
       }
     }
@@ -503,17 +592,12 @@ public struct ReplayMachine {
     _ scope: UInt32, _ event: TraceEvent, _ key: PropertyKey, _ consumer: inout Consumer
   ) {
     guard let run = runs.withExisting(scope, { $0.fact }),
-      let write = writes.withExisting(
-        event.thread,
-        { open -> UInt64? in
-          guard !open.isEmpty else { return nil }
-          open[open.count - 1].firedAny = true
-          return open[open.count - 1].sequence
-        }), let write
+      let index = openWrites.lastIndex(where: { $0.thread == event.thread })
     else { return }
+    openWrites[index].firedAny = true
+    let write = openWrites[index].sequence
     noteAwaitingRerun(run.instance)
-    firedByWrite[write, default: Fired()].scopes.append((scope, run.label))
-    firedByWrite[write, default: Fired()].predicted.append(scope)
+    firesInProgress.append((write, scope, run.label, true))
     consumer.consume(
       .fire(
         FireFact(
@@ -526,22 +610,20 @@ public struct ReplayMachine {
     let key = PropertyKey(object: event.object, property: event.key)
     // In place: the thread's open writes are not copied, and the last one (the rule) is popped.
     var found: Write?
-    writes.withExisting(event.thread) { open in
-      if !open.isEmpty, open[open.count - 1].key == key {
-        found = open.removeLast()
-      } else if let index = open.lastIndex(where: { $0.key == key }) {
-        found = open.remove(at: index)
-      }
+    if let last = openWrites.last, last.thread == event.thread, last.key == key {
+      found = openWrites.removeLast()
+    } else if let index = openWrites.lastIndex(where: { $0.thread == event.thread && $0.key == key }) {
+      found = openWrites.remove(at: index)
     }
     guard let write = found else {
       return anomaly(.didSetWithoutWillSet, event, &consumer, key: key)
     }
     let unchanged = event.flags & EventFlags.unchanged != 0
-    let fired = write.firedAny ? firedByWrite.removeValue(forKey: write.sequence) ?? Fired() : Fired()
+    let fired = write.firedAny ? takeFires(of: write.sequence) : Fired()
     writesInProgress -= 1
     let sequence = write.sequence
     keys.withState(key) { state in
-      state.endWrite(on: event.thread)
+      keyOverflow.endWrite(on: event.thread, key, &state)
       if !unchanged { state.lastRealChange = sequence }
     }
     consumer.consume(
@@ -551,6 +633,24 @@ public struct ReplayMachine {
           outcome: unchanged ? .unchanged : (event.flags & EventFlags.changed != 0 ? .changed : .unknown),
           writeKind: write.kind, throughModify: event.flags & EventFlags.modify != 0, fired: fired.scopes,
           predicted: fired.predicted, stack: write.stack)))
+  }
+
+  /// The fires of the write `write` (its `sequence`), in order, taken from `firesInProgress`.
+  private mutating func takeFires(of write: UInt64) -> Fired {
+    var fired = Fired()
+    var kept = 0
+    for index in firesInProgress.indices {
+      let fire = firesInProgress[index]
+      if fire.write == write {
+        fired.scopes.append((fire.scope, fire.label))
+        if fire.predicted { fired.predicted.append(fire.scope) }
+      } else {
+        firesInProgress[kept] = fire
+        kept += 1
+      }
+    }
+    firesInProgress.removeLast(firesInProgress.count - kept)
+    return fired
   }
 
   private mutating func fired<Consumer: ReplayConsumer>(_ event: TraceEvent, _ consumer: inout Consumer) {
@@ -565,15 +665,10 @@ public struct ReplayMachine {
     let cause = PropertyKey(object: event.object, property: event.key)
     var explained = false
     if event.object != 0,
-      let write = writes.withExisting(
-        event.thread,
-        { open -> UInt64? in
-          guard let index = open.lastIndex(where: { $0.key == cause }) else { return nil }
-          open[index].firedAny = true
-          return open[index].sequence
-        }), let write
+      let index = openWrites.lastIndex(where: { $0.thread == event.thread && $0.key == cause })
     {
-      firedByWrite[write, default: Fired()].scopes.append((event.scope, run.label))
+      openWrites[index].firedAny = true
+      firesInProgress.append((openWrites[index].sequence, event.scope, run.label, false))
       explained = true
     }
     consumer.consume(
@@ -631,7 +726,7 @@ public struct ReplayMachine {
     var redundant = false
     let first: Bool
     awaitingRerun[id] = nil
-    if let previous = instances.removeValue(id) {
+    if var previous = instances.removeValue(id) {
       first = false
       // Redundant: it read only what its previous run read, and none of it really changed since that run
       // began (a run that reads something new, a row added or another model, saw something change). A run that
@@ -644,8 +739,12 @@ public struct ReplayMachine {
         }
       if listsCoalescedWrites {
         for key in previous.lastReads.elements where !run.reads.contains(key) {
-          keys.withState(key) { $0.readers.remove(id) }
+          keys.withState(key) { keyOverflow.removeReader(id, key, &$0) }
         }
+      }
+      if spareReadLists.count < Self.spareReadListLimit, var spare = previous.lastReads.takeElements() {
+        spare.removeAll(keepingCapacity: true)
+        spareReadLists.append(spare)
       }
     } else {
       first = true
@@ -653,7 +752,7 @@ public struct ReplayMachine {
     instances[id] = Instance(label: run.fact.label, lastRunBeginSequence: run.beginSequence, lastReads: run.reads)
     // A property's readers are there only to list the writes coalesced into them.
     if listsCoalescedWrites {
-      for key in run.reads.elements { keys.withState(key) { $0.readers.insert(id) } }
+      for key in run.reads.elements { keys.withState(key) { keyOverflow.insertReader(id, key, &$0) } }
     }
     consumer.consume(
       .runEnded(
@@ -664,7 +763,7 @@ public struct ReplayMachine {
       // Observation installs its observers as the tracking returns: from here the next willSet of anything it
       // read fires it (predicted at that willSet).
       run.subscribed = true
-      for key in run.reads.elements { keys.withState(key) { $0.untracedRuns.append(event.scope) } }
+      for key in run.reads.elements { keys.withState(key) { keyOverflow.subscribeUntraced(event.scope, key, &$0) } }
     }
     // Keep the run while its observers are or will be installed: a tracking run that read nothing is never
     // installed (the real access list stays nil), and a named scope never is.
@@ -743,28 +842,43 @@ public struct ReplayMachine {
 }
 
 /// Per object property state, by object serial then property id: an array lookup, no hashing, since the replay
-/// touches it on every write. An object's first property's state is held inline (most objects are read and written
-/// through one property): no second table, no second lookup, no allocation of its own.
+/// touches it on every write. An object's first property's state is held inline in the object's slot (most objects
+/// are read and written through one property): no second table, no second lookup, no allocation of its own. The
+/// other properties' states are in a second table by object, apart, so that a slot holds nothing but the first
+/// state: with a plain `State` the table's slots are plain data, copied and destroyed without reference counting.
 struct KeyTable<State> {
   struct ObjectStates {
     var firstProperty: UInt32
     var first: State
-    var others = DenseTable<State>()
   }
 
   private var byObject = DenseTable<ObjectStates>()
+  /// The states of each object's properties past its first, by object then property.
+  private var others = DenseTable<DenseTable<State>>()
 
   subscript(key: PropertyKey) -> State? {
-    guard let states = byObject[key.object] else { return nil }
-    return states.firstProperty == key.property ? states.first : states.others[key.property]
+    @inline(__always) get {
+      guard let states = byObject[key.object] else { return nil }
+      return states.firstProperty == key.property ? states.first : others[key.object]?[key.property]
+    }
   }
 
   /// Mutates the state of `key` in place, if it has one (nothing is created, nothing copied).
   @inline(__always)
   mutating func withExisting<Result>(_ key: PropertyKey, _ body: (inout State) -> Result) -> Result? {
-    byObject.withExisting(key.object) { states in
-      states.firstProperty == key.property ? body(&states.first) : states.others.withExisting(key.property, body)
-    } ?? nil
+    let first = byObject.withExisting(key.object) { states -> Result? in
+      states.firstProperty == key.property ? body(&states.first) : nil
+    }
+    switch first {
+    case .none: return nil
+    case .some(.some(let result)): return result
+    case .some(.none): return withOther(key, body)
+    }
+  }
+
+  @inline(never)
+  private mutating func withOther<Result>(_ key: PropertyKey, _ body: (inout State) -> Result) -> Result? {
+    others.withExisting(key.object) { $0.withExisting(key.property, body) } ?? nil
   }
 
   /// Mutates the state of `key` in place (created from `value` when absent).
@@ -772,18 +886,20 @@ struct KeyTable<State> {
   mutating func withState<Result>(
     _ key: PropertyKey, default value: @autoclosure () -> State, _ body: (inout State) -> Result
   ) -> Result {
-    byObject.withValue(key.object, default: ObjectStates(firstProperty: key.property, first: value())) { states in
-      states.firstProperty == key.property
-        ? body(&states.first) : states.others.withValue(key.property, default: value(), body)
+    let first = byObject.withValue(key.object, default: ObjectStates(firstProperty: key.property, first: value())) {
+      states -> Result? in
+      states.firstProperty == key.property ? body(&states.first) : nil
     }
+    if let first { return first }
+    return others.withValue(key.object, default: DenseTable()) { $0.withValue(key.property, default: value(), body) }
   }
 
   /// Every state, by object then property (the first property's first).
   func forEach(_ body: (PropertyKey, State) -> Void) {
     byObject.forEachEntry { object, states in
       body(PropertyKey(object: object, property: states.firstProperty), states.first)
-      guard !states.others.isEmpty else { return }
-      states.others.forEachEntry { property, state in body(PropertyKey(object: object, property: property), state) }
+      guard let more = others[object], !more.isEmpty else { return }
+      more.forEachEntry { property, state in body(PropertyKey(object: object, property: property), state) }
     }
   }
 }

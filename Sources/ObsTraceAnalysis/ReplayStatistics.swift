@@ -112,7 +112,8 @@ public struct ReplayStatistics: ReplayConsumer {
         }
       }
     case .runBegan(let run):
-      if scopeTable[run.label] == nil { scopeTable[run.label] = ScopeStatistics(kind: run.kind) }
+      // Tested in place: `scopeTable[run.label] == nil` copied the statistics (and their tables) out.
+      if scopeTable.withExisting(run.label, { _ in }) == nil { scopeTable[run.label] = ScopeStatistics(kind: run.kind) }
     case .runEnded(let ended):
       scopeTable.withValue(ended.run.label, default: ScopeStatistics(kind: ended.run.kind)) { statistics in
         statistics.runs += 1

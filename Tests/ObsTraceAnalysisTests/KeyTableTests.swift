@@ -1,3 +1,4 @@
+import ObsTraceFormat
 import Testing
 
 @testable import ObsTraceAnalysis
@@ -66,24 +67,46 @@ struct ReadSetTests {
     }
   }
 
-  @Test("a property's readers: the inline first and the others, each once, removal of either")
-  func instanceSet() {
-    var readers = InstanceSet()
-    #expect(readers.isEmpty)
-    for id: UInt32 in [7, 9, 7, 11, 9] { readers.insert(id) }
-    var all: [UInt32] = []
-    readers.forEach { all.append($0) }
-    #expect(all.first == 7 && all.sorted() == [7, 9, 11])
-    readers.remove(7)
-    all = []
-    readers.forEach { all.append($0) }
-    #expect(all.sorted() == [9, 11])
-    readers.remove(9)
-    readers.remove(42)
-    all = []
-    readers.forEach { all.append($0) }
-    #expect(all == [11])
-    readers.remove(11)
-    #expect(readers.isEmpty)
+  @Test("a property's readers: the first in its plain state, the others beside it, each once, removal of either")
+  func readers() {
+    var overflow = ReplayMachine.KeyOverflow()
+    var state = ReplayMachine.KeyState()
+    let key = PropertyKey(object: 3, property: 1)
+    func all() -> [UInt32] {
+      var result: [UInt32] = []
+      overflow.forEachReader(key, state) { result.append($0) }
+      return result
+    }
+    #expect(all().isEmpty)
+    for id: UInt32 in [7, 9, 7, 11, 9] { overflow.insertReader(id, key, &state) }
+    #expect(all().first == 7 && all().sorted() == [7, 9, 11])
+    #expect(state.reader == 7 && state.overflow & ReplayMachine.KeyState.moreReaders != 0)
+    overflow.removeReader(7, key, &state)
+    #expect(all().sorted() == [9, 11])
+    overflow.removeReader(9, key, &state)
+    overflow.removeReader(42, key, &state)
+    #expect(all() == [11])
+    #expect(state.overflow == 0 && overflow.readers.isEmpty)
+    overflow.removeReader(11, key, &state)
+    #expect(all().isEmpty && state.reader == 0)
+  }
+
+  @Test("a property's writers in progress: the first in its plain state, more at once beside it, in order")
+  func writingThreads() {
+    var overflow = ReplayMachine.KeyOverflow()
+    var state = ReplayMachine.KeyState()
+    let key = PropertyKey(object: 3, property: 1)
+    #expect(!overflow.isWritten(byOtherThan: 1, key, state))
+    overflow.beginWrite(on: 1, key, &state)
+    #expect(!overflow.isWritten(byOtherThan: 1, key, state) && overflow.isWritten(byOtherThan: 2, key, state))
+    overflow.beginWrite(on: 2, key, &state)
+    overflow.beginWrite(on: 3, key, &state)
+    #expect(overflow.isWritten(byOtherThan: 1, key, state))
+    overflow.endWrite(on: 1, key, &state)
+    #expect(state.writingThread == 2 && overflow.isWritten(byOtherThan: 2, key, state))
+    overflow.endWrite(on: 3, key, &state)
+    #expect(!overflow.isWritten(byOtherThan: 2, key, state) && state.overflow == 0)
+    overflow.endWrite(on: 2, key, &state)
+    #expect(state.writingThread == TraceFormat.reservedThread && overflow.writingThreads.isEmpty)
   }
 }
