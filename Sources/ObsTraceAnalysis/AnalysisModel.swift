@@ -62,7 +62,8 @@ public struct ScopeStatistics: Sendable, Equatable {
   public var predictedInvalidations = 0
   /// Runs that read only values no real change had touched since the instance's previous run.
   public var redundantRuns = 0
-  /// Fires whose cause ObsTrace did not see (an object freed, or a write in code that is not traced).
+  /// Fires with no recorded write in progress on the firing thread: by a write ObsTrace did not record (of an
+  /// `@Observable` declared without `import ObsTrace`, or one whose willSet a lossy trace lost).
   public var unexplainedInvalidations = 0
   /// Writes to what the scope read, after it fired and before it ran again.
   public var coalescedWrites = 0
@@ -146,6 +147,7 @@ public struct Finding: Sendable, Equatable {
     case fanOut = "fan-out"
     case untrackedRead = "untracked-read"
     case untracedTracking = "untraced-tracking"
+    case unrecordedWrite = "unrecorded-write"
     case leakedObject = "leaked-object"
     case aliveAtEnd = "alive-at-end"
     case inconsistentTrace = "inconsistent-trace"

@@ -80,6 +80,7 @@ enum Findings {
           evidence: "reads recorded while Observation's runtime reported tracking in progress that was not one of "
             + "ObsTrace's scopes (_swift_observation_tls_get)"))
     }
+    findings += unrecordedWriteFindings(replay, definitions, trace)
     var redundantByName: [String: Int] = [:]
     for (label, statistics) in replay.scopes where statistics.redundantRuns > 0 {
       redundantByName[definitions.labelName(label), default: 0] += statistics.redundantRuns
@@ -141,6 +142,39 @@ enum Findings {
       )
     }
     return sorted(findings)
+  }
+
+  /// Fires with no recorded write in progress (`ScopeStatistics.unexplainedInvalidations`), in one finding: they come
+  /// from writes ObsTrace did not record, most likely of a model declared in a file without `import ObsTrace`.
+  static func unrecordedWriteFindings(
+    _ replay: Replay, _ definitions: TraceDefinitions, _ trace: AnalysisReport.Trace?
+  ) -> [Finding] {
+    var byScope: [String: Int] = [:]
+    for (label, statistics) in replay.scopes where statistics.unexplainedInvalidations > 0 {
+      byScope[definitions.labelName(label), default: 0] += statistics.unexplainedInvalidations
+    }
+    let total = byScope.values.reduce(0, +)
+    guard total > 0 else { return [] }
+    let scopes = byScope.sorted { ($1.value, $0.key) < ($0.value, $1.key) }
+    let named =
+      scopes.count == 1
+      ? scopes[0].key
+      : "\(scopes.count) scopes: " + scopes.prefix(3).map { "\($0.key) (\($0.value))" }.joined(separator: ", ")
+        + (scopes.count > 3 ? ", …" : "")
+    let lossy = trace.map { $0.droppedEvents > 0 || !$0.damage.isEmpty || $0.truncated } ?? false
+    return [
+      Finding(
+        kind: .unrecordedWrite, property: nil, scope: scopes.count == 1 ? scopes[0].key : nil, site: nil,
+        count: total,
+        message: "\(total) invalidation\(total == 1 ? " was" : "s were") fired by a write ObsTrace did not record, "
+          + "invalidating \(named); such writes are in no property's count",
+        hint: "the likely cause: the scope read an @Observable class declared in a file without `import ObsTrace` "
+          + "(in another module or package), whose reads and writes go to Observation's own registrar; add the "
+          + "import to that file to record them"
+          + (lossy ? " (this trace also lost events: a lost willSet looks the same)" : ""),
+        evidence: "fires recorded with no recorded write in progress on the firing thread: Observation fires a "
+          + "scope inside the willSet of a write (never at a deinit), and that willSet is not in the trace")
+    ]
   }
 
   /// A type created this many times in the trace, none of them freed, is piling up.

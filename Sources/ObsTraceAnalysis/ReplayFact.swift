@@ -169,7 +169,8 @@ public struct FireFact: Sendable, Equatable {
   public var scope: UInt32
   public var label: UInt32
   public var instance: UInt32
-  /// The write in progress on the firing thread that caused it, or nil (an object freed, or untraced code).
+  /// The write in progress on the firing thread that caused it, or nil: a write ObsTrace did not record (of an
+  /// `@Observable` declared without `import ObsTrace`; Observation fires only inside a willSet, never at a deinit).
   public var cause: PropertyKey?
   /// The replay predicted this fire (an `untraced` run: tracking ObsTrace does not own); the recorder did not
   /// see it.

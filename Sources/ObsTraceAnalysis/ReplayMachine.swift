@@ -241,6 +241,11 @@ public struct ReplayMachine {
   /// `Observations` runs the machine ended itself (every object they read was freed): the recorder still cancels
   /// such a run when its sequence ends, and that cancel is of a run known to have ended, not of an unknown one.
   private var endedWhenFreed: Set<UInt32> = []
+  /// Per thread, the last tracking run that ended having read nothing ObsTrace records, until its install or the next
+  /// such run on the thread. Observation installs a run whose access list is not empty, and a run whose reads all
+  /// went to Observation's own registrar (an `@Observable` declared without `import ObsTrace`) has such a list: its
+  /// `trackingInstalled` follows its end on its thread, and the run is put back then (see `installed`).
+  private var endedWithoutTracedReads: [UInt32: (scope: UInt32, run: Run)] = [:]
   private var instances = DenseTable<Instance>()
   /// Instances that fired and have not run again since, with their label: a write of what they read is coalesced
   /// into their next run. Apart from `instances`, so that a write looks up a word, not an instance and its reads.
@@ -391,6 +396,16 @@ public struct ReplayMachine {
   @inline(never)
   private mutating func installed<Consumer: ReplayConsumer>(_ event: TraceEvent, _ consumer: inout Consumer) {
     guard let reads = runs.withExisting(event.scope, { run in run.subscribed ? nil : run.reads }) else {
+      if let ended = endedWithoutTracedReads[event.thread], ended.scope == event.scope {
+        // Installed although it read nothing ObsTrace records: it read models ObsTrace does not trace. It is
+        // subscribed to none of the objects ObsTrace knows; its fire, by a write ObsTrace did not record, is placed.
+        endedWithoutTracedReads[event.thread] = nil
+        var run = ended.run
+        run.subscribed = true
+        run.liveObjects = 0
+        runs[event.scope] = run
+        return
+      }
       return anomaly(.eventOfUnknownScope, event, &consumer)
     }
     guard let reads else { return }
@@ -769,6 +784,8 @@ public struct ReplayMachine {
     // installed (the real access list stays nil), and a named scope never is.
     if run.subscribed || (run.fact.kind != .named && !run.reads.isEmpty) {
       runs[event.scope] = run
+    } else if run.fact.kind != .named && run.fact.kind != .untraced {
+      endedWithoutTracedReads[event.thread] = (event.scope, run)
     }
   }
 

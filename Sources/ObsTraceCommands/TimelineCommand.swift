@@ -336,7 +336,7 @@ final class TimelinePrinter {
       writer.appendDecimal(run.scope)
       writer.append(")")
       if ended.reads.isEmpty {
-        writer.append(" read nothing")
+        writer.append(" read nothing ObsTrace records")
       } else {
         writer.append(" read ")
         for (index, key) in ended.reads.enumerated() {
@@ -398,7 +398,8 @@ final class TimelinePrinter {
       appendLabel(fire.label)
       writer.append(" (#")
       writer.appendDecimal(fire.scope)
-      writer.append(") with no write in progress (object freed?)")
+      writer.append(
+        ") with no write in progress: by a write ObsTrace did not record (an @Observable without `import ObsTrace`?)")
       markIfLost()
     case .cancel(let cancel):
       guard cancel.reason != .fired, filter.object == nil, filter.property == nil,

@@ -169,7 +169,8 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
         event.arguments.append(("by", .string(propertyName(cause.property))))
         event.arguments.append(("object", .string(objectName(cause.object))))
       } else {
-        event.arguments.append(("by", .string("no write in progress (an object freed, or untraced code)")))
+        event.arguments.append(
+          ("by", .string("a write ObsTrace did not record (an @Observable without `import ObsTrace`?)")))
       }
       event.flowsOut = [nextFlow]
       pendingFlows[fire.instance, default: []].append(nextFlow)

@@ -266,14 +266,76 @@ struct ReplayTests {
     #expect(racing == [false, false])
   }
 
-  @Test("a fire with no write in progress is unexplained (an object freed, or untraced code)")
+  @Test("a fire with no write in progress is an invalidation by a write ObsTrace did not record, said once")
   func unexplained() {
     var script = EventScript()
     script.run(1, label: 1, reads: [(1, 1)])
     script.events.append(TraceEvent(kind: .trackingFired, thread: 1, time: 999, scope: 1))
+    script.events.append(
+      TraceEvent(kind: .trackingCancelled, flags: EventFlags.cancelledByFire, thread: 1, time: 1000, scope: 1))
     let (replay, _) = script.replay()
     #expect(replay.scopes[1]?.unexplainedInvalidations == 1)
     #expect(replay.scopes[1]?.invalidations == 1)
+    #expect(replay.anomalies.isEmpty)
+    let findings = TraceAnalysis.findings(of: replay, definitions: TraceDefinitions())
+    let unrecorded = findings.filter { $0.kind == .unrecordedWrite }
+    #expect(unrecorded.count == 1)
+    #expect(unrecorded.first?.count == 1)
+    #expect(unrecorded.first?.isInformational == false)
+    #expect(unrecorded.first?.hint.contains("without `import ObsTrace`") == true)
+    #expect(!findings.contains { $0.kind == .inconsistentTrace })
+  }
+
+  /// F1 of a fresh-clone try-out: `withObservationTracking { _ = legacy.count }` where `Legacy` is declared without
+  /// `import ObsTrace`. The recorder sees the scope begin and end with no read, then Observation install it (its
+  /// access list holds the untraced read), then the fire of the untraced write, with no write in progress.
+  @Test("a run that read only untraced models is installed and fired: kept, its fire counted, no anomaly")
+  func runOfUntracedModelsOnly() {
+    var script = EventScript()
+    script.created(1)
+    script.run(1, label: 1, reads: [])  // begin, end, install: its reads went to Observation's own registrar
+    script.read(1, 1)  // an unrelated traced read between the install and the fire
+    script.events.append(TraceEvent(kind: .trackingFired, thread: 1, time: 999, scope: 1))
+    script.events.append(
+      TraceEvent(kind: .trackingCancelled, flags: EventFlags.cancelledByFire, thread: 1, time: 1000, scope: 1))
+    // Its re-run, the same way, on another thread this time, while thread 1 ends a run that read nothing and is
+    // never installed (it must not take the other thread's place).
+    script.begin(2, label: 1, thread: 2)
+    script.begin(3, label: 2, thread: 1)
+    script.end(3, thread: 1)
+    script.end(2, thread: 2)
+    script.install(2, thread: 2)
+    script.events.append(TraceEvent(kind: .trackingFired, thread: 2, time: 2000, scope: 2))
+    let (replay, facts) = script.replay()
+    #expect(replay.anomalies.isEmpty)
+    #expect(replay.scopes[1]?.runs == 2)
+    #expect(replay.scopes[1]?.invalidations == 2)
+    #expect(replay.scopes[1]?.unexplainedInvalidations == 2)
+    #expect(replay.scopes[2]?.invalidations == 0)
+    let fires = facts.compactMap { fact -> FireFact? in if case .fire(let fire) = fact { fire } else { nil } }
+    #expect(fires.map(\.scope) == [1, 2])
+    #expect(fires.allSatisfy { $0.cause == nil })
+    let findings = TraceAnalysis.findings(of: replay, definitions: TraceDefinitions())
+    #expect(findings.filter { $0.kind == .unrecordedWrite }.map(\.count) == [2])
+    #expect(!findings.contains { $0.kind == .inconsistentTrace })
+  }
+
+  @Test(
+    "an install of a scope that never began, or of a run that read nothing whose install never came, stays an anomaly")
+  func installOfUnknownScope() {
+    var script = EventScript()
+    script.begin(1, label: 1)
+    script.end(1)
+    script.begin(2, label: 1)
+    script.end(2)
+    script.install(1)  // not the thread's last run that read nothing: that was 2
+    script.install(7)  // never began
+    script.events.append(TraceEvent(kind: .trackingFired, thread: 1, time: 999, scope: 7))
+    let (replay, _) = script.replay()
+    #expect(replay.anomalies == [.eventOfUnknownScope: 2, .fireOfUnknownScope: 1])
+    let findings = TraceAnalysis.findings(of: replay, definitions: TraceDefinitions())
+    #expect(findings.first { $0.kind == .inconsistentTrace }?.count == 3)
+    #expect(!findings.contains { $0.kind == .unrecordedWrite })
   }
 
   @Test("stale reads, untracked reads and objects never freed are found")
