@@ -67,6 +67,24 @@ public struct Baseline: Equatable, Sendable {
   }
 }
 
+extension Baseline {
+  /// The property names of `report` that more than one property has (types of one name in two modules: names drop
+  /// the module), each with its candidates (`Model.count of module Demo`). A baseline and a limit are keyed by
+  /// name, so such a name would silently stand for one of them: the commands refuse it instead.
+  public static func ambiguousPropertyNames(_ report: AnalysisReport) -> [(name: String, candidates: [String])] {
+    var byName: [String: [AnalysisReport.Property]] = [:]
+    for property in report.properties { byName[property.name, default: []].append(property) }
+    return byName.filter { $0.value.count > 1 }.sorted { $0.key < $1.key }.map { name, properties in
+      (
+        name,
+        properties.map { property in
+          property.module.map { "\(name) of module \($0)" } ?? "\(name) (property #\(property.id))"
+        }.sorted()
+      )
+    }
+  }
+}
+
 public struct BaselineError: Error, CustomStringConvertible {
   public var description: String
   init(_ description: String) { self.description = description }

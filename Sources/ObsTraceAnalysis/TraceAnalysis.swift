@@ -51,6 +51,9 @@ public struct AnalysisReport: Sendable {
   public struct Property: Sendable {
     public var id: UInt32
     public var name: String
+    /// The module that declares it, when symbols name it: what tells apart two properties of one name (types of
+    /// one name in two modules).
+    public var module: String? = nil
     public var statistics: PropertyStatistics
   }
 
@@ -225,7 +228,8 @@ public enum TraceAnalysis {
     _ replay: Replay, definitions: TraceDefinitions, trace: AnalysisReport.Trace, mainThread: UInt32? = nil
   ) -> AnalysisReport {
     let properties = replay.properties.map { id, statistics in
-      AnalysisReport.Property(id: id, name: definitions.propertyName(id), statistics: statistics)
+      AnalysisReport.Property(
+        id: id, name: definitions.propertyName(id), module: definitions.propertyModule(id), statistics: statistics)
     }.sorted {
       ($1.statistics.invalidations, $1.statistics.writes, $0.name) < (
         $0.statistics.invalidations, $0.statistics.writes, $1.name

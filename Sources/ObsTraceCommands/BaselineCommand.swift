@@ -42,6 +42,12 @@ enum BaselineCommand: TraceCommand {
       output.writeError(
         "obstrace baseline: \(path): \(reason): any count may be off; written anyway (--allow-incomplete)\n")
     }
+    if let ambiguous = Baseline.ambiguousPropertyNames(report).first {
+      throw CommandError(
+        "obstrace baseline: \(path): \(ambiguous.candidates.count) properties are named '\(ambiguous.name)' ("
+          + ambiguous.candidates.joined(separator: ", ")
+          + "): a baseline keyed by name cannot tell them apart; rename one of the types")
+    }
     let json = Baseline(report).json()
     if let destination = parsed.value("output") {
       do {
@@ -155,6 +161,20 @@ enum CheckCommand: TraceCommand {
       throw CommandError(
         "obstrace check: --max '\(limit)' names no property or scope of \(path); "
           + NameSuggestions.describe(limit.name, in: isProperty ? properties : properties + scopes))
+    }
+    // A name that stands for several properties would be checked against one of them, picked silently: refused,
+    // with the candidates.
+    let ambiguous = Baseline.ambiguousPropertyNames(report)
+    for limit in limits {
+      if let candidates = ambiguous.first(where: { $0.name == limit.name })?.candidates {
+        throw CommandError(
+          "obstrace check: --max '\(limit)' is ambiguous in \(path): it names \(candidates.joined(separator: ", "))")
+      }
+    }
+    if baseline != nil, let first = ambiguous.first {
+      throw CommandError(
+        "obstrace check: \(path): \(first.candidates.count) properties are named '\(first.name)' ("
+          + first.candidates.joined(separator: ", ") + "): a baseline keyed by name cannot tell them apart")
     }
     if let baseline, let baselinePath = parsed.value("baseline") {
       for (kind, names, known) in [

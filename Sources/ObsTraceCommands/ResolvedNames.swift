@@ -68,12 +68,11 @@ final class ResolvedNames {
     }
   }
 
-  /// Appends a property's name without its type (what follows the first `.` of its display name).
+  /// Appends a property's name without its type (`TraceDefinitions.shortPropertyName`).
   func appendShortProperty(_ id: UInt32, to writer: LineWriter) {
     if let span = shortProperties[id] { return writer.append(span, in: arena) }
     appendName(id, cachedIn: &shortProperties, defined: { $0.properties[id] != nil }, to: writer) {
-      let property = $0.propertyName(id)
-      return property.firstIndex(of: ".").map { String(property[property.index(after: $0)...]) } ?? property
+      $0.shortPropertyName(id)
     }
   }
 

@@ -34,12 +34,61 @@ public struct TraceDefinitions: Sendable {
     return typeName(type)
   }
 
-  /// A property's display name, `Type.property`. Without symbols: `Type.<Int #3>`, stable within a trace.
+  /// A property's display name, `Type.property`. Without symbols: `Type.<Int #3>`, stable within a trace. A generic
+  /// type's property is named with its specialization, `Box<Int>.value`: the key path getter's symbol names the
+  /// unspecialized type (`Box.value` for `Box<Int>` and `Box<String>` alike), the recorded root type does not.
   public func propertyName(_ id: UInt32) -> String {
-    if let name = symbols.propertyNames[id] { return name.qualified }
+    if let name = symbols.propertyNames[id] {
+      if let property = properties[id], let rootTypeName = specializedTypeName(property.rootType, of: name.type) {
+        return "\(rootTypeName).\(name.property)"
+      }
+      return name.qualified
+    }
     guard let property = properties[id] else { return "<property #\(id)>" }
     let valueType = Self.valueType(ofKeyPathDescription: property.keyPathDescription)
     return "\(typeName(property.rootType)).<\(valueType.isEmpty ? "property" : valueType) #\(id)>"
+  }
+
+  /// A property's name without its type: `value` for `Box<Int>.value`, `<Int #3>` for `Model.<Int #3>`.
+  public func shortPropertyName(_ id: UInt32) -> String {
+    if let name = symbols.propertyNames[id] { return name.property }
+    let qualified = propertyName(id)
+    // After the type's name, which may hold dots inside its generic arguments (`Box<Demo.Item>`).
+    var depth = 0
+    for index in qualified.indices {
+      switch qualified[index] {
+      case "<": depth += 1
+      case ">": depth -= 1
+      case "." where depth == 0: return String(qualified[qualified.index(after: index)...])
+      default: break
+      }
+    }
+    return qualified
+  }
+
+  /// The module that declares property `id`, when symbols name it.
+  public func propertyModule(_ id: UInt32) -> String? {
+    symbols.propertyNames[id]?.module
+  }
+
+  /// The display name of type `id` when it is a specialization of `unspecialized` (`Box<Int>` of `Box`,
+  /// `Outer<Int>.Inner` of `Outer.Inner`); nil when it has no generic arguments or is another type.
+  func specializedTypeName(_ id: UInt32, of unspecialized: String) -> String? {
+    guard types[id] != nil || symbols.typeNames[id] != nil else { return nil }
+    let display = typeName(id)
+    guard display.contains("<") else { return nil }
+    var depth = 0
+    var withoutArguments = ""
+    for character in display {
+      if character == "<" {
+        depth += 1
+      } else if character == ">" {
+        depth -= 1
+      } else if depth == 0 {
+        withoutArguments.append(character)
+      }
+    }
+    return withoutArguments == unspecialized ? display : nil
   }
 
   /// A label's text: a name, or a call site resolved by the symbol table.

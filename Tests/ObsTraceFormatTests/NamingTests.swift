@@ -46,6 +46,35 @@ struct NamingTests {
     #expect(definitions.propertyName(3) == "Model.count")
   }
 
+  @Test("a generic's property is named with its specialization; its short name is the property's own")
+  func specializedName() {
+    var definitions = TraceDefinitions()
+    definitions.types = [
+      1: "Demo.Box<Swift.Int>", 2: "Demo.Outer<Demo.Item>.Inner", 3: "Demo.Model", 4: "Demo.Pair<A>",
+    ]
+    for id: UInt32 in 1...4 {
+      definitions.properties[id] = PropertyDefinition(rootType: id, keyPathDescription: "", getterAddress: UInt64(id))
+    }
+    definitions.symbols.propertyNames = [
+      1: PropertyName(module: "Demo", type: "Box", property: "value"),
+      2: PropertyName(module: "Demo", type: "Outer.Inner", property: "count"),
+      3: PropertyName(module: "Demo", type: "Model", property: "count"),
+      // A root type that is not a specialization of the symbol's type keeps the symbol's name.
+      4: PropertyName(module: "Demo", type: "Other", property: "count"),
+    ]
+    #expect(
+      (1...4).map { definitions.propertyName($0) } == [
+        "Box<Int>.value", "Outer<Item>.Inner.count", "Model.count", "Other.count",
+      ])
+    #expect((1...4).map { definitions.shortPropertyName($0) } == ["value", "count", "count", "count"])
+    // Without symbols: what follows the type, whose generic arguments may hold dots.
+    definitions.types[5] = "Demo.Box<Demo.Item.Kind>"
+    definitions.properties[5] = PropertyDefinition(
+      rootType: 5, keyPathDescription: "\\Box.<computed 0x1 (Int)>", getterAddress: 0)
+    #expect(definitions.propertyName(5) == "Box<Item.Kind>.<Int #5>")
+    #expect(definitions.shortPropertyName(5) == "<Int #5>")
+  }
+
   @Test("the site of a stack is its first frame of user code")
   func site() {
     var definitions = TraceDefinitions()

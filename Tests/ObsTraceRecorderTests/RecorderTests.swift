@@ -88,11 +88,13 @@ struct RecorderTests {
     let names = Set(trace.events.filter { $0.kind == .willSet || $0.kind == .access }.map(trace.propertyName))
     #expect(
       names == [
-        "Counter.count", "Box.value", "LocalModel.value", "MainActorSettings.volume", "MainActorSettings.muted",
+        "Counter.count", "Box<Int>.value", "Box<String>.value", "LocalModel.value", "MainActorSettings.volume",
+        "MainActorSettings.muted",
       ])
     #expect(trace.definitions.symbols.propertyNames.values.contains { $0.module == "ObsTraceFixtureModels" })
     #expect(trace.definitions.symbols.propertyNames.values.contains { $0.module == "ObsTraceRecorderTests" })
-    // Box<Int> and Box<String> are two types, each with its name.
+    // Box<Int> and Box<String> are two types, each with its name, and so are their properties (the key path
+    // getters' symbols name both `Box.value`).
     let boxTypes = Set(
       trace.events(.willSet).map { trace.definitions.typeName(ofObject: $0.object) }.filter { $0.hasPrefix("Box") })
     #expect(boxTypes == ["Box<Int>", "Box<String>"])

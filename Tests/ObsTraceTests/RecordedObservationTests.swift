@@ -254,8 +254,8 @@ struct RecordedObservationTests {
           }
         }
         for try await (writes, recorded) in group {
-          #expect(recorded.writes(of: "Box.value") == writes)
-          #expect(recorded.invalidations(of: "Box.value") == writes)
+          #expect(recorded.writes(of: "Box<Int>.value") == writes)
+          #expect(recorded.invalidations(of: "Box<Int>.value") == writes)
         }
       }
     }

@@ -1,0 +1,156 @@
+import Foundation
+import Testing
+
+@testable import ObsTraceFormat
+
+/// Definitions of the synthetic trace: a generic model used as `Box<Int>` and `Box<String>`, and two types named
+/// `Model` in two modules, each with a `count`; one scope label.
+private final class NamedDefinitions: TraceDefinitionSource {
+  func typeName(_ id: UInt32) -> String {
+    ["", "Fixture.Box<Swift.Int>", "Fixture.Box<Swift.String>", "Demo.Model", "Other.Model"][Int(id)]
+  }
+  func property(_ id: UInt32) -> PropertyDefinition? {
+    PropertyDefinition(rootType: id, keyPathDescription: "\\Root.<computed 0x\(id) (Int)>", getterAddress: UInt64(id))
+  }
+  func label(_ id: UInt32) -> String { "ProgressView.body" }
+  func scope(_ id: UInt32) -> ScopeDefinition? { ScopeDefinition(kind: .tracking, label: 1, parent: 0) }
+  func stack(_ id: UInt32) -> [UInt64] { [] }
+}
+
+/// A trace whose names a user would copy from one command to another: `ProgressView.body` runs once (scope #4),
+/// reading object 1 (a `Box<Int>`), and is fired by the first of three writes of `Box<Int>.value`; `Box<String>`'s
+/// `value` is written once, each `Model.count` once. Symbols name the properties as a recording's stop does: from
+/// the key path getters, which name the generic unspecialized (`Box.value`).
+enum NamedTrace {
+  static func write() throws -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "obstrace-names-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).trc"
+    ).path
+    let header = TraceHeader(
+      startWallClockNanoseconds: 1, processID: 42, executable: "/bin/fixture", dropWhenFull: false, ringCapacity: 64,
+      stackLevel: 0)
+    let writer = try TraceFileWriter(path: path, header: header)
+    let definitions = NamedDefinitions()
+    let stamps = DefinitionStamps()
+    var encoder = ChunkEncoder(thread: 1, osThreadID: 42, sequence: 0, firstTime: 1000, stamps: stamps)
+    var count = 0
+    var time: UInt64 = 1000
+    func append(
+      _ kind: EventKind, flags: UInt8 = 0, object: UInt32 = 0, key: UInt32 = 0, scope: UInt32 = 0,
+      aux: UInt32 = 0, depth: UInt16 = 0
+    ) {
+      time += 1000
+      count += 1
+      encoder.append(
+        kind: kind.rawValue, flags: flags, time: time, depth: depth, object: object, key: key, scope: scope, aux: aux,
+        stack: 0, definitions: definitions, stamps: stamps)
+    }
+    func write(_ object: UInt32, fire: Bool = false) {
+      append(.willSet, flags: EventFlags.willSetDirect, object: object, key: object, aux: object)
+      if fire {
+        append(.trackingFired, object: object, key: object, scope: 4)
+        append(.trackingCancelled, flags: EventFlags.cancelledByFire, scope: 4)
+      }
+      append(.didSet, flags: EventFlags.changed | EventFlags.modify, object: object, key: object, aux: object)
+    }
+    append(.scopeBegin, flags: ScopeKind.tracking.rawValue, object: 1, key: 1, scope: 4)
+    append(.access, flags: EventFlags.accessInScope, object: 1, key: 1, scope: 4, aux: 1, depth: 1)
+    append(.scopeEnd, scope: 4)
+    append(.trackingInstalled, scope: 4, aux: 1)
+    write(1, fire: true)
+    write(1)
+    write(1)
+    write(2)
+    write(3)
+    write(4)
+    try writer.writeChunk(.events, payload: encoder.payload(droppedSinceLastChunk: 0, threadEnded: true))
+    var symbols = SymbolTable()
+    symbols.propertyNames = [
+      1: PropertyName(module: "Fixture", type: "Box", property: "value"),
+      2: PropertyName(module: "Fixture", type: "Box", property: "value"),
+      3: PropertyName(module: "Demo", type: "Model", property: "count"),
+      4: PropertyName(module: "Other", type: "Model", property: "count"),
+    ]
+    try writer.writeChunk(.symbols, payload: ChunkPayload.symbols(symbols))
+    try writer.writeChunk(
+      .footer,
+      payload: ChunkPayload.footer(
+        TraceFooter(
+          durationNanoseconds: time, chunks: 2,
+          threads: [ThreadTotals(thread: 1, osThreadID: 42, recorded: UInt64(count), dropped: 0)])))
+    writer.close()
+    return path
+  }
+}
+
+/// Names that more than one property would have: a generic's specializations get names of their own everywhere,
+/// and a name that still stands for several properties is refused where a count is looked up by name.
+@Suite("Names of properties")
+struct PropertyNameTests {
+  @Test("Box<Int>.value and Box<String>.value are two names in the report, its JSON, the timeline and the graph")
+  func specializationsApart() throws {
+    let path = try NamedTrace.write()
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let report = Run.command(["report", path])
+    #expect(report.status == 0)
+    let rows = report.standardOutput.split(separator: "\n").filter { $0.hasPrefix("  Box") && $0.contains(".value") }
+    #expect(rows.map { $0.split(separator: " ").first ?? "" } == ["Box<Int>.value", "Box<String>.value"])
+    let json = Run.command(["report", path, "--format", "json"])
+    #expect(json.standardOutput.contains("\"Box<Int>.value\""), "\(json.standardOutput)")
+    #expect(json.standardOutput.contains("\"Box<String>.value\""))
+    #expect(!json.standardOutput.contains("\"Box.value\""))
+    let timeline = Run.command(["timeline", path])
+    #expect(timeline.standardOutput.contains("write Box<Int>#1.value by _modify"), "\(timeline.standardOutput)")
+    #expect(timeline.standardOutput.contains("write Box<String>#2.value by _modify"))
+    let graph = Run.command(["graph", "--dot", path])
+    #expect(graph.standardOutput.contains("\"p:Box<Int>.value\""), "\(graph.standardOutput)")
+  }
+
+  @Test(
+    "check judges each specialization by its own count; the unspecialized name is unknown, not one picked",
+    arguments: [
+      ("Box<Int>.value:writes<=1", Int32(1)), ("Box<Int>.value:writes<=3", Int32(0)),
+      ("Box<String>.value:writes<=1", Int32(0)), ("Box.value:writes<=1", Int32(2)),
+    ])
+  func checkSpecializations(limit: String, status: Int32) throws {
+    let path = try NamedTrace.write()
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let result = Run.command(["check", path, "--max", limit])
+    #expect(result.status == status, "\(result.standardOutput)\(result.standardError)")
+    if status == 2 {
+      #expect(result.standardError.contains("names no property or scope of"), "\(result.standardError)")
+      #expect(result.standardError.contains("Box<Int>.value"))
+      #expect(result.standardError.split(separator: "\n").count == 1)
+    }
+  }
+
+  @Test("a name two properties share (types of one name in two modules) is refused by check and baseline")
+  func ambiguousRefused() throws {
+    let path = try NamedTrace.write()
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let check = Run.command(["check", path, "--max", "Model.count:writes<=5"])
+    #expect(check.status == 2)
+    #expect(
+      check.standardError
+        == "obstrace check: --max 'Model.count:writes<=5' is ambiguous in \(path): it names Model.count of module "
+        + "Demo, Model.count of module Other\n")
+    // Another name of the same trace is checked as usual.
+    #expect(Run.command(["check", path, "--max", "Box<String>.value:writes<=1"]).status == 0)
+    let empty = Paths.temporary("empty-baseline.json")
+    try "{\"schema\": \"obstrace.baseline/1\", \"properties\": {}, \"scopes\": {}}".write(
+      toFile: empty, atomically: true, encoding: .utf8)
+    let against = Run.command(["check", path, "--baseline", empty])
+    #expect(against.status == 2)
+    #expect(
+      against.standardError
+        == "obstrace check: \(path): 2 properties are named 'Model.count' (Model.count of module Demo, "
+        + "Model.count of module Other): a baseline keyed by name cannot tell them apart\n")
+    let baseline = Run.command(["baseline", path])
+    #expect(baseline.status == 2)
+    #expect(baseline.standardOutput.isEmpty)
+    #expect(
+      baseline.standardError
+        == "obstrace baseline: \(path): 2 properties are named 'Model.count' (Model.count of module Demo, "
+        + "Model.count of module Other): a baseline keyed by name cannot tell them apart; rename one of the types\n")
+  }
+}
