@@ -50,11 +50,7 @@ enum BaselineCommand: TraceCommand {
     }
     let json = Baseline(report).json()
     if let destination = parsed.value("output") {
-      do {
-        try json.write(toFile: destination, atomically: true, encoding: .utf8)
-      } catch {
-        throw CommandError("obstrace baseline: cannot write \(destination) (\(error.localizedDescription))")
-      }
+      try TraceInput.write(json, to: destination, output: output, command: name)
       output.writeError(
         "obstrace baseline: wrote \(destination) (\(report.properties.count) properties, \(report.scopes.count) scopes)\n"
       )

@@ -6,7 +6,7 @@ import ObsTraceAnalysis
 /// write that invalidated it, fire → the run it caused). Times are microseconds since the recording started, to the nanosecond.
 /// Streamed: one event per line, as they come.
 struct ChromeJSONWriter: ExportWriter {
-  let output: OutputStream
+  let output: OutputFile
   let processID: Int32
   let processName: String
   private var threads: [UInt32: Int32] = [:]
@@ -15,7 +15,7 @@ struct ChromeJSONWriter: ExportWriter {
   /// slice encloses it.
   private var begins: [UInt32: [UInt64]] = [:]
 
-  init(output: OutputStream, processID: Int32, processName: String) {
+  init(output: OutputFile, processID: Int32, processName: String) {
     self.output = output
     self.processID = processID
     self.processName = processName

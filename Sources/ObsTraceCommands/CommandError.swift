@@ -18,9 +18,16 @@ public protocol CommandOutput: AnyObject {
   func writeError(_ text: String)
   /// Writes UTF-8 bytes to standard output (what commands that print a line per event send, in large pieces).
   func write(_ bytes: UnsafeRawBufferPointer)
+  /// The errno of a write to standard output that failed (nil when none did): the command then fails.
+  var standardOutputError: Int32? { get }
+  /// Called once the command has run: closes standard output, where a late write error may show.
+  func finish()
 }
 
 extension CommandOutput {
+  public var standardOutputError: Int32? { nil }
+  public func finish() {}
+
   public func write(_ bytes: UnsafeRawBufferPointer) {
     write(String(decoding: bytes, as: UTF8.self))
   }

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// The `obstrace` command: parse, validate, run, one exit point.
 public enum CommandLineInterface {
   /// Computed, not stored: a stored array of metatypes is not `Sendable` to Swift 6, and its warning showed in every
@@ -41,12 +45,21 @@ public enum CommandLineInterface {
       output.write(command.help)
       return 0
     }
+    var status: Int32
     do {
-      return try command.run(rest, output: output)
+      status = try command.run(rest, output: output)
     } catch {
       output.writeError(error.message + "\n")
-      return error.exitCode
+      status = error.exitCode
     }
+    // What standard output could not take is lost: the command failed, whatever it found (a cut report or JUnit
+    // file must not pass in CI).
+    output.finish()
+    if let failure = output.standardOutputError {
+      output.writeError("obstrace \(name): cannot write standard output (\(String(cString: strerror(failure))))\n")
+      status = 2
+    }
+    return status
   }
 }
 

@@ -41,7 +41,7 @@ enum ExportCommand: TraceCommand {
       throw CommandError("obstrace export: give the output file with -o <file>; see 'obstrace export --help'")
     }
     let reader = try TraceInput.open(path, command: name)
-    let stream = try OutputStream(path: destination, command: name)
+    let stream = try OutputFile(path: destination, command: name)
     let processID = Int32(bitPattern: reader.header.processID)
     let processName = reader.header.executable.split(separator: "/").last.map(String.init) ?? "process"
     if format == "perfetto" {
@@ -49,6 +49,7 @@ enum ExportCommand: TraceCommand {
     } else {
       try export(reader, to: ChromeJSONWriter(output: stream, processID: processID, processName: processName))
     }
+    try stream.commit()
     // What the viewer cannot show, said in the file (an instant named by it; Chrome JSON's metadata too) and once on
     // standard error.
     let loss = TraceLoss(reader)

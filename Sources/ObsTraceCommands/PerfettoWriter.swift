@@ -7,7 +7,7 @@
 /// state. A process track, and a thread track per recording thread, are described (`TrackDescriptor`) before
 /// their first event. Timestamps are nanoseconds since the recording started.
 struct PerfettoWriter: ExportWriter {
-  let output: OutputStream
+  let output: OutputFile
   let processID: Int32
   let processName: String
   private var started = false
@@ -45,7 +45,7 @@ struct PerfettoWriter: ExportWriter {
     static let instant: UInt64 = 3
   }
 
-  init(output: OutputStream, processID: Int32, processName: String) {
+  init(output: OutputFile, processID: Int32, processName: String) {
     self.output = output
     self.processID = processID
     self.processName = processName

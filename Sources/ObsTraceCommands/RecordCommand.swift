@@ -73,9 +73,10 @@ enum RecordCommand: TraceCommand {
       throw CommandError("obstrace record: cannot create -o \(path) (\(String(cString: strerror(errno))))")
     }
     close(probe)
-    if !existed { unlink(path) }
-    // Remove a stale trace so the summary cannot describe it.
-    unlink(path)
+    // Remove a stale trace so the summary cannot describe it; a device or a FIFO (-o /dev/null) is not a trace, and
+    // stays.
+    var probed = stat()
+    if !existed || (stat(path, &probed) == 0 && probed.st_mode & S_IFMT == S_IFREG) { unlink(path) }
     let status = try spawnAndWait(command, adding: environment)
     output.writeError(summary(path: path, exitStatus: status) + "\n")
     return status

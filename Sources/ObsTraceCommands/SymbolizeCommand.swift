@@ -107,45 +107,42 @@ enum SymbolizeCommand: TraceCommand {
     else {
       throw CommandError("obstrace symbolize: zlib could not compress the symbol table")
     }
-    let temporary = destination + ".symbolizing"
     guard let input = FileHandle(forReadingAtPath: reader.path) else {
       throw CommandError("obstrace symbolize: cannot read \(reader.path)")
     }
     defer { try? input.close() }
-    guard FileManager.default.createFile(atPath: temporary, contents: nil),
-      let result = FileHandle(forWritingAtPath: temporary)
-    else {
-      throw CommandError("obstrace symbolize: cannot write \(temporary) (\(String(cString: strerror(errno))))")
-    }
-    do {
-      func copy(_ range: Range<UInt64>) throws {
+    // Whole or not at all: the input (the default destination) stays as it was until the new file is complete.
+    let result = try OutputFile(path: destination, command: name)
+    func copy(_ range: Range<UInt64>) throws(CommandError) {
+      var remaining = range.count
+      do {
         try input.seek(toOffset: range.lowerBound)
-        var remaining = range.count
         while remaining > 0 {
           let block = try input.read(upToCount: min(remaining, 1 << 20)) ?? Data()
           if block.isEmpty { break }
-          try result.write(contentsOf: block)
+          try result.write([UInt8](block))
           remaining -= block.count
         }
+      } catch let error as CommandError {
+        throw error
+      } catch {
+        throw CommandError("obstrace symbolize: cannot read \(reader.path) (\(error.localizedDescription))")
       }
-      try copy(0..<reader.chunksOffset)
-      try result.write(contentsOf: Data(symbols))
-      var position = reader.chunksOffset
-      for range in replaced {
-        try copy(position..<range.lowerBound)
-        position = range.upperBound
-      }
-      let size = try input.seekToEnd()
-      try copy(position..<max(position, size))
-      try result.close()
+    }
+    try copy(0..<reader.chunksOffset)
+    try result.write(symbols)
+    var position = reader.chunksOffset
+    for range in replaced {
+      try copy(position..<range.lowerBound)
+      position = range.upperBound
+    }
+    let size: UInt64
+    do {
+      size = try input.seekToEnd()
     } catch {
-      try? result.close()
-      unlink(temporary)
-      throw CommandError("obstrace symbolize: cannot write \(destination) (\(error.localizedDescription))")
+      throw CommandError("obstrace symbolize: cannot read \(reader.path) (\(error.localizedDescription))")
     }
-    guard rename(temporary, destination) == 0 else {
-      unlink(temporary)
-      throw CommandError("obstrace symbolize: cannot write \(destination) (\(String(cString: strerror(errno))))")
-    }
+    try copy(position..<max(position, size))
+    try result.commit()
   }
 }

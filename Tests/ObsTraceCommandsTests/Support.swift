@@ -39,9 +39,11 @@ struct ProcessResult {
 
 enum Run {
   /// Runs a built program (from `Paths.binaries`, or an absolute path) with extra environment variables.
-  static func program(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws
-    -> ProcessResult
-  {
+  /// `standardOutput`, when given, is where the program's standard output goes instead of a pipe (its
+  /// `standardOutput` is then empty).
+  static func program(
+    _ name: String, _ arguments: [String], environment: [String: String] = [:], standardOutput: FileHandle? = nil
+  ) throws -> ProcessResult {
     let process = Process()
     let path = name.hasPrefix("/") ? name : Paths.binary(name)
     guard FileManager.default.isExecutableFile(atPath: path) else {
@@ -53,9 +55,10 @@ enum Run {
     process.currentDirectoryURL = URL(fileURLWithPath: Paths.root)
     let output = Pipe()
     let error = Pipe()
-    process.standardOutput = output
+    process.standardOutput = standardOutput ?? output
     process.standardError = error
     try process.run()
+    if standardOutput != nil { try output.fileHandleForWriting.close() }
     // Read both pipes before waiting, so that a large output cannot block the child.
     let outputData = readAll(output.fileHandleForReading)
     let errorData = readAll(error.fileHandleForReading)

@@ -1,0 +1,174 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Output that cannot be written (a full disk: /dev/full fails every write with ENOSPC) is a failed command: one line
+/// naming the file, or standard output, exit 2, and no "wrote". In CI a cut baseline or JUnit file must not pass.
+@Suite("Write errors")
+struct WriteErrorTests {
+  static let trace = Paths.root + "/traces/guide.trc"
+
+  /// Whether `path` is still a character device: a command that renames a file over /dev/full (or removes it)
+  /// leaves a regular file there, and every later write to it succeeds.
+  static func isDevice(_ path: String) -> Bool {
+    var status = stat()
+    return stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFCHR
+  }
+
+  @Test(
+    "-o /dev/full: one line 'cannot write /dev/full (No space left on device)', exit 2, the device left a device",
+    arguments: [
+      ["baseline", trace, "-o", "/dev/full"],
+      ["symbolize", trace, "-o", "/dev/full"],
+      ["report", trace, "-o", "/dev/full"],
+      ["report", trace, "--format", "json", "-o", "/dev/full"],
+      ["report", trace, "--format", "html", "-o", "/dev/full"],
+      ["export", trace, "--format", "perfetto", "-o", "/dev/full"],
+      ["export", trace, "--format", "chrome-json", "-o", "/dev/full"],
+      ["check", trace, "--max", "Model.property:writes<=100", "--format", "junit", "-o", "/dev/full"],
+    ])
+  func fullOutputFile(arguments: [String]) throws {
+    try #require(Self.isDevice("/dev/full"), "/dev/full is not a device on this machine")
+    let result = Run.command(arguments)
+    #expect(result.status == 2)
+    #expect(result.standardOutput.isEmpty)
+    #expect(result.errorLines == ["obstrace \(arguments[0]): cannot write /dev/full (No space left on device)"])
+    #expect(Self.isDevice("/dev/full"))
+  }
+
+  @Test(
+    "standard output on a full disk: the command says it could not write standard output, exit 2",
+    arguments: [
+      ["report", trace],
+      ["report", trace, "--format", "json"],
+      ["report", Paths.root + "/traces/noop-modify-worse.trc", "--format", "github"],
+      ["timeline", trace],
+      ["dump", trace],
+      ["graph", "--dot", trace],
+      ["baseline", trace],
+      ["check", trace, "--max", "Model.property:writes<=100"],
+      ["check", trace, "--max", "Model.property:writes<=100", "--format", "junit"],
+      ["symbolize", trace, "-o", "/dev/stdout"],
+    ])
+  func fullStandardOutput(arguments: [String]) throws {
+    try #require(Self.isDevice("/dev/full"), "/dev/full is not a device on this machine")
+    let full = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+    let result = try Run.program("obstrace", arguments, standardOutput: full)
+    #expect(result.status == 2)
+    let expected =
+      arguments.contains("/dev/stdout")
+      ? "obstrace symbolize: cannot write /dev/stdout (No space left on device)"
+      : "obstrace \(arguments[0]): cannot write standard output (No space left on device)"
+    #expect(result.errorLines == [expected])
+    #expect(!result.standardError.contains("wrote"))
+    #expect(Self.isDevice("/dev/full"))
+  }
+
+  @Test("a directory as -o is said to be one, not with Foundation's error domain")
+  func directoryAsOutput() {
+    let directory = NSTemporaryDirectory()
+    for arguments in [
+      ["baseline", Self.trace, "-o", directory], ["report", Self.trace, "-o", directory],
+      ["export", Self.trace, "-o", directory],
+    ] {
+      let result = Run.command(arguments)
+      #expect(result.status == 2)
+      #expect(result.errorLines == ["obstrace \(arguments[0]): cannot write \(directory) (Is a directory)"])
+    }
+  }
+
+  @Test("-o in a folder that does not exist: one line naming the path, exit 2")
+  func missingFolder() {
+    let path = Paths.temporary("x") + "/missing/out.json"
+    for arguments in [
+      ["baseline", Self.trace, "-o", path], ["report", Self.trace, "-o", path], ["export", Self.trace, "-o", path],
+      ["symbolize", Self.trace, "-o", path],
+    ] {
+      let result = Run.command(arguments)
+      #expect(result.status == 2)
+      #expect(result.errorLines == ["obstrace \(arguments[0]): cannot write \(path) (No such file or directory)"])
+    }
+  }
+
+  @Test(
+    "a write that fails half way (the file-size limit) leaves the old file whole and nothing beside it",
+    arguments: [
+      ["export", trace, "--format", "chrome-json"], ["report", trace, "--format", "json"], ["baseline", trace],
+      ["symbolize", trace],
+    ])
+  func failsHalfWay(arguments: [String]) throws {
+    let path = Paths.temporary("out")
+    let old = String(repeating: "old\n", count: 10)
+    try old.write(toFile: path, atomically: false, encoding: .utf8)
+    // ulimit -f 1: no file grows past one 512-byte block (a write fails with EFBIG once SIGXFSZ is ignored); the
+    // output of each of these is larger.
+    let command = ([Paths.binary("obstrace")] + arguments + ["-o", path]).map { "'\($0)'" }.joined(separator: " ")
+    let result = try Run.program("/bin/sh", ["-c", "trap '' XFSZ; ulimit -f 1; exec \(command)"])
+    #expect(result.status == 2)
+    #expect(result.errorLines == ["obstrace \(arguments[0]): cannot write \(path) (File too large)"])
+    #expect(try String(contentsOfFile: path, encoding: .utf8) == old)
+    let folder = (path as NSString).deletingLastPathComponent
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["out"])
+    // Without the limit the same command writes more than 512 bytes: the limit is what failed it.
+    let whole = Run.command(arguments + ["-o", path])
+    #expect(whole.status == 0)
+    var status = stat()
+    #expect(stat(path, &status) == 0 && status.st_size > 512)
+  }
+
+  @Test("-o naming a symbolic link writes the file it names; the link stays a link")
+  func throughSymbolicLink() throws {
+    let path = Paths.temporary("real.json")
+    let folder = (path as NSString).deletingLastPathComponent
+    try "old".write(toFile: path, atomically: false, encoding: .utf8)
+    let link = folder + "/link.json"
+    #expect(symlink(path, link) == 0)
+    let result = Run.command(["baseline", Self.trace, "-o", link])
+    #expect(result.status == 0)
+    var status = stat()
+    #expect(lstat(link, &status) == 0 && status.st_mode & S_IFMT == S_IFLNK)
+    #expect(try String(contentsOfFile: path, encoding: .utf8) == Run.command(["baseline", Self.trace]).standardOutput)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["link.json", "real.json"])
+  }
+
+  @Test("a written file replaces the old one whole, keeps its permissions, and leaves nothing beside it")
+  func replacesWhole() throws {
+    let path = Paths.temporary("baseline.json")
+    try "old".write(toFile: path, atomically: false, encoding: .utf8)
+    #expect(chmod(path, 0o640) == 0)
+    let result = Run.command(["baseline", Self.trace, "-o", path])
+    #expect(result.status == 0)
+    #expect(result.errorLines.count == 1 && result.standardError.hasPrefix("obstrace baseline: wrote \(path) ("))
+    let written = try String(contentsOfFile: path, encoding: .utf8)
+    #expect(written == Run.command(["baseline", Self.trace]).standardOutput)
+    var status = stat()
+    #expect(stat(path, &status) == 0 && status.st_mode & 0o777 == 0o640)
+    let folder = (path as NSString).deletingLastPathComponent
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["baseline.json"])
+  }
+
+  @Test("record -o naming a device leaves the device in place (it removed it to clear a stale trace)")
+  func recordOnDevice() throws {
+    try #require(Self.isDevice("/dev/full"), "/dev/full is not a device on this machine")
+    let result = Run.command(["record", "-o", "/dev/full", "--", "/bin/true"])
+    #expect(Self.isDevice("/dev/full"))
+    #expect(result.status == 0)
+  }
+
+  @Test("the recorder on a full disk from the start: one line naming the file and the reason; the program prints the same")
+  func recorderOnFullDisk() throws {
+    try #require(Self.isDevice("/dev/full"), "/dev/full is not a device on this machine")
+    let untraced = try Run.program("obstrace-demo-untraced", [])
+    let traced = try Run.program("obstrace-demo", [], environment: ["OBSTRACE_OUTPUT": "/dev/full"])
+    #expect(traced.status == 0)
+    #expect(traced.standardOutput == untraced.standardOutput)
+    #expect(
+      traced.errorLines == [
+        "obstrace: /dev/full: at byte 0: cannot write the trace file (No space left on device); the program runs untraced"
+      ])
+    #expect(Self.isDevice("/dev/full"))
+  }
+}
