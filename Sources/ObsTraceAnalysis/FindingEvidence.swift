@@ -49,10 +49,6 @@ public struct FindingEvidence: ReplayConsumer {
   /// Untracked reads of one site in a row, not yet added to `untrackedReadCounts` (one hash per run of reads, not
   /// per read: a loop reads one property at one site millions of times).
   private var pendingUntrackedReads: (site: SiteKey, count: Int)?
-  /// The last untracked read, until the next fact: if a direct willSet (`_modify`) of the same property on the
-  /// same thread follows at once, that read was the `_modify`'s own access (`m.count += 1`), part of the write,
-  /// not a read the program made.
-  private var lastUntrackedRead: (thread: UInt32, key: PropertyKey, site: SiteKey)?
   private(set) var fanOuts: [UInt32: (count: Int, largest: Int)] = [:]
   /// The threads past the first (`WriteBeganFact.firstWriter`, which the machine keeps in its state of each object
   /// property) that wrote an object property written on several: no table of every object property here.
@@ -71,8 +67,6 @@ public struct FindingEvidence: ReplayConsumer {
 
   @inline(__always)
   public mutating func consume(_ fact: ReplayFact) {
-    let previousUntrackedRead = lastUntrackedRead
-    lastUntrackedRead = nil
     switch fact {
     case .read(let read):
       noteTypeThread(read.type, read.thread)
@@ -90,13 +84,9 @@ public struct FindingEvidence: ReplayConsumer {
           }
           pendingUntrackedReads = (site, 1)
         }
-        lastUntrackedRead = (read.thread, read.key, site)
       }
     case .writeBegan(let write):
-      if write.direct, let read = previousUntrackedRead, read.thread == write.thread, read.key == write.key {
-        // That read was the last one counted: it is in the pending run.
-        pendingUntrackedReads!.count -= 1
-      }
+      if write.ownAccess { uncountOwnAccess(SiteKey(property: write.key.property, stack: write.ownAccessStack)) }
       noteTypeThread(write.type, write.thread)
       if write.firstWriter != write.thread { noteSharedWrite(write.key, write.thread) }
     case .write(let write):
@@ -120,6 +110,17 @@ public struct FindingEvidence: ReplayConsumer {
   @inline(never)
   private static func add<Key: Hashable>(_ amount: Int, at key: Key, in counts: inout [Key: Int]) {
     counts[key, default: 0] += amount
+  }
+
+  /// Takes back the untracked read a `_modify` write made of its own property (`WriteBeganFact.ownAccess`), at its
+  /// site: in the pending run when no other site's read came in between (one thread, as a rule), else in the
+  /// counts (another thread read elsewhere in between).
+  private mutating func uncountOwnAccess(_ site: SiteKey) {
+    if let pending = pendingUntrackedReads, pending.site == site, pending.count > 0 {
+      pendingUntrackedReads!.count -= 1
+    } else if let count = untrackedReadCounts[site] {
+      untrackedReadCounts[site] = count > 1 ? count - 1 : nil
+    }
   }
 
   /// A write of `key` on `thread`, not the thread that wrote it first: the property is written on several. Out of

@@ -103,9 +103,15 @@ public struct WriteBeganFact: Sendable, Equatable {
   /// Labels of instances that read this property, fired, and have not run again: this write fires nothing for
   /// them (it is coalesced into their next run).
   public var coalescedInto: [UInt32]
-  /// The registrar's willSet was called directly, as the macro's `_modify` does (version 2): the access recorded
-  /// just before it on this thread, of the same property, is the `_modify`'s own, part of this write.
+  /// The registrar's willSet was called directly, as the macro's `_modify` does (version 2).
   public var direct: Bool = false
+  /// The event just before this direct willSet on its own thread (whatever other threads recorded in between) was
+  /// a read of the same property outside any scope: the `_modify`'s own access (`m.count += 1` accesses, then
+  /// calls willSet), part of this write and not a read of the program. Judged on the thread's own events, so that
+  /// writes on several threads at once are judged alike in every run.
+  public var ownAccess: Bool = false
+  /// The site of that access (its stack id), when `ownAccess`.
+  public var ownAccessStack: UInt32 = 0
   /// The thread that first wrote this object property in the trace (this write's own, at its first write): a
   /// write on another thread makes it a property written on several.
   public var firstWriter: UInt32

@@ -233,6 +233,11 @@ public struct ReplayMachine {
   public private(set) var mainActorThread: UInt32?
 
   private var sequence: UInt64 = 0
+  /// Threads whose last event was a read outside any scope, with that read (until the thread's next event): a
+  /// direct willSet (`_modify`) of the same property next on the thread makes it the write's own access
+  /// (`WriteBeganFact.ownAccess`). Per thread, since the events of several threads interleave in time order; a
+  /// short list (a few threads at a time), looked at only while it holds one.
+  private var untrackedAccessLast: [(thread: UInt32, key: PropertyKey, stack: UInt32)] = []
   /// Writes between their willSet and didSet, over all threads: while none is, a read races nothing.
   private var writesInProgress = 0
   /// By scope id: ids are handed out in increasing order, and a run is held only while its observers are or will
@@ -314,6 +319,9 @@ public struct ReplayMachine {
       lastThread = event.thread
       threadSeen[event.thread] = true
     }
+    // The thread's previous event, if it was a read outside any scope: taken, whatever this event is.
+    var previousUntrackedAccess: (key: PropertyKey, stack: UInt32)?
+    if !untrackedAccessLast.isEmpty { previousUntrackedAccess = takeUntrackedAccess(of: event.thread) }
     switch event.kind {
     case .objectCreated:
       if accountsObjects {
@@ -340,7 +348,7 @@ public struct ReplayMachine {
       access(event, &consumer)
     case .willSet:
       noteObjectThread(event)
-      willSet(event, &consumer)
+      willSet(event, previousUntrackedAccess, &consumer)
     case .didSet:
       noteObjectThread(event)
       didSet(event, &consumer)
@@ -389,6 +397,15 @@ public struct ReplayMachine {
             time: event.time, thread: event.thread, sequence: event.key, label: sequences[event.key]?.label ?? 0,
             ending: ending)))
     }
+  }
+
+  /// The last event of `thread`, if it was a read outside any scope, taken from `untrackedAccessLast`.
+  private mutating func takeUntrackedAccess(of thread: UInt32) -> (key: PropertyKey, stack: UInt32)? {
+    guard let index = untrackedAccessLast.firstIndex(where: { $0.thread == thread }) else { return nil }
+    let access = untrackedAccessLast[index]
+    untrackedAccessLast.swapAt(index, untrackedAccessLast.count - 1)
+    untrackedAccessLast.removeLast()
+    return (access.key, access.stack)
   }
 
   /// A run's observers were installed: it subscribes to each object it read. Out of line (as the other scope
@@ -541,6 +558,7 @@ public struct ReplayMachine {
       }
     }
     let scope = event.scope
+    if scope == 0 { untrackedAccessLast.append((event.thread, key, event.stack)) }
     consumer.consume(
       .read(
         ReadFact(
@@ -548,9 +566,13 @@ public struct ReplayMachine {
           racing: racing, stack: event.stack)))
   }
 
-  private mutating func willSet<Consumer: ReplayConsumer>(_ event: TraceEvent, _ consumer: inout Consumer) {
+  private mutating func willSet<Consumer: ReplayConsumer>(
+    _ event: TraceEvent, _ previousUntrackedAccess: (key: PropertyKey, stack: UInt32)?, _ consumer: inout Consumer
+  ) {
     let type = noteObject(event)
     let key = PropertyKey(object: event.object, property: event.key)
+    let direct = event.flags & EventFlags.willSetDirect != 0
+    let ownAccess = direct && previousUntrackedAccess?.key == key
     openWrites.append(
       Write(
         thread: event.thread, key: key, sequence: sequence, time: event.time, stack: event.stack, kind: event.flags))
@@ -571,7 +593,8 @@ public struct ReplayMachine {
       .writeBegan(
         WriteBeganFact(
           time: event.time, thread: event.thread, key: key, type: type, stack: event.stack, coalescedInto: coalesced,
-          direct: event.flags & EventFlags.willSetDirect != 0, firstWriter: firstWriter)))
+          direct: direct, ownAccess: ownAccess, ownAccessStack: ownAccess ? previousUntrackedAccess!.stack : 0,
+          firstWriter: firstWriter)))
     // Kept for the next write: held only here once the fact is gone, it is emptied in place then.
     if listed { swap(&coalesced, &coalescedScratch) }
     if !untracedRuns.isEmpty { predictFires(untracedRuns, event, key, &consumer) }

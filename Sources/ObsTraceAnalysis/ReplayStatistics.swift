@@ -36,9 +36,6 @@ public struct ReplayStatistics: ReplayConsumer {
   public private(set) var invalidationEdges: [Edge: (all: Int, wasted: Int)] = [:]
   /// Whether to keep the graph's edges (two hash lookups per read in a scope).
   public var collectsEdges: Bool
-  /// The last fact's read outside any scope, if it was one: a direct willSet (`_modify`) of the same property on
-  /// the same thread right after it means the read was the `_modify`'s own access, part of the write.
-  private var lastUntrackedRead: (thread: UInt32, key: PropertyKey)?
 
   public init(collectsEdges: Bool = true) {
     self.collectsEdges = collectsEdges
@@ -60,11 +57,8 @@ public struct ReplayStatistics: ReplayConsumer {
 
   @inline(__always)
   public mutating func consume(_ fact: ReplayFact) {
-    let previousUntrackedRead = lastUntrackedRead
-    lastUntrackedRead = nil
     switch fact {
     case .read(let read):
-      if read.scope == 0 { lastUntrackedRead = (read.thread, read.key) }
       properties.withValue(read.key.property, default: PropertyStatistics()) {
         $0.reads += 1
         if read.scope != 0 { $0.trackedReads += 1 }
@@ -82,10 +76,9 @@ public struct ReplayStatistics: ReplayConsumer {
         }
       }
     case .writeBegan(let write):
-      let ownAccess =
-        write.direct && previousUntrackedRead.map { $0.thread == write.thread && $0.key == write.key } == true
+      // The `_modify`'s own access, counted as a read: part of the write (judged on its thread's events).
       properties.withValue(write.key.property, default: PropertyStatistics()) {
-        if ownAccess { $0.reads -= 1 }
+        if write.ownAccess { $0.reads -= 1 }
         $0.writes += 1
         $0.coalescedWrites += write.coalescedInto.count
       }

@@ -68,8 +68,8 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
   // Names resolved once per id: resolving (symbols, module prefixes) costs more than writing an event.
   private var propertyNames: [UInt32: String] = [:]
   private var labelNames: [UInt32: String] = [:]
-  /// A read outside any scope not yet emitted (see `place`).
-  private var pendingRead: (event: ExportEvent, thread: UInt32, key: PropertyKey)?
+  /// Per thread, a read outside any scope not yet emitted (see `place`).
+  private var pendingReads: [UInt32: ExportEvent] = [:]
   private var typeNames: [UInt32: String] = [:]
   private var sites: [UInt32: String] = [:]
 
@@ -95,13 +95,13 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
   }
 
   private mutating func place(_ fact: ReplayFact) throws(CommandError) {
-    // A read outside any scope waits for the next fact: when that is a direct willSet (`_modify`) of the same
-    // property on its thread, it was the write's own access, part of the write slice, not a read of the program.
-    if let pending = pendingRead {
-      pendingRead = nil
-      if case .writeBegan(let write) = fact, write.direct, write.thread == pending.thread, write.key == pending.key {
+    // A read outside any scope waits for its thread's next fact: when that is the willSet of a `_modify` whose own
+    // access it was (`WriteBeganFact.ownAccess`), it is part of the write slice, not a read of the program. Other
+    // threads' facts may come in between (they are emitted meanwhile: viewers order each track by time).
+    if !pendingReads.isEmpty, let pending = pendingReads.removeValue(forKey: Self.thread(of: fact)) {
+      if case .writeBegan(let write) = fact, write.ownAccess {
       } else {
-        try emit(pending.event)
+        try emit(pending)
       }
     }
     switch fact {
@@ -136,7 +136,7 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
       if read.stale { event.arguments.append(("stale", .flag(true))) }
       if let site = site(read.stack) { event.arguments.append(("site", .string(site))) }
       if read.scope == 0 {
-        pendingRead = (event, read.thread, read.key)
+        pendingReads[read.thread] = event
       } else {
         try emit(event)
       }
@@ -195,6 +195,22 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
     }
   }
 
+  /// The thread a fact happened on.
+  private static func thread(of fact: ReplayFact) -> UInt32 {
+    switch fact {
+    case .objectCreated(let object), .objectFreed(let object): object.thread
+    case .read(let read): read.thread
+    case .writeBegan(let write): write.thread
+    case .write(let write): write.thread
+    case .runBegan(let run): run.thread
+    case .runEnded(let ended): ended.run.thread
+    case .fire(let fire): fire.thread
+    case .cancel(let cancel): cancel.thread
+    case .sequenceEnded(let ended): ended.thread
+    case .anomaly(let anomaly): anomaly.thread
+    }
+  }
+
   /// Ends what is still open (a truncated trace, a run that never ended) at the last time seen, then the file.
   /// Says in the exported file that the trace lost events, at the last time exported.
   mutating func noteLoss(_ text: String) throws(CommandError) {
@@ -202,10 +218,8 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
   }
 
   mutating func finish() throws(CommandError) {
-    if let pending = pendingRead {
-      pendingRead = nil
-      try emit(pending.event)
-    }
+    for thread in pendingReads.keys.sorted() { try emit(pendingReads[thread]!) }
+    pendingReads = [:]
     if let error { throw error }
     try declareThreads()
     for thread in open.keys.sorted() {

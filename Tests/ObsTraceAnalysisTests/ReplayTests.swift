@@ -424,6 +424,89 @@ struct ReplayTests {
     #expect(replay.properties[1]?.writes == 4)
   }
 
+  @Test("_modify writes on two threads at once: each access is its own write's, however the threads interleave")
+  func modifyAccessesOfTwoThreadsInterleaved() {
+    var script = EventScript()
+    script.created(1)
+    script.created(2)
+    // Thread 1 does a.count += 1 and thread 2 b.count += 1, their events interleaved in time: each access is
+    // followed on its own thread by its direct willSet, with the other thread's access or willSet in between.
+    script.read(1, 1, thread: 1, stack: 1)
+    script.read(2, 1, thread: 2, stack: 2)
+    script.beginWrite(1, 1, willSetFlags: EventFlags.willSetDirect, thread: 1)
+    script.beginWrite(2, 1, willSetFlags: EventFlags.willSetDirect, thread: 2)
+    script.finishWrite(2, 1, thread: 2)
+    script.finishWrite(1, 1, thread: 1)
+    // Thread 1 again, with a read the program makes on thread 2 (at site 3) between its access and its willSet.
+    script.read(1, 1, thread: 1, stack: 1)
+    script.read(1, 1, thread: 2, stack: 3)
+    script.write(1, 1, willSetFlags: EventFlags.willSetDirect, thread: 1)
+    // And the other way round: thread 2's read of the property thread 1 is about to write, then thread 1's direct
+    // willSet with no access of its own before it on its thread (its access was of another property): not thread
+    // 2's read, which stays the program's.
+    script.read(1, 2, thread: 1, stack: 1)
+    script.read(1, 1, thread: 2, stack: 4)
+    script.write(1, 1, willSetFlags: EventFlags.willSetDirect, thread: 1)
+    let (replay, facts) = script.replay()
+    #expect(replay.properties[1]?.reads == 2)
+    #expect(replay.properties[1]?.writes == 4)
+    #expect(replay.properties[2]?.reads == 1)
+    let untracked = TraceAnalysis.findings(of: replay, definitions: TraceDefinitions()).filter {
+      $0.kind == .untrackedRead
+    }
+    // Property 1 at sites 3 and 4 (thread 2's reads), property 2 at site 1: nothing at sites 1 and 2 of property 1.
+    #expect(untracked.map(\.count) == [1, 1, 1])
+    let owned = facts.compactMap { fact -> [UInt32]? in
+      guard case .writeBegan(let write) = fact else { return nil }
+      return [write.thread, write.ownAccess ? write.ownAccessStack : 0]
+    }
+    #expect(owned == [[1, 1], [2, 2], [1, 1], [1, 0]])
+  }
+
+  @Test("the rule for _modify accesses gives the same counts in every interleaving of two threads' events")
+  func modifyAccessesInEveryInterleaving() {
+    // Two threads, each: a read the program makes (site 1), then x.count += 1 (access at site 2, willSet, didSet),
+    // twice. Every interleaving of the two threads' 8 events (12,870 of them) must count 4 reads and 4 writes.
+    func thread(_ t: UInt32) -> [TraceEvent] {
+      var events: [TraceEvent] = []
+      for _ in 0..<2 {
+        events.append(TraceEvent(kind: .access, thread: t, time: 0, object: t, key: 1, aux: 1, stack: 1))
+        events.append(TraceEvent(kind: .access, thread: t, time: 0, object: t, key: 1, aux: 1, stack: 2))
+        events.append(
+          TraceEvent(kind: .willSet, flags: EventFlags.willSetDirect, thread: t, time: 0, object: t, key: 1, aux: 1))
+        events.append(TraceEvent(kind: .didSet, thread: t, time: 0, object: t, key: 1, aux: 1))
+      }
+      return events
+    }
+    let first = thread(1)
+    let second = thread(2)
+    var interleavings = 0
+    for mask in 0..<(1 << 16) where mask.nonzeroBitCount == 8 {
+      var script = EventScript()
+      var (i, j) = (0, 0)
+      for bit in 0..<16 {
+        if mask & (1 << bit) != 0 {
+          script.events.append(first[i])
+          i += 1
+        } else {
+          script.events.append(second[j])
+          j += 1
+        }
+      }
+      for index in script.events.indices { script.events[index].time = UInt64(index + 1) * 10 }
+      interleavings += 1
+      let (replay, _) = script.replay()
+      #expect(replay.properties[1]?.reads == 4, "interleaving \(mask)")
+      #expect(replay.properties[1]?.writes == 4)
+      // One site (stack 1), the program's reads: none at the accesses' site (stack 2).
+      let untracked = TraceAnalysis.findings(of: replay, definitions: TraceDefinitions()).filter {
+        $0.kind == .untrackedRead
+      }
+      #expect(untracked.map(\.count) == [4], "interleaving \(mask)")
+    }
+    #expect(interleavings == 12_870)
+  }
+
   @Test("inside a scope the access of a _modify write is a tracked read: Observation subscribes the scope to it")
   func modifyAccessInAScopeIsARead() {
     var script = EventScript()
