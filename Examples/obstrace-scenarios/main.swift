@@ -331,13 +331,28 @@ func busyDrains() {
   print("done")
 }
 
+// MARK: hold-trace
+
+/// Records (a write), says so, then waits for its standard input to close before a second write and its exit: the
+/// end-to-end tests start another recorder into the same OBSTRACE_OUTPUT while this one holds the file (no committed
+/// trace).
+func holdTrace() {
+  let counter = Counter()
+  counter.count = 1
+  print("recording")
+  fflush(nil)  // standard output is a pipe: the line goes now
+  while let line = readLine() { print("read \(line)") }
+  counter.count = 2
+  print("done: count \(counter.count)")
+}
+
 // Also `obstrace-scenarios exit-race` (no committed trace: its outcome is a race, run 20 times by the end-to-end
 // tests): the free is in the trace, or the trace says the worker was still running at the stop; and
 // `obstrace-scenarios busy-drains` (the end-to-end tests check its times against the process's lifetime).
 let scenarios: [String: () -> Void] = [
   "stale-read": staleRead, "fan-out": fanOut, "noop-modify": noopModify, "threads": threads, "fill-disk": fillDisk,
   "killed": killed, "racing-read": racingRead, "exit-race": exitRace,
-  "busy-drains": busyDrains,
+  "busy-drains": busyDrains, "hold-trace": holdTrace,
 ]
 guard CommandLine.arguments.count > 1, let scenario = scenarios[CommandLine.arguments[1]] else {
   print("usage: obstrace-scenarios \(scenarios.keys.sorted().joined(separator: "|"))")

@@ -72,7 +72,14 @@ enum RecordCommand: TraceCommand {
     guard probe >= 0 else {
       throw CommandError("obstrace record: cannot create -o \(path) (\(String(cString: strerror(errno))))")
     }
+    // A file another process's recording is writing (it holds the file's lock, TraceFileWriter) is not stale: removed,
+    // that recording would go on into a file no name reaches.
+    let held = flock(probe, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK
     close(probe)
+    if held {
+      throw CommandError(
+        "obstrace record: -o \(path) is being written by another process's recording; give another path")
+    }
     // Remove a stale trace so the summary cannot describe it; a device or a FIFO (-o /dev/null) is not a trace, and
     // stays.
     var probed = stat()

@@ -4,6 +4,8 @@ public struct TraceFileError: Error, CustomStringConvertible, Sendable, Equatabl
   public enum Code: String, Sendable {
     case cannotOpen = "cannot-open"
     case cannotWrite = "cannot-write"
+    /// Another process's recording holds the file (its lock): it is being written.
+    case held
     case notATrace = "not-a-trace"
     case unsupportedVersion = "unsupported-version"
     case damaged

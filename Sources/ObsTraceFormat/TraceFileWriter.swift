@@ -15,13 +15,36 @@ public final class TraceFileWriter {
   public private(set) var bytesWritten: UInt64 = 0
 
   /// Creates (or truncates) `path` and writes the header.
+  ///
+  /// A regular file is locked (`flock`, exclusive) for as long as it is open: a recording of another process that
+  /// names the same file finds it held and gets `.held` before anything of it is truncated or written (two
+  /// recorders into one file made one damaged file). The lock goes with the file's close, or the process's end.
   public init(path: String, header: TraceHeader) throws(TraceFileError) {
     self.path = path
     deflater = Deflater(raw: header.version >= 3)
-    descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
     guard descriptor >= 0 else {
       throw TraceFileError(
         .cannotOpen, path: path, "cannot create the trace file (\(String(cString: strerror(errno))))")
+    }
+    var status = stat()
+    if fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG {
+      var locked = flock(descriptor, LOCK_EX | LOCK_NB)
+      while locked != 0 && errno == EINTR { locked = flock(descriptor, LOCK_EX | LOCK_NB) }
+      let lockError = errno
+      // A file system without locks (ENOLCK) is written as before.
+      if locked != 0 && lockError == EWOULDBLOCK {
+        _ = Glibc.close(descriptor)
+        descriptor = -1
+        throw TraceFileError(.held, path: path, "the trace file is being written by another process's recording")
+      }
+      guard ftruncate(descriptor, 0) == 0 else {
+        let truncateError = errno
+        _ = Glibc.close(descriptor)
+        descriptor = -1
+        throw TraceFileError(
+          .cannotWrite, path: path, "cannot truncate the trace file (\(String(cString: strerror(truncateError))))")
+      }
     }
     var payload: [UInt8] = []
     payload.appendVarint(header.startWallClockNanoseconds)
@@ -53,6 +76,17 @@ public final class TraceFileWriter {
 
   deinit {
     if descriptor >= 0 { _ = Glibc.close(descriptor) }
+  }
+
+  /// Where a recording goes when `path` is held by another process's: beside it, with `processID` before its
+  /// extension (`run.trc` → `run-4242.trc`).
+  public static func pathBeside(_ path: String, processID: Int32) -> String {
+    let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
+    let name = path[slash...]
+    if let dot = name.lastIndex(of: "."), dot != name.startIndex {
+      return String(path[..<dot]) + "-\(processID)" + String(path[dot...])
+    }
+    return path + "-\(processID)"
   }
 
   /// Compresses `payload` and appends it as one chunk; its last `storedTail` bytes (an events chunk's time column,

@@ -20,7 +20,10 @@ final class Flusher: @unchecked Sendable {
   static let maximumChunkAge: UInt64 = 250_000_000
   static let drainBatch = 4096
 
+  /// The file recorded into: the one asked for, or the one beside it when another process's recording held that
+  /// (`heldPath`).
   let path: String
+  let heldPath: String?
   private let options: RecordingOptions
   // Everything below is touched only by the flusher thread, then (after it has exited) by `stop`.
   private let writer: TraceFileWriter
@@ -46,7 +49,6 @@ final class Flusher: @unchecked Sendable {
   }
 
   init(path: String, options: RecordingOptions) throws(TraceFileError) {
-    self.path = path
     self.options = options
     obstrace_configure(
       UInt64(options.effectiveRingCapacity), options.dropWhenFull, options.backtraces.level,
@@ -58,7 +60,18 @@ final class Flusher: @unchecked Sendable {
       executable: Self.executablePath(), dropWhenFull: options.dropWhenFull,
       ringCapacity: UInt64(options.effectiveRingCapacity), stackLevel: UInt8(options.backtraces.level),
       seesUntracedTracking: UntracedTracking.enable())
-    writer = try TraceFileWriter(path: path, header: header)
+    do {
+      writer = try TraceFileWriter(path: path, header: header)
+      self.path = path
+      heldPath = nil
+    } catch where error.code == .held {
+      // Another process records into `path` (a test runner's two processes, one OBSTRACE_OUTPUT): this one records
+      // beside it, and `Recorder.start` says so.
+      let beside = TraceFileWriter.pathBeside(path, processID: getpid())
+      writer = try TraceFileWriter(path: beside, header: header)
+      self.path = beside
+      heldPath = path
+    }
     try writer.writeChunk(.modules, payload: ChunkPayload.modules(LoadedModule.current()))
     forEachRing { ring in
       // Whatever a previous recording left (events racing its stop) is not this recording's.

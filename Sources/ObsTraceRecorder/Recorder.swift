@@ -26,7 +26,12 @@ public enum Recorder {
 
   /// Starts recording to `path` (created or truncated). Throws when a recording is already running or the file
   /// cannot be created; the program goes on untraced either way.
+  ///
+  /// When another process's recording is writing `path` (it holds the file's lock), this one records beside it,
+  /// with its process id before the extension (`run.trc` → `run-4242.trc`; `RecordingSummary.path` says where), and
+  /// says so once on standard error: neither trace is damaged, neither is lost in silence.
   public static func start(to path: String, options: RecordingOptions = RecordingOptions()) throws(RecordingError) {
+    var notice: String?
     let failure: RecordingError? = state.withLock { state in
       if let running = state.flusher {
         return RecordingError(
@@ -34,7 +39,13 @@ public enum Recorder {
           message: "obstrace: already recording to \(running.path); not recording to \(path) as well")
       }
       do {
-        state.flusher = try Flusher(path: path, options: options)
+        let flusher = try Flusher(path: path, options: options)
+        state.flusher = flusher
+        if let held = flusher.heldPath {
+          notice =
+            "obstrace: \(held) is being written by another process's recording; this process (\(getpid())) records "
+            + "to \(flusher.path) (put %p in OBSTRACE_OUTPUT for a file per process)"
+        }
       } catch let error as TraceFileError {
         return RecordingError(code: .cannotWrite, message: "obstrace: \(error.description); the program runs untraced")
       } catch {
@@ -46,6 +57,7 @@ public enum Recorder {
       }
       return nil
     }
+    if let notice { reportProblem(notice) }
     if let failure { throw failure }
   }
 
