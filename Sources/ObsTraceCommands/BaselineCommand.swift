@@ -153,6 +153,19 @@ enum CheckCommand: TraceCommand {
     let properties = report.properties.map(\.name)
     let scopes = report.scopes.map(\.label)
     for limit in limits where current.properties[limit.name] == nil && current.scopes[limit.name] == nil {
+      // A name as the timeline prints it names one run or one object's property; a limit counts a whole scope or
+      // property, so the line says which name that is rather than 'unknown'.
+      let value = "\(limit.metric)\(limit.comparison.rawValue)\(limit.value)"
+      if let run = PrintedNames.run(limit.name), current.scopes[run.label] != nil {
+        throw CommandError(
+          "obstrace check: --max '\(limit)' names run #\(run.run) of the scope \(run.label), as the timeline prints "
+            + "it; a limit counts every run of a scope: --max '\(run.label):\(value)'")
+      }
+      if let named = PrintedNames.objectProperty(limit.name), current.properties[named.property] != nil {
+        throw CommandError(
+          "obstrace check: --max '\(limit)' names the property \(named.property) of object #\(named.object), as the "
+            + "timeline prints it; a limit counts every object's: --max '\(named.property):\(value)'")
+      }
       let isProperty = Baseline.propertyMetrics.contains(limit.metric) && !Baseline.scopeMetrics.contains(limit.metric)
       throw CommandError(
         "obstrace check: --max '\(limit)' names no property or scope of \(path); "

@@ -26,8 +26,9 @@ enum GraphCommand: TraceCommand {
       --per-object          One node per object's property (Model#3.items, named by the object's own type)
                             instead of per property.
       --type <type>         Only properties this type declares.
-      --property <name>     Only this property (Type.name).
-      --scope <label>       Only this scope.
+      --property <name>     Only this property (Type.name), or this object's (Type#n.name, as --per-object and
+                            the timeline print it).
+      --scope <label>       Only this scope (a run as the timeline prints it, Label (#3), stands for its scope).
       -h, --help            Show this help.
 
     EXAMPLE:
@@ -41,9 +42,24 @@ enum GraphCommand: TraceCommand {
     var perObject = false
     var type: String?
     var property: String?
+    /// With `property` given as one object's (`Model#3.items`): that object.
+    var propertyObject: UInt32?
     var scope: String?
     var sites = false
     var top = 40
+    /// --property and --scope as given, before `resolvePrintedNames` read them as printed names.
+    var givenProperty: String?
+    var givenScope: String?
+
+    /// Reads a --property or --scope the trace does not know as it is written as a name the commands print
+    /// (`Model#3.items`: a property of one object; `Label (#3)`: a run, standing for its scope).
+    mutating func resolvePrintedNames(knownProperties: Set<String>, knownScopes: Set<String>) {
+      if let property, !knownProperties.contains(property), let named = PrintedNames.objectProperty(property) {
+        self.property = named.property
+        propertyObject = named.object
+      }
+      if let scope, !knownScopes.contains(scope), let run = PrintedNames.run(scope) { self.scope = run.label }
+    }
   }
 
   static func run(_ arguments: [String], output: CommandOutput) throws(CommandError) -> Int32 {
@@ -52,10 +68,12 @@ enum GraphCommand: TraceCommand {
       flags: ["--dot": "dot", "--per-object": "per-object", "--sites": "sites"], command: name
     ).parse(arguments)
     let path = try TraceInput.singlePath(parsed, command: name)
-    let options = Options(
+    var options = Options(
       perObject: parsed.has("per-object"), type: parsed.value("type"), property: parsed.value("property"),
       scope: parsed.value("scope"), sites: parsed.has("sites"),
       top: try TraceInput.positiveInteger(parsed, "top", flag: "--top", command: name) ?? 40)
+    options.givenProperty = options.property
+    options.givenScope = options.scope
     let (text, loss) = try graph(path, options, command: name)
     output.write(text)
     if loss.verdict != nil {
@@ -75,7 +93,17 @@ enum GraphCommand: TraceCommand {
     var ordered = TimeOrderedEvents(threads: reader.footer.map { Set($0.threads.map(\.thread)) })
     reader.forEachChunk { chunk in ordered.add(chunk) { replay.consume($0) } }
     ordered.finish { replay.consume($0) }
-    try checkFilters(options, reader.definitions, path: path, command: command)
+    let definitions = reader.definitions
+    var options = options
+    options.resolvePrintedNames(
+      knownProperties: Set(definitions.properties.keys.map { definitions.propertyName($0) }),
+      knownScopes: Set(definitions.labels.keys.map { definitions.labelName($0) }))
+    try checkFilters(options, definitions, path: path, command: command)
+    if let object = options.propertyObject, definitions.objects[object] == nil {
+      throw CommandError(
+        "obstrace \(command): --property '\(options.givenProperty ?? "")' names object #\(object), which is not an "
+          + "object of \(path)")
+    }
     let loss = TraceLoss(reader)
     return (dot(replay, reader.definitions, options, writes: writes, loss: loss.summary), loss)
   }
@@ -92,8 +120,9 @@ enum GraphCommand: TraceCommand {
     ]
     for (flag, wanted, known) in filters {
       guard let wanted, !known.contains(wanted) else { continue }
+      let given = flag == "--property" ? options.givenProperty : flag == "--scope" ? options.givenScope : nil
       throw CommandError(
-        "obstrace \(command): \(flag) '\(wanted)' names nothing in \(path); "
+        "obstrace \(command): \(flag) '\(given ?? wanted)' names nothing in \(path); "
           + NameSuggestions.describe(wanted, in: Array(Set(known))))
     }
   }
@@ -131,11 +160,11 @@ enum GraphCommand: TraceCommand {
       let typeName = definitions.properties[id].map { definitions.typeName($0.rootType) } ?? ""
       if let type = options.type, typeName != type { return nil }
       if let property = options.property, name != property { return nil }
+      if let wanted = options.propertyObject, object != wanted { return nil }
       if options.perObject {
         // The object's own type (`Dog#2.name`), not the class that declares the property (`Animal`): one object
         // is one node name, whichever of its class's @Observable levels declares what it holds.
-        let member = name.firstIndex(of: ".").map { name[name.index(after: $0)...] } ?? Substring(name)
-        return "\(definitions.typeName(ofObject: object))#\(object).\(member)"
+        return "\(definitions.typeName(ofObject: object))#\(object).\(definitions.shortPropertyName(id))"
       }
       return name
     }

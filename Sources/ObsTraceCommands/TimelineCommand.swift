@@ -12,12 +12,14 @@ enum TimelineCommand: TraceCommand {
                              [--from <ms>] [--to <ms>]
 
     Each line: milliseconds since the recording started, thread, then a scope run (what it read) or a write
-    (whether it changed the value, and the scope runs it invalidated). Objects are named Type#serial.
+    (whether it changed the value, and the scope runs it invalidated). Objects are named Type#serial. Names are
+    taken back as the lines print them: a run 'FirstView.body (#3)' stands for its scope, 'Model#1.items' for
+    the property of that object, 'Model#1' for the object, 'T2' for the thread.
 
     OPTIONS:
       --scope <label>       Only runs of this scope, and writes that invalidated it.
-      --property <name>     Only lines that involve this property (Type.name).
-      --object <n>          Only lines that involve object #n.
+      --property <name>     Only lines that involve this property (Type.name), or this object's (Type#n.name).
+      --object <n>          Only lines that involve object #n (also Type#n).
       --thread <n>          Only thread Tn.
       --from <ms>, --to <ms>  Only this time window.
       -h, --help            Show this help.
@@ -29,7 +31,12 @@ enum TimelineCommand: TraceCommand {
 
   struct Filter {
     var scope: String?
+    /// The label of a run named as the timeline prints it (`FirstView.body (#3)`): a label with either text matches.
+    var scopeOfRun: String?
     var property: String?
+    /// With `property` given as one object's (`Model#1.items`): that object, and the text given.
+    var propertyObject: UInt32?
+    var givenProperty: String?
     var object: UInt32?
     var thread: UInt32?
     var from: UInt64 = 0
@@ -45,9 +52,15 @@ enum TimelineCommand: TraceCommand {
     ).parse(arguments)
     let path = try TraceInput.singlePath(parsed, command: name)
     var filter = Filter(scope: parsed.value("scope"), property: parsed.value("property"))
+    if let scope = filter.scope { filter.scopeOfRun = PrintedNames.run(scope)?.label }
+    filter.givenProperty = filter.property
+    if let property = filter.property, let named = PrintedNames.objectProperty(property) {
+      filter.property = named.property
+      filter.propertyObject = named.object
+    }
     if let text = parsed.value("object") {
-      guard let object = UInt32(text) else {
-        throw CommandError("obstrace timeline: --object must be a number, not '\(text)'")
+      guard let object = PrintedNames.object(text) else {
+        throw CommandError("obstrace timeline: --object must be a number or Type#n, not '\(text)'")
       }
       filter.object = object
     }
@@ -97,7 +110,7 @@ enum TimelineCommand: TraceCommand {
       if let scope = filter.scope {
         let known = Set(consumer.seenLabels.map { definitions.labelName($0) }).union(
           definitions.labels.keys.map { definitions.labelName($0) })
-        if !known.contains(scope) {
+        if !known.contains(scope), !known.contains(filter.scopeOfRun ?? scope) {
           throw CommandError(
             "obstrace timeline: --scope '\(scope)' names no scope of \(path); "
               + NameSuggestions.describe(scope, in: known.sorted()))
@@ -108,8 +121,13 @@ enum TimelineCommand: TraceCommand {
           definitions.properties.keys.map { definitions.propertyName($0) })
         if !known.contains(property) {
           throw CommandError(
-            "obstrace timeline: --property '\(property)' names no property of \(path); "
+            "obstrace timeline: --property '\(filter.givenProperty ?? property)' names no property of \(path); "
               + NameSuggestions.describe(property, in: known.sorted()))
+        }
+        if let object = filter.propertyObject, !consumer.seenObjects.contains(object) {
+          throw CommandError(
+            "obstrace timeline: --property '\(filter.givenProperty ?? property)' names object #\(object), "
+              + "which is not an object of \(path)")
         }
       }
       if let thread = filter.thread, !consumer.seenThreads.contains(thread) {
@@ -156,7 +174,8 @@ struct TimelineConsumer: ReplayConsumer {
 
   init(printer: TimelinePrinter) {
     self.printer = printer
-    noteThreadsAndObjects = printer.filter.thread != nil || printer.filter.object != nil
+    noteThreadsAndObjects =
+      printer.filter.thread != nil || printer.filter.object != nil || printer.filter.propertyObject != nil
     noteLabels = printer.filter.scope != nil
     noteProperties = printer.filter.property != nil
   }
@@ -250,10 +269,12 @@ final class TimelinePrinter {
     names.appendLabel(id, to: writer)
   }
 
+  /// Whether label `id` is the one asked for, as it is or as the label of the run asked for (`Label (#3)`).
   private func labelMatches(_ id: UInt32, _ wanted: String) -> Bool {
     labelMatches.value(id) {
       let definitions = reader.definitions
-      return (definitions.labelName(id) == wanted, definitions.labels[id] != nil)
+      let name = definitions.labelName(id)
+      return (name == wanted || name == filter.scopeOfRun, definitions.labels[id] != nil)
     }
   }
 
@@ -313,7 +334,13 @@ final class TimelinePrinter {
     if time < filter.from || time > filter.to { return false }
     if let wanted = filter.thread, wanted != thread { return false }
     if let wanted = filter.object, !keys.contains(where: { $0.object == wanted }) { return false }
-    if let wanted = filter.property, !keys.contains(where: { propertyMatches($0.property, wanted) }) { return false }
+    if let wanted = filter.property,
+      !keys.contains(where: {
+        propertyMatches($0.property, wanted) && (filter.propertyObject == nil || filter.propertyObject == $0.object)
+      })
+    {
+      return false
+    }
     if let wanted = filter.scope {
       if let label { return labelMatches(label, wanted) }
       return labels.contains { labelMatches($0.label, wanted) }

@@ -154,3 +154,148 @@ struct PropertyNameTests {
         + "Model.count of module Other): a baseline keyed by name cannot tell them apart; rename one of the types\n")
   }
 }
+
+/// Every name a command prints for a scope, a property or an object is taken back where another command takes that
+/// kind of name: taken from the timeline's lines and the report's JSON of each committed trace, and fed to the
+/// timeline's, the graph's and the check's options.
+@Suite("Names printed and taken back")
+struct NameRoundTripTests {
+  static let traces = ["guide", "threads", "stale-read", "observations", "noop-modify", "fan-out"]
+
+  struct PrintedNames {
+    /// Runs as the timeline prints them, with their labels: `ProgressView.body (#4)`, `… (tracking, #4)`.
+    var runs: [(printed: String, label: String)] = []
+    /// One object's property, with the property: `Progress#1.completed`.
+    var objectProperties: [(printed: String, property: String)] = []
+    /// Objects: `Progress#1`.
+    var objects: [String] = []
+  }
+
+  static func timelineNames(_ timeline: String) throws -> PrintedNames {
+    var names = PrintedNames()
+    let run = try Regex(#"run (.+?) (\([a-z]+, #[0-9]+\)) read"#)
+    let invalidated = try Regex(#"([^ ,][^,]*?) (\(#[0-9]+\))"#)
+    let objectProperty = try Regex(#"([A-Za-z_<>]+)#([0-9]+)\.([A-Za-z_]+)"#)
+    for line in timeline.split(separator: "\n") {
+      if let match = line.firstMatch(of: run), let label = match[1].substring, let number = match[2].substring {
+        names.runs.append(("\(label) \(number)", String(label)))
+      }
+      if let range = line.range(of: "→ invalidated ") {
+        let list = String(line[range.upperBound...]).components(separatedBy: "  ")[0]
+        for match in list.matches(of: invalidated) {
+          if let label = match[1].substring, let number = match[2].substring {
+            names.runs.append(("\(label) \(number)", String(label)))
+          }
+        }
+      }
+      for match in line.matches(of: objectProperty) {
+        guard let type = match[1].substring, let object = match[2].substring, let member = match[3].substring else {
+          continue
+        }
+        names.objectProperties.append(("\(type)#\(object).\(member)", "\(type).\(member)"))
+        names.objects.append("\(type)#\(object)")
+      }
+    }
+    // A few of each kind: each is fed to several commands.
+    func firstDistinct<T>(_ items: [T], _ key: (T) -> String) -> [T] {
+      var seen = Set<String>()
+      return Array(items.filter { seen.insert(key($0)).inserted }.prefix(3))
+    }
+    names.runs = firstDistinct(names.runs) { $0.printed }
+    names.objectProperties = firstDistinct(names.objectProperties) { $0.printed }
+    names.objects = firstDistinct(names.objects) { $0 }
+    return names
+  }
+
+  @Test(
+    "runs, objects' properties and objects from the timeline are taken by timeline, graph and check", arguments: traces)
+  func fromTimeline(trace name: String) throws {
+    let trace = Paths.root + "/traces/\(name).trc"
+    let timeline = Run.command(["timeline", trace])
+    #expect(timeline.status == 0)
+    let names = try Self.timelineNames(timeline.standardOutput)
+    #expect(!names.runs.isEmpty && !names.objectProperties.isEmpty && !names.objects.isEmpty)
+    for (printed, label) in names.runs {
+      let filtered = Run.command(["timeline", trace, "--scope", printed])
+      #expect(filtered.status == 0, "\(printed): \(filtered.standardError)")
+      // The run's scope: each of its runs, and nothing else.
+      let runLines = filtered.standardOutput.split(separator: "\n").filter { $0.contains(" run ") }
+      #expect(!runLines.isEmpty, "\(printed)")
+      #expect(runLines.allSatisfy { $0.contains(" run \(label) (") }, "\(printed): \(runLines)")
+      #expect(filtered.standardOutput == Run.command(["timeline", trace, "--scope", label]).standardOutput)
+      let graph = Run.command(["graph", "--dot", trace, "--scope", printed])
+      #expect(graph.status == 0, "\(printed): \(graph.standardError)")
+      #expect(graph.standardOutput == Run.command(["graph", "--dot", trace, "--scope", label]).standardOutput)
+      // A limit counts every run of a scope: the line names the run's scope, and the limit it gives is taken.
+      let check = Run.command(["check", trace, "--max", "\(printed):runs<=100000"])
+      #expect(check.status == 2)
+      #expect(
+        check.standardError.hasSuffix(
+          "a limit counts every run of a scope: --max '\(label):runs<=100000'\n"), "\(check.standardError)")
+      #expect(Run.command(["check", trace, "--max", "\(label):runs<=100000"]).status == 0)
+    }
+    for (printed, property) in names.objectProperties {
+      let filtered = Run.command(["timeline", trace, "--property", printed])
+      #expect(filtered.status == 0, "\(printed): \(filtered.standardError)")
+      let lines = filtered.standardOutput.split(separator: "\n").dropFirst()
+      #expect(!lines.isEmpty && lines.allSatisfy { $0.contains(printed) }, "\(printed): \(lines)")
+      let graph = Run.command(["graph", "--dot", "--per-object", trace, "--property", printed])
+      #expect(graph.status == 0, "\(printed): \(graph.standardError)")
+      // Only that object's node (none when the property has no edge to draw: written, never read in a scope).
+      let nodes = graph.standardOutput.split(separator: "\n").filter { $0.hasPrefix("  \"p:") && $0.contains("[") }
+      #expect(nodes.allSatisfy { $0.hasPrefix("  \"p:\(printed)\" ") }, "\(graph.standardOutput)")
+      let check = Run.command(["check", trace, "--max", "\(printed):writes<=100000"])
+      #expect(check.status == 2)
+      #expect(
+        check.standardError.hasSuffix("a limit counts every object's: --max '\(property):writes<=100000'\n"),
+        "\(check.standardError)")
+      #expect(Run.command(["check", trace, "--max", "\(property):writes<=100000"]).status == 0)
+    }
+    for object in names.objects {
+      let filtered = Run.command(["timeline", trace, "--object", object])
+      #expect(filtered.status == 0, "\(object): \(filtered.standardError)")
+      let lines = filtered.standardOutput.split(separator: "\n").dropFirst()
+      #expect(!lines.isEmpty && lines.allSatisfy { $0.contains("\(object).") }, "\(object): \(lines)")
+    }
+  }
+
+  @Test("properties and scopes from the report are taken by timeline, graph and check", arguments: traces)
+  func fromReport(trace name: String) throws {
+    let trace = Paths.root + "/traces/\(name).trc"
+    let json = Run.command(["report", trace, "--format", "json"])
+    let object = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+    let properties = try #require(object["properties"] as? [[String: Any]]).compactMap { $0["property"] as? String }
+    let scopes = try #require(object["scopes"] as? [[String: Any]]).compactMap { $0["label"] as? String }
+    #expect(!properties.isEmpty && !scopes.isEmpty)
+    for property in properties {
+      #expect(Run.command(["timeline", trace, "--property", property]).status == 0, "\(property)")
+      #expect(Run.command(["graph", trace, "--property", property]).status == 0, "\(property)")
+      #expect(Run.command(["check", trace, "--max", "\(property):writes<=100000"]).status == 0, "\(property)")
+    }
+    for scope in scopes {
+      #expect(Run.command(["timeline", trace, "--scope", scope]).status == 0, "\(scope)")
+      #expect(Run.command(["graph", trace, "--scope", scope]).status == 0, "\(scope)")
+      #expect(Run.command(["check", trace, "--max", "\(scope):runs<=100000"]).status == 0, "\(scope)")
+    }
+  }
+
+  @Test("a printed name of something the trace does not have is one line naming it")
+  func printedButUnknown() {
+    let trace = Paths.root + "/traces/threads.trc"
+    let timeline = Run.command(["timeline", trace, "--property", "Progress#99.completed"])
+    #expect(timeline.status == 2)
+    #expect(
+      timeline.standardError
+        == "obstrace timeline: --property 'Progress#99.completed' names object #99, which is not an object of \(trace)\n"
+    )
+    let graph = Run.command(["graph", trace, "--property", "Progress#99.completed"])
+    #expect(graph.status == 2)
+    #expect(
+      graph.standardError
+        == "obstrace graph: --property 'Progress#99.completed' names object #99, which is not an object of \(trace)\n")
+    let scope = Run.command(["timeline", trace, "--scope", "NoView.body (#4)"])
+    #expect(scope.status == 2)
+    #expect(scope.standardError.hasPrefix("obstrace timeline: --scope 'NoView.body (#4)' names no scope of"))
+    #expect(Run.command(["timeline", trace, "--object", "Progress#x"]).status == 2)
+  }
+}
