@@ -267,8 +267,9 @@ extension Symbolizer {
       Self.collectFunctions(in: &unit, into: &functions)
       functionIndexes[key] = functions
     }
+    // The last that contains it: a function nested in another (a closure, in an optimized build) comes after it.
     guard
-      var scope = functionIndexes[key]!.first(where: { function in
+      var scope = functionIndexes[key]!.last(where: { function in
         var function = function
         return dwarf_haspc(&function, target) == 1
       })
@@ -292,7 +293,10 @@ extension Symbolizer {
     return inlined.reversed()
   }
 
-  /// The functions with code under `parent`, looking inside the modules, namespaces and types that hold them.
+  /// The functions with code under `parent`, looking inside the modules, namespaces and types that hold them, and
+  /// inside functions: an optimized build nests a closure's concrete function in its enclosing function's (its
+  /// `_modify` calls inlined there were otherwise found in no function, and named the macro's generated file).
+  /// A nested function comes after the one that holds it.
   static func collectFunctions(in parent: inout Dwarf_Die, into functions: inout [Dwarf_Die]) {
     var child = Dwarf_Die()
     guard dwarf_child(&parent, &child) == 0 else { return }
@@ -303,6 +307,9 @@ extension Symbolizer {
         if dwarf_lowpc(&child, &low) == 0 || dwarf_hasattr(&child, UInt32(DW_AT_ranges)) != 0 {
           functions.append(child)
         }
+        collectFunctions(in: &child, into: &functions)
+      case DW_TAG_lexical_block:
+        collectFunctions(in: &child, into: &functions)
       case DW_TAG_module, DW_TAG_namespace, DW_TAG_structure_type, DW_TAG_class_type, DW_TAG_union_type,
         DW_TAG_enumeration_type:
         collectFunctions(in: &child, into: &functions)

@@ -26,14 +26,33 @@ struct SiteTests {
         return "\(site.file.split(separator: "/").last ?? ""):\(site.line) \(site.function.prefix { $0 != "(" })"
       }
     }
-    func expected(_ names: [String]) -> [String] {
-      names.map { "main.swift:\(marks[$0] ?? 0) SitesFixture.writeEveryWay" }
+    func expected(_ names: [String], in function: String = "SitesFixture.writeEveryWay") -> [String] {
+      names.map { "main.swift:\(marks[$0] ?? 0) \(function)" }
     }
-    #expect(sites(.willSet) == expected(["set count", "modify count", "modify items", "withMutation count"]))
+    // A closure's name is cut at its first parenthesis: its line tells it.
+    let closure = "closure #1 "
+    #expect(
+      sites(.willSet)
+        == expected(["set count", "modify count", "modify items", "withMutation count"])
+        + expected(["modify in closure", "set in closure"], in: closure)
+        + expected(["modify inlined", "set inlined"], in: "SitesFixture.bump")
+        + expected(["modify in local function", "set in local function"], in: "write #1 ")
+        + expected(["modify in nested closure", "modify in nested closure"], in: closure))
     // How each write was made: the flags tell _modify from withMutation, the stack the setter from an explicit one.
     let kinds = events.filter { $0.kind == .willSet }.map { reader.definitions.writeKind(of: $0) }
-    #expect(kinds == [.set, .modify, .modify, .withMutation])
-    #expect(sites(.access).prefix(3) == expected(["modify count", "modify items", "read count"])[...])
+    #expect(
+      kinds == [.set, .modify, .modify, .withMutation, .modify, .set, .modify, .set, .modify, .set, .modify, .modify])
+    // Reads: the writes through _modify read first; inside withObservationTracking (the label's two runs); in the
+    // closure; in and after the inlined function.
+    #expect(
+      sites(.access)
+        == expected(["modify count", "modify items", "read count"])
+        + expected(["tracking body", "tracking body"], in: closure)
+        + expected(["modify in closure", "read in closure"], in: closure)
+        + expected(["modify inlined"], in: "SitesFixture.bump")
+        + expected(["read after inlined"], in: "SitesFixture.callsInlined")
+        + expected(["modify in local function"], in: "write #1 ")
+        + expected(["modify in nested closure", "modify in nested closure"], in: closure))
     // One call site of withObservationTracking reached from two functions: one label, the call site's.
     let labels = events.filter { $0.kind == .scopeBegin }.map { reader.definitions.labelName($0.key) }
     #expect(labels == Array(repeating: "SitesFixture/main.swift:\(marks["tracking"] ?? 0)", count: 2))

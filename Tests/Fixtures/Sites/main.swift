@@ -20,7 +20,7 @@ import Observation
 @inline(never) func track(_ counter: Counter) {
   // Not in tail position: an optimized build turns a call in tail position into a jump, which leaves no frame.
   let count = withObservationTracking {  // site: tracking
-    counter.items.count
+    counter.items.count  // site: tracking body
   } onChange: {
   }
   print(count)
@@ -28,9 +28,52 @@ import Observation
 @inline(never) func firstPath(_ counter: Counter) { track(counter) }
 @inline(never) func secondPath(_ counter: Counter) { track(counter) }
 
+@inline(never) func run(_ body: @escaping () -> Void) { body() }
+
+// Writes and reads in a closure made in a closure.
+@inline(never) func writeInClosures(_ counter: Counter) {
+  let bodies = (0..<1).map { _ in
+    {
+      counter.count += 1  // site: modify in closure
+      counter.count = 5  // site: set in closure
+      print(counter.items.count)  // site: read in closure
+    }
+  }
+  for body in bodies { run(body) }
+}
+
+// Writes in a local function and in closures that an optimized build leaves uninlined: their functions are nested
+// in their enclosing function's debug information, and the accessors are inlined into them.
+@inline(never) func writeInLocalFunctions(_ counter: Counter) {
+  @inline(never) func write(_ value: Int) {
+    counter.count += value  // site: modify in local function
+    counter.count = value  // site: set in local function
+  }
+  let bodies = (0..<2).map { index in
+    {
+      counter.count += index  // site: modify in nested closure
+    }
+  }
+  write(3)
+  for body in bodies { run(body) }
+}
+
+// A function inlined into its caller: the sites are its own lines, not the caller's call.
+@inline(__always) func bump(_ counter: Counter) {
+  counter.count += 1  // site: modify inlined
+  counter.count = 7  // site: set inlined
+}
+@inline(never) func callsInlined(_ counter: Counter) {
+  bump(counter)
+  print(counter.count)  // site: read after inlined
+}
+
 let counter = Counter()
 try Recorder.start(to: CommandLine.arguments[1], options: RecordingOptions(backtraces: .all))
 writeEveryWay(counter)
 firstPath(counter)
 secondPath(counter)
+writeInClosures(counter)
+callsInlined(counter)
+writeInLocalFunctions(counter)
 Recorder.stop()
