@@ -6,7 +6,7 @@ import Observation
 // and `obstrace-observations-untraced` with Observation's own. Every mode must print the same in both.
 //
 //   guide            a loop over Observations({ model.property }), the guide's changes, then a self-saving model
-//   leaky            the self-saving model with a strong self: never freed
+//   leaky            the self-saving model with a strong self, let go, then a second one: neither is freed
 //   actor            the closure isolated to a custom actor
 //   until-finished   untilFinished: the closure ends the sequence
 //   throws           a closure that throws ends the sequence, and the error is rethrown
@@ -123,6 +123,14 @@ func leaky() async {
   saving = nil
   await pause()
   print("  (never freed)")
+  print("the screen is opened again: a new model, let go in turn")
+  saving = LeakySavingModel()
+  await pause()
+  saving?.property += 1
+  await pause()
+  saving = nil
+  await pause()
+  print("  (never freed either)")
 }
 
 actor Counter {

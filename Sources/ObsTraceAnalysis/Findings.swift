@@ -177,11 +177,18 @@ enum Findings {
     ]
   }
 
-  /// A type created this many times in the trace, none of them freed, is piling up.
+  /// This many objects of a type left behind and unwatched (see `objectFindings`), none of the type freed, is a
+  /// pile-up.
   static let pileUpThreshold = 10
 
-  /// Objects alive at the end: a leak only with evidence (a loop still running that reads it; a type piling up),
-  /// never from a trace that may have lost its frees (truncated, or with dropped events); the rest is information.
+  /// Objects alive at the end: a leak only with evidence, never from a trace that may have lost its frees
+  /// (truncated, or with dropped events); the rest is information. The evidence is objects left behind: never read
+  /// or written again once a newer live object of their type had been created in a later turn (a scope run began
+  /// or ended between their creations, `ObjectTurns`), yet never freed. Objects created together and alive at the end (a
+  /// screen's rows) are not left behind; nor is one object a loop still reads, unless a newer one of its type took
+  /// its place (the trace shows no holders: a global may hold it as well as the loop's task). A pile-up counts only
+  /// objects nothing watches at the end (no run still subscribed to them: a row a view still shows is watched by
+  /// that view's tracking, however long ago it was read).
   static func objectFindings(_ replay: Replay, _ definitions: TraceDefinitions, _ trace: AnalysisReport.Trace?)
     -> [Finding]
   {
@@ -191,23 +198,41 @@ enum Findings {
     var alive: [String: Int] = [:]
     /// Live objects by type name and creation stack (0: not recorded), for a pile-up's site.
     var aliveBySite: [String: [UInt32: Int]] = [:]
-    var heldByLoops: [String: (count: Int, loops: Set<String>)] = [:]
+    /// Objects an `Observations` loop still reads: those left behind by a newer one, and the others.
+    var heldByLoops: [String: (count: Int, leftBehind: Int, loops: Set<String>)] = [:]
     // Objects a thread still running at the stop had used: it may have freed them after (at exit, its last events
     // may be missing), so they are neither alive at the end nor a pile-up.
     let runningAtStop = (trace?.runningAtStop ?? []).reduce(UInt64(0)) { $0 | ReplayMachine.threadBit($1) }
     var maybeFreedAfter: [String: Int] = [:]
-    for (serial, type) in replay.machine.liveObjectSerials {
+    let live = replay.machine.liveObjectSerials
+    // The newest live object of each type (the last created): an object last used before it was left behind.
+    var newest: [UInt32: ObjectTurns] = [:]
+    for (serial, type) in live {
+      guard let turns = replay.machine.turns(ofObject: serial) else { continue }
+      if let known = newest[type], known.createdAt >= turns.createdAt { continue }
+      newest[type] = turns
+    }
+    func leftBehind(_ serial: UInt32, _ type: UInt32) -> Bool {
+      guard let turns = replay.machine.turns(ofObject: serial), let newer = newest[type] else { return false }
+      return turns.isLeftBehind(by: newer)
+    }
+    /// Live objects left behind and watched by nothing, by type name: a pile-up's evidence.
+    var leftBehindByType: [String: Int] = [:]
+    let watched = incomplete ? [] : replay.machine.watchedObjects
+    for (serial, type) in live {
       let name = definitions.typeName(type)
       let loops = replay.machine.liveLoops(reading: serial)
       if !incomplete, !loops.isEmpty {
-        var entry = heldByLoops[name] ?? (0, [])
+        var entry = heldByLoops[name] ?? (0, 0, [])
         entry.count += 1
+        if leftBehind(serial, type) { entry.leftBehind += 1 }
         entry.loops.formUnion(loops.map { definitions.labelName($0) })
         heldByLoops[name] = entry
       } else if replay.machine.threadBits(ofObject: serial) & runningAtStop != 0 {
         maybeFreedAfter[name, default: 0] += 1
       } else {
         alive[name, default: 0] += 1
+        if leftBehind(serial, type), !watched.contains(serial) { leftBehindByType[name, default: 0] += 1 }
         aliveBySite[name, default: [:]][replay.machine.creationStack(ofObject: serial), default: 0] += 1
       }
     }
@@ -228,25 +253,45 @@ enum Findings {
     }
     findings += registrarFindings(replay, definitions, alive: aliveRegistrars, incomplete: incomplete)
     for (name, entry) in heldByLoops {
-      let count = entry.count
       let loop = entry.loops.sorted().first ?? "?"
+      let rest = entry.count - entry.leftBehind
+      if rest > 0 {
+        // A loop still reading an object is no evidence that the loop alone holds it.
+        let them = rest == 1 ? "it" : "them"
+        findings.append(
+          Finding(
+            kind: .aliveAtEnd, property: nil, scope: loop, site: loop, count: rest,
+            message: "\(rest) \(name) object\(rest == 1 ? " was" : "s were") alive when the trace ended, still read "
+              + "by the Observations loop at \(loop), which never ended",
+            hint: "information: a loop meant to run as long as the program is fine; if nothing else holds \(them) "
+              + "(a global, a parent model), the loop's task does: capture [weak self] in the Task and in the "
+              + "Observations closure, and cancel the task in deinit",
+            evidence: "the sequence had no end recorded when the trace stopped cleanly, and its last value read "
+              + "\(rest == 1 ? "this object" : "these objects"), never freed; no newer \(name) replaced \(them) "
+              + "(the trace does not show what else holds \(them))"))
+      }
+      let count = entry.leftBehind
+      guard count > 0 else { continue }
       findings.append(
         Finding(
           kind: .leakedObject, property: nil, scope: loop, site: loop, count: count,
           message: "\(count) \(name) object\(count == 1 ? " is" : "s are") kept alive by the Observations loop at "
-            + "\(loop), which still reads \(count == 1 ? "it" : "them") and never ended",
+            + "\(loop), which still reads \(count == 1 ? "it" : "them") and never ended, though a newer \(name) "
+            + "replaced \(count == 1 ? "it" : "them")",
           hint: "the loop's task holds the model (a strong self in the Task or in the Observations closure); "
             + "capture [weak self] in both, and cancel the task in deinit",
           evidence: "the sequence had no end recorded when the trace stopped cleanly, and its last value read "
-            + "\(count == 1 ? "this object" : "these objects"), which \(count == 1 ? "was" : "were") never freed"))
+            + "\(count == 1 ? "this object" : "these objects"), which \(count == 1 ? "was" : "were") never freed, "
+            + "nor read or written again, by the loop or anything else, after a newer \(name) was created, in a later "
+            + "turn (a scope run began or ended between their creations)"))
     }
-    var piledUp: Set<String> = []
     if !incomplete {
       for (type, statistics) in replay.typeStatistics
       where type != 0 && statistics.freed == 0 && statistics.created >= pileUpThreshold {
         let name = definitions.typeName(type)
-        guard let count = alive[name], count >= pileUpThreshold else { continue }
-        piledUp.insert(name)
+        guard let count = alive[name], let left = leftBehindByType[name], left >= pileUpThreshold else { continue }
+        // The others of the type alive at the end are only that (information, below).
+        alive[name] = count - left
         // Where they were created: the site that created most of them (stacks recorded with call stacks on).
         let sites = (aliveBySite[name] ?? [:]).filter { $0.key != 0 }
           .compactMap { stack, count in location(stack).map { (frame: $0, count: count) } }
@@ -259,20 +304,23 @@ enum Findings {
         findings.append(
           Finding(
             kind: .leakedObject, property: nil, scope: nil, site: top.map { SiteFormatting.describe($0.frame) },
-            count: count,
-            message: "\(count) \(name) objects piled up: created \(statistics.created) times in the trace"
-              + (created ?? "") + ", none ever freed",
+            count: left,
+            message: "\(left) \(name) objects piled up, left behind by newer ones: created \(statistics.created) times "
+              + "in the trace" + (created ?? "") + ", none ever freed",
             hint: "something keeps every new one alive (a cache, an array, a cycle through a closure capturing self); "
-              + "find who holds them"
+              + "find who holds them (unless something still needs them though nothing read them, as a long list's "
+              + "rows off screen)"
               + (top == nil
                 ? " (record with call stacks on, OBSTRACE_BACKTRACES=writes or all, to see where they are created)"
                 : ""),
-            evidence: "the live count of \(name) grew with each of \(statistics.created) creations and never fell"
+            evidence: "the live count of \(name) grew with each of \(statistics.created) creations and never fell; "
+              + "\(left) were never read or written again after a newer \(name) was created, in a later turn (a scope "
+              + "run began or ended between their creations), and no run still watched them at the end"
               + (top == nil ? "" : "; the site is the first user frame of the stacks recorded at their creation"),
             location: top?.frame))
       }
     }
-    for (name, count) in alive where !piledUp.contains(name) {
+    for (name, count) in alive where count > 0 {
       findings.append(
         Finding(
           kind: .aliveAtEnd, property: nil, scope: nil, site: nil, count: count,

@@ -289,6 +289,15 @@ public struct ReplayMachine {
   private var lastObjectThread: (object: UInt32, thread: UInt32) = (0, TraceFormat.reservedThread)
   /// By type id: an object's free counts in its type's entry (an array lookup, not two hashes per free).
   private var types = DenseTable<TypeStatistics>()
+  /// Run boundaries so far (each run's begin and its end): the turns of the program that a leak's evidence counts
+  /// in (`ObjectTurns`).
+  private var turn: UInt32 = 0
+  /// Run boundaries and object creations so far: orders an object's last use against other objects' creations.
+  private var moment: UInt32 = 0
+  /// For each live object created in the trace, when it was created and last used (`turns(ofObject:)`).
+  private var objectTurns = DenseTable<ObjectTurns>()
+  /// The object and moment last put in `objectTurns`: the table is not touched again for them.
+  private var lastObjectTurn: (object: UInt32, moment: UInt32) = (0, 0)
   /// Registrars freed in the trace with no recorded event (never bound to an object, so of no known object), by
   /// their creation stack (0: none recorded). See `registrarsWithoutEvents`.
   private var freedWithoutEvents: [UInt32: RegistrarStatistics] = [:]
@@ -328,6 +337,9 @@ public struct ReplayMachine {
         liveObjects[event.object] = event.aux
         noteObjectThread(event)
         if event.stack != 0 { creationStacks[event.object] = event.stack }
+        moment &+= 1
+        objectTurns[event.object] = ObjectTurns(created: turn, createdAt: moment, lastUsedAt: moment)
+        lastObjectTurn = (event.object, moment)
       }
       if event.aux != 0 { objectTypes[event.object] = event.aux }
       consumer.consume(
@@ -343,16 +355,22 @@ public struct ReplayMachine {
       seenObjects[event.object] = nil
       objectTypes[event.object] = nil
       forgetObjectThreads(event.object)
+      objectTurns[event.object] = nil
     case .access:
       noteObjectThread(event)
+      noteObjectTurn(event.object)
       access(event, &consumer)
     case .willSet:
       noteObjectThread(event)
+      noteObjectTurn(event.object)
       willSet(event, previousUntrackedAccess, &consumer)
     case .didSet:
       noteObjectThread(event)
+      noteObjectTurn(event.object)
       didSet(event, &consumer)
     case .scopeBegin:
+      turn &+= 1
+      moment &+= 1
       let kind = ScopeKind(rawValue: event.flags) ?? .tracking
       // Version 1 recorded no instance: the label stands for it.
       let instance = event.object != 0 ? event.object : event.key | 0x8000_0000
@@ -363,6 +381,8 @@ public struct ReplayMachine {
         fact: fact, beginSequence: sequence, reads: OrderedKeySet(reusing: spareReadLists.popLast()))
       consumer.consume(.runBegan(fact))
     case .scopeEnd:
+      turn &+= 1
+      moment &+= 1
       endRun(event, &consumer)
     case .trackingInstalled:
       installed(event, &consumer)
@@ -467,6 +487,14 @@ public struct ReplayMachine {
     objectThreads.withValue(event.object, default: 0) { $0 |= Self.threadBit(event.thread) }
   }
 
+  /// Notes that `object` was used (read or written) now.
+  @inline(__always)
+  private mutating func noteObjectTurn(_ object: UInt32) {
+    guard accountsObjects, object != lastObjectTurn.object || moment != lastObjectTurn.moment else { return }
+    lastObjectTurn = (object, moment)
+    objectTurns.withExisting(object) { $0.lastUsedAt = moment }
+  }
+
   private mutating func forgetObjectThreads(_ object: UInt32) {
     objectThreads[object] = nil
     if lastObjectThread.object == object { lastObjectThread = (0, TraceFormat.reservedThread) }
@@ -506,6 +534,7 @@ public struct ReplayMachine {
       seenObjects[event.object] = nil
       if creationStacks[event.object] != nil { creationStacks[event.object] = nil }
       forgetObjectThreads(event.object)
+      if objectTurns[event.object] != nil { objectTurns[event.object] = nil }
     }
     consumer.consume(
       .objectFreed(ObjectFact(time: event.time, thread: event.thread, object: event.object, type: type, stack: 0)))
@@ -877,8 +906,46 @@ public struct ReplayMachine {
   /// The stack a live object was created with (0: not recorded).
   public func creationStack(ofObject object: UInt32) -> UInt32 { creationStacks[object] ?? 0 }
 
+  /// The turn a live object created in the trace was created in, and when it was created and last read or written
+  /// (nil: not created in the trace, or freed).
+  public func turns(ofObject object: UInt32) -> ObjectTurns? { objectTurns[object] }
+
   /// The type of a live object, or 0.
   public func type(ofObject object: UInt32) -> UInt32 { objectTypes[object] ?? 0 }
+
+  /// Objects that a run still subscribed at this point read (a view's tracking, an observer, a loop's value,
+  /// installed and not yet fired or cancelled; an untraced run's predicted subscription): something still watches
+  /// them. Computed when asked (for the findings, once), from the subscriber lists.
+  public var watchedObjects: Set<UInt32> {
+    var watched: Set<UInt32> = []
+    subscribers.forEachEntry { object, list in
+      var subscribed = false
+      list.forEach { scope in
+        if !subscribed, runs[scope]?.subscribed == true { subscribed = true }
+      }
+      if subscribed { watched.insert(object) }
+    }
+    for (key, scopes) in keyOverflow.untracedRuns where !scopes.isEmpty { watched.insert(key.object) }
+    return watched
+  }
+}
+
+/// When an object was created and last used. `created` is a turn: the number of run boundaries (a run's begin or
+/// end) before it (a run begins when a view renders, an observer re-tracks, an `Observations` loop takes a value);
+/// objects created in one turn, with no run beginning or ending between them, were created together (a screen's
+/// rows). `createdAt` and `lastUsedAt` are moments, which also count object creations: an object whose last use
+/// came before another object of its type was created, in a later turn, was left behind by it (see
+/// docs/analysis.md, `leaked-object`).
+public struct ObjectTurns: Equatable, Sendable {
+  public var created: UInt32
+  public var createdAt: UInt32
+  public var lastUsedAt: UInt32
+
+  /// Whether this object was left behind by `newer`: created in an earlier turn, and not read or written since
+  /// `newer` was created.
+  public func isLeftBehind(by newer: ObjectTurns) -> Bool {
+    created < newer.created && lastUsedAt < newer.createdAt
+  }
 }
 
 /// Per object property state, by object serial then property id: an array lookup, no hashing, since the replay

@@ -771,12 +771,15 @@ struct AnomalyTests {
 
 @Suite("Threads still running at the stop")
 struct RunningAtStopTests {
-  /// Twelve objects of type 1 created on thread 2 and read last on thread 1, none freed; one object of type 2
-  /// on thread 1.
+  /// Twelve objects of type 1 created on thread 2, each in a turn of its own and read once on thread 1, none freed
+  /// (eleven left behind by newer ones: a pile-up); one object of type 2 on thread 1.
   func script() -> EventScript {
     var script = EventScript()
-    for serial in UInt32(1)...12 { script.created(serial, type: 1, thread: 2) }
-    for serial in UInt32(1)...12 { script.read(serial, 1, thread: 1) }
+    for serial in UInt32(1)...12 {
+      script.created(serial, type: 1, thread: 2)
+      script.read(serial, 1, thread: 1)
+      script.run(100 + serial, label: 9, reads: [])
+    }
     script.created(13, type: 2, thread: 1)
     return script
   }
@@ -816,5 +819,175 @@ struct RunningAtStopTests {
     #expect(!findings.contains { $0.kind == .leakedObject })
     let running = try #require(findings.first { $0.kind == .runningAtStop })
     #expect(running.message.contains("5 events recorded during the stop were lost"))
+  }
+}
+
+@Suite("Leaks need evidence: objects left behind")
+struct LeftBehindTests {
+  func findings(_ script: EventScript) -> [Finding] {
+    let (replay, _) = script.replay()
+    var definitions = TraceDefinitions()
+    definitions.types[1] = "Row"
+    definitions.labels[1] = "main.swift:20"
+    let trace = AnalysisReport.Trace(
+      path: "t.trc", events: replay.events, threads: 1, droppedEvents: 0, truncated: false, damage: [],
+      durationNanoseconds: 1, backtraces: "off", symbolized: true)
+    return TraceAnalysis.report(replay, definitions: definitions, trace: trace).findings
+  }
+
+  @Test("twelve objects created in one turn and alive at the end are a screen, not a pile-up")
+  func oneTurn() throws {
+    var script = EventScript()
+    // Each written as it is made, then never used again but the third; a later run reads only that.
+    for serial in UInt32(1)...12 {
+      script.created(serial)
+      script.write(serial, 1)
+    }
+    script.run(50, label: 2, reads: [(3, 1)])
+    script.read(3, 1)
+    let findings = findings(script)
+    #expect(!findings.contains { $0.kind == .leakedObject })
+    #expect(findings.first { $0.kind == .aliveAtEnd }?.message == "12 Row objects were alive when the trace ended")
+  }
+
+  @Test("objects created turn after turn and still read in the last turn are not left behind")
+  func stillRead() {
+    var script = EventScript()
+    for serial in UInt32(1)...12 {
+      script.created(serial)
+      // A list's render reads every row, and is fired by the next row's addition (object 99, a Cache).
+      script.run(100 + serial, label: 2, reads: [(99, 1)] + (UInt32(1)...serial).map { ($0, 1) })
+      script.write(99, 1, firing: [100 + serial])
+    }
+    #expect(!findings(script).contains { $0.kind == .leakedObject })
+  }
+
+  /// Objects of type 1 created `count` times, one a turn: each read by a run that also reads object 99 (a cache),
+  /// then fired by a write of the cache (so that nothing watches the object any more) unless `watched`.
+  func cache(_ count: UInt32, watched: Bool = false) -> EventScript {
+    var script = EventScript()
+    for serial in UInt32(1)...count {
+      script.created(serial)
+      script.run(100 + serial, label: 2, reads: [(99, 1), (serial, 1)])
+      if !watched { script.write(99, 1, firing: [100 + serial]) }
+    }
+    return script
+  }
+
+  @Test("objects never used again once a newer one was created in a later turn pile up, from ten left behind")
+  func leftBehind() throws {
+    // The newest is not left behind: 11 created leave 10.
+    for (created, leak) in [(UInt32(11), true), (10, false)] {
+      let findings = findings(cache(created))
+      let leaks = findings.filter { $0.kind == .leakedObject }
+      #expect(leaks.count == (leak ? 1 : 0), "\(created)")
+      if leak {
+        #expect(
+          leaks.first?.message
+            == "10 Row objects piled up, left behind by newer ones: created 11 times in the trace, none ever freed")
+        #expect(leaks.first?.count == 10)
+        #expect(leaks.first?.evidence.contains("10 were never read or written again after a newer Row") == true)
+        // The newest, still in use, is only alive at the end.
+        #expect(findings.first { $0.kind == .aliveAtEnd }?.message == "1 Row object was alive when the trace ended")
+      } else {
+        #expect(findings.first { $0.kind == .aliveAtEnd }?.message == "10 Row objects were alive when the trace ended")
+      }
+    }
+  }
+
+  @Test("objects left behind that a run still watches at the end (a row a view shows) are not a pile-up")
+  func watched() {
+    let findings = findings(cache(12, watched: true))
+    #expect(!findings.contains { $0.kind == .leakedObject })
+    #expect(findings.first { $0.kind == .aliveAtEnd }?.message == "12 Row objects were alive when the trace ended")
+  }
+
+  @Test(
+    "left behind: created in an earlier turn than a newer one, and last used before the newer one's creation, even in the newer one's turn"
+  )
+  func lastUseBeforeNewerCreation() {
+    for usedAfter in [false, true] {
+      var script = EventScript()
+      for serial in UInt32(1)...11 {
+        script.created(serial)
+        script.run(100 + serial, label: 2, reads: [(99, 1), (serial, 1)])
+        script.write(99, 1, firing: [100 + serial])
+        // Used once more after its run (as a loop's body uses its model), in the turn the next one is created in.
+        script.read(serial, 1)
+      }
+      // The older ones used again after the newest was created: none left behind.
+      if usedAfter { for serial in UInt32(1)...10 { script.read(serial, 1) } }
+      let (replay, _) = script.replay()
+      let first = replay.machine.turns(ofObject: 1)
+      let newest = replay.machine.turns(ofObject: 11)
+      #expect(first.map { [$0.created, $0.createdAt] } == [0, 1])
+      #expect((newest?.created ?? 0) > (first?.created ?? 0))
+      #expect(findings(script).contains { $0.kind == .leakedObject } == !usedAfter, "\(usedAfter)")
+    }
+  }
+
+  @Test("a run's end is a turn: objects separated only by a run's end were not created together")
+  func runEndIsATurn() {
+    var script = EventScript()
+    script.begin(100, label: 2)
+    for serial in UInt32(1)...11 {
+      if serial == 11 { script.end(100) }
+      script.created(serial)
+    }
+    let (replay, _) = script.replay()
+    #expect(replay.machine.turns(ofObject: 1)?.created == 1)
+    #expect(replay.machine.turns(ofObject: 11)?.created == 2)
+    #expect(findings(script).contains { $0.kind == .leakedObject })
+  }
+
+  /// An `Observations` loop (sequence `sequence`, label 1) that takes one value reading `object`, never ending.
+  func loop(_ script: inout EventScript, scope: UInt32, sequence: UInt32, reading object: UInt32) {
+    script.begin(scope, label: 1, kind: .observations, instance: sequence)
+    script.events.append(
+      TraceEvent(kind: .observationsRun, flags: 1, thread: 1, time: 0, key: sequence, scope: scope, aux: 7))
+    script.read(object, 1, in: scope)
+    script.end(scope)
+    script.install(scope)
+  }
+
+  @Test("one object a loop still reads is alive at the end, with the loop named: nothing shows the loop alone holds it")
+  func loopAlone() throws {
+    var script = EventScript()
+    script.created(1)
+    loop(&script, scope: 10, sequence: 100, reading: 1)
+    script.write(1, 1, firing: [10])
+    let findings = findings(script)
+    #expect(!findings.contains { $0.kind == .leakedObject })
+    let alive = try #require(findings.first { $0.kind == .aliveAtEnd })
+    #expect(alive.isInformational)
+    #expect(
+      alive.message
+        == "1 Row object was alive when the trace ended, still read by the Observations loop at main.swift:20, which never ended"
+    )
+  }
+
+  @Test("an object a loop still reads, left behind by a newer one of its type, is kept alive by the loop: a leak")
+  func loopLeftBehind() throws {
+    var script = EventScript()
+    script.created(1)
+    loop(&script, scope: 10, sequence: 100, reading: 1)
+    // The next screen's model, created after the first loop's run ended: the first model is not used again.
+    script.created(2)
+    loop(&script, scope: 11, sequence: 200, reading: 2)
+    let findings = findings(script)
+    let leak = try #require(findings.first { $0.kind == .leakedObject })
+    #expect(
+      leak.message
+        == "1 Row object is kept alive by the Observations loop at main.swift:20, which still reads it and never "
+        + "ended, though a newer Row replaced it")
+    #expect(leak.count == 1)
+    #expect(
+      leak.evidence.hasSuffix(
+        "never freed, nor read or written again, by the loop or anything else, after a newer Row was created, in a "
+          + "later turn (a scope run began or ended between their creations)"))
+    // The newer one, still read by its loop, is only alive at the end.
+    let alive = try #require(findings.first { $0.kind == .aliveAtEnd })
+    #expect(alive.count == 1)
+    #expect(alive.message.hasSuffix("still read by the Observations loop at main.swift:20, which never ended"))
   }
 }

@@ -107,12 +107,19 @@ struct ObservationsTests {
     #expect(!findings.contains { $0["kind"] as? String == "leaked-object" })
   }
 
-  @Test("a loop whose task keeps its model alive is reported as a leak, with the loop's site")
+  @Test(
+    "a loop whose task keeps its model alive after a newer model replaced it is reported as a leak, with the loop's site; the newest, which nothing replaced, is only alive at the end"
+  )
   func leakyLoop() throws {
     let report = try report("observations-leaky")
     let findings = report["findings"] as! [[String: Any]]
     let leak = try #require(findings.first { $0["kind"] as? String == "leaked-object" })
-    #expect((leak["message"] as? String)?.contains("LeakySavingModel") == true)
+    #expect(findings.filter { $0["kind"] as? String == "leaked-object" }.count == 1)
+    #expect(leak["count"] as? Int == 1)
+    #expect((leak["message"] as? String)?.hasSuffix("though a newer LeakySavingModel replaced it") == true)
+    let alive = try #require(findings.first { $0["kind"] as? String == "alive-at-end" })
+    #expect(alive["count"] as? Int == 1)
+    #expect((alive["message"] as? String)?.hasPrefix("1 LeakySavingModel object was alive") == true)
     #expect((leak["scope"] as? String)?.hasPrefix("obstrace_observations/main.swift:") == true)
     #expect((leak["site"] as? String)?.hasPrefix("obstrace_observations/main.swift:") == true)
     #expect((leak["evidence"] as? String)?.contains("no end recorded") == true)
