@@ -49,13 +49,17 @@ public struct FindingEvidence: ReplayConsumer {
   /// Untracked reads of one site in a row, not yet added to `untrackedReadCounts` (one hash per run of reads, not
   /// per read: a loop reads one property at one site millions of times).
   private var pendingUntrackedReads: (site: SiteKey, count: Int)?
-  private(set) var fanOuts: [UInt32: (count: Int, largest: Int)] = [:]
+  /// Writes that fired more than `fanOutThreshold` scopes, by property and site: how many, and the most fired.
+  private(set) var fanOuts: [SiteKey: (count: Int, largest: Int)] = [:]
   /// The threads past the first (`WriteBeganFact.firstWriter`, which the machine keeps in its state of each object
   /// property) that wrote an object property written on several: no table of every object property here.
   private var moreWriters: [PropertyKey: Set<UInt32>] = [:]
   /// The object properties written on more than one thread, in the order they became so: what
   /// `crossThreadWrites` reads, rather than every object's set.
   private var sharedKeys: [PropertyKey] = []
+  /// By property: the stack of the first write from a thread other than its object's first writer (0: none
+  /// recorded), the site a cross-thread-write finding names.
+  private(set) var crossThreadWriteStacks: [UInt32: UInt32] = [:]
   private var typeThreads = DenseTable<ThreadSet>()
   /// The last (type, thread) put in the sets above: inserting it again changes nothing, and runs of one thread's
   /// events about one type are the rule.
@@ -88,7 +92,7 @@ public struct FindingEvidence: ReplayConsumer {
     case .writeBegan(let write):
       if write.ownAccess { uncountOwnAccess(SiteKey(property: write.key.property, stack: write.ownAccessStack)) }
       noteTypeThread(write.type, write.thread)
-      if write.firstWriter != write.thread { noteSharedWrite(write.key, write.thread) }
+      if write.firstWriter != write.thread { noteSharedWrite(write.key, write.thread, write.stack) }
     case .write(let write):
       if write.outcome == .unchanged {
         let site = SiteKey(property: write.key.property, stack: write.stack)
@@ -96,8 +100,7 @@ public struct FindingEvidence: ReplayConsumer {
         Self.add(write.fired.count, at: site, in: &noopWastedInvalidations)
       }
       if write.fired.count > fanOutThreshold {
-        let previous = fanOuts[write.key.property] ?? (0, 0)
-        fanOuts[write.key.property] = (previous.count + 1, max(previous.largest, write.fired.count))
+        noteFanOut(SiteKey(property: write.key.property, stack: write.stack), write.fired.count)
       }
     case .objectCreated, .objectFreed, .runBegan, .runEnded, .fire, .cancel, .sequenceEnded, .anomaly:
       break
@@ -123,11 +126,19 @@ public struct FindingEvidence: ReplayConsumer {
     }
   }
 
+  /// A write at `site` that fired `fired` scopes, more than the threshold. Out of line: a rare case.
+  @inline(never)
+  private mutating func noteFanOut(_ site: SiteKey, _ fired: Int) {
+    let previous = fanOuts[site] ?? (0, 0)
+    fanOuts[site] = (previous.count + 1, max(previous.largest, fired))
+  }
+
   /// A write of `key` on `thread`, not the thread that wrote it first: the property is written on several. Out of
   /// line: a rare case.
   @inline(never)
-  private mutating func noteSharedWrite(_ key: PropertyKey, _ thread: UInt32) {
+  private mutating func noteSharedWrite(_ key: PropertyKey, _ thread: UInt32, _ stack: UInt32) {
     if moreWriters[key] == nil { sharedKeys.append(key) }
+    if stack != 0, crossThreadWriteStacks[key.property] == nil { crossThreadWriteStacks[key.property] = stack }
     moreWriters[key, default: []].insert(thread)
   }
 

@@ -50,15 +50,20 @@ enum Findings {
             + "(an Observations loop may never see the last value): make the writer and the reader run on one actor",
           evidence: "reads recorded on one thread between another thread's willSet and didSet of the same property"))
     }
-    for (property, fanOut) in evidence.fanOuts {
-      let name = definitions.propertyName(property)
+    // By property and the site of the writes (with call stacks on): one finding per site, as for no-op writes.
+    for (key, fanOut) in evidence.fanOuts {
+      let name = definitions.propertyName(key.property)
       findings.append(
         Finding(
-          kind: .fanOut, property: name, scope: nil, site: nil, count: fanOut.count,
-          message: "\(fanOut.count) write\(fanOut.count == 1 ? "" : "s") to \(name) each invalidated more than "
-            + "\(replay.configuration.fanOutThreshold) scopes (largest: \(fanOut.largest))",
+          kind: .fanOut, property: name, scope: nil, site: site(key.stack), count: fanOut.count,
+          message: fanOut.count == 1
+            ? "1 write to \(name) invalidated \(fanOut.largest) scopes, more than "
+              + "\(replay.configuration.fanOutThreshold)"
+            : "\(fanOut.count) writes to \(name) each invalidated more than "
+              + "\(replay.configuration.fanOutThreshold) scopes (largest: \(fanOut.largest))",
           hint: "many views read this one property; split it, or pass each view only the part it shows",
-          evidence: "fires recorded inside one write's willSet, each naming the write's property"))
+          evidence: "fires recorded inside one write's willSet, each naming the write's property",
+          location: location(key.stack)))
     }
     // Tracking ObsTrace does not own: by call site, with what the user can do about it.
     var untracedBySite: [String: (runs: Int, predicted: Int)] = [:]
@@ -100,14 +105,18 @@ enum Findings {
     findings += objectFindings(replay, definitions, trace)
     for (property, writes) in evidence.crossThreadWrites {
       let name = definitions.propertyName(property)
+      // The site: a write by a thread other than its object's first writer (the first such with a stack recorded).
+      let stack = evidence.crossThreadWriteStacks[property] ?? 0
       findings.append(
         Finding(
-          kind: .crossThreadWrite, property: name, scope: nil, site: nil, count: writes.objects,
+          kind: .crossThreadWrite, property: name, scope: nil, site: site(stack), count: writes.objects,
           message:
             "\(writes.objects) object\(writes.objects == 1 ? "'s" : "s'") \(name) written from \(writes.threads) threads",
           hint: "a data-race smell for a model that is not isolated: confine it to an actor (@MainActor), "
             + "or make sure the writes are ordered",
-          evidence: "willSet events of one object's property recorded on \(writes.threads) distinct threads"))
+          evidence: "willSet events of one object's property recorded on \(writes.threads) distinct threads"
+            + (site(stack) == nil ? "" : "; the site is a write from a thread other than the first writer's"),
+          location: location(stack)))
     }
     // Types used on the main thread and off it: for a @MainActor model each such access is an isolation
     // violation; for a model that is not isolated, a smell worth a look. (Isolation is not visible at run time,

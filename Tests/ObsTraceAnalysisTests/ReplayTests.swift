@@ -146,6 +146,35 @@ struct ReplayTests {
     #expect(report.filter { $0.kind == .fanOut }.count == fanOuts)
   }
 
+  @Test(
+    "a fan-out names the user's line of its writes, one finding per site, when stacks were recorded; none without")
+  func fanOutSites() throws {
+    var script = EventScript()
+    for round: UInt32 in 0..<3 {
+      for scope in 1...UInt32(12) {
+        script.run(round * 100 + scope, label: 1, reads: [(1, 1)], instance: 1000 + scope)
+      }
+      // Two writes at main.swift:20, one at main.swift:30; stack 9 resolves to nothing of the user's.
+      let stack: UInt32 = [7, 7, 8][Int(round)]
+      script.write(1, 1, firing: (1...UInt32(12)).map { round * 100 + $0 }, unchanged: false, stack: stack)
+    }
+    for scope in 1...UInt32(12) { script.run(300 + scope, label: 1, reads: [(1, 1)], instance: 1000 + scope) }
+    script.write(1, 1, firing: (1...UInt32(12)).map { 300 + $0 }, unchanged: false, stack: 9)
+    let (replay, _) = script.replay()
+    var definitions = TraceDefinitions()
+    definitions.stacks = [7: [0x100, 0x200], 8: [0x100, 0x300], 9: [0x100]]
+    definitions.symbols.frames[0x100] = SymbolizedFrame(
+      address: 0x100, function: "Observation.ObservationRegistrar.willSet", module: "libswiftObservation.so")
+    definitions.symbols.frames[0x200] = SymbolizedFrame(
+      address: 0x200, function: "Demo.apply() -> ()", file: "/src/Demo/main.swift", line: 20, module: "Demo")
+    definitions.symbols.frames[0x300] = SymbolizedFrame(
+      address: 0x300, function: "Demo.reset() -> ()", file: "/src/Demo/main.swift", line: 30, module: "Demo")
+    let fanOuts = TraceAnalysis.findings(of: replay, definitions: definitions).filter { $0.kind == .fanOut }
+    let bySite = Dictionary(uniqueKeysWithValues: fanOuts.map { ($0.site ?? "none", $0.count) })
+    #expect(bySite == ["main.swift:20 (apply())": 2, "main.swift:30 (reset())": 1, "none": 1])
+    #expect(Set(fanOuts.map { $0.location?.line }) == [20, 30, nil])
+  }
+
   @Test("nested tracking: the inner list merges into the outer one when the inner scope ends")
   func nested() {
     var script = EventScript()

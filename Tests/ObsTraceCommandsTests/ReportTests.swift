@@ -88,8 +88,13 @@ struct ReportTests {
   func fanOut() throws {
     let report = try report("fan-out")
     let fanOut = try #require(rows(report, "findings").first { $0["kind"] as? String == "fan-out" })
+    // Each of the two writes, at its own line of the scenario (`theme.accent = "red"`, then `"green"`).
+    let fanOuts = rows(report, "findings").filter { $0["kind"] as? String == "fan-out" }
+    #expect(fanOuts.map { $0["property"] as? String } == ["Theme.accent", "Theme.accent"])
+    #expect(fanOuts.map { $0["count"] as? Int } == [1, 1])
+    #expect(
+      fanOuts.compactMap { $0["site"] as? String }.sorted() == ["main.swift:91 (fanOut())", "main.swift:94 (fanOut())"])
     #expect(fanOut["property"] as? String == "Theme.accent")
-    #expect(fanOut["count"] as? Int == 2)
     let rowsScope = try #require(row(report, "scopes", "label", "Row.body"))
     #expect(rowsScope["instances"] as? Int == 12)
     #expect(rowsScope["invalidations"] as? Int == 24)
@@ -115,5 +120,8 @@ struct ReportTests {
     #expect(completed["invalidations"] as? Int == 3)
     let view = try #require(row(report, "scopes", "label", "ProgressView.body"))
     #expect(view["redundantRuns"] as? Int == 0)
+    // The cross-thread write names the workers' line, `progress.completed += 1`.
+    let crossThread = try #require(rows(report, "findings").first { $0["kind"] as? String == "cross-thread-write" })
+    #expect((crossThread["site"] as? String)?.hasPrefix("main.swift:159 ") == true, "\(crossThread)")
   }
 }
