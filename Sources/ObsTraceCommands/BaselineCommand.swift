@@ -179,6 +179,14 @@ enum CheckCommand: TraceCommand {
         throw CommandError(
           "obstrace check: --max '\(limit)' is ambiguous in \(path): it names \(candidates.joined(separator: ", "))")
       }
+      // A metric both properties and scopes have, of a name both a property and a scope label have.
+      if Baseline.propertyMetrics.contains(limit.metric), Baseline.scopeMetrics.contains(limit.metric),
+        current.properties[limit.name] != nil, current.scopes[limit.name] != nil
+      {
+        throw CommandError(
+          "obstrace check: --max '\(limit)' is ambiguous in \(path): it names the property \(limit.name) and the "
+            + "scope \(limit.name), and both have \(limit.metric)")
+      }
     }
     if baseline != nil, let first = ambiguous.first {
       throw CommandError(

@@ -6,13 +6,15 @@ import Testing
 /// Definitions of the synthetic trace: a generic model used as `Box<Int>` and `Box<String>`, and two types named
 /// `Model` in two modules, each with a `count`; one scope label.
 private final class NamedDefinitions: TraceDefinitionSource {
+  let labelText: String
+  init(label: String) { labelText = label }
   func typeName(_ id: UInt32) -> String {
     ["", "Fixture.Box<Swift.Int>", "Fixture.Box<Swift.String>", "Demo.Model", "Other.Model"][Int(id)]
   }
   func property(_ id: UInt32) -> PropertyDefinition? {
     PropertyDefinition(rootType: id, keyPathDescription: "\\Root.<computed 0x\(id) (Int)>", getterAddress: UInt64(id))
   }
-  func label(_ id: UInt32) -> String { "ProgressView.body" }
+  func label(_ id: UInt32) -> String { labelText }
   func scope(_ id: UInt32) -> ScopeDefinition? { ScopeDefinition(kind: .tracking, label: 1, parent: 0) }
   func stack(_ id: UInt32) -> [UInt64] { [] }
 }
@@ -22,7 +24,7 @@ private final class NamedDefinitions: TraceDefinitionSource {
 /// `value` is written once, each `Model.count` once. Symbols name the properties as a recording's stop does: from
 /// the key path getters, which name the generic unspecialized (`Box.value`).
 enum NamedTrace {
-  static func write() throws -> String {
+  static func write(label: String = "ProgressView.body") throws -> String {
     let path = FileManager.default.temporaryDirectory.appendingPathComponent(
       "obstrace-names-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).trc"
     ).path
@@ -30,7 +32,7 @@ enum NamedTrace {
       startWallClockNanoseconds: 1, processID: 42, executable: "/bin/fixture", dropWhenFull: false, ringCapacity: 64,
       stackLevel: 0)
     let writer = try TraceFileWriter(path: path, header: header)
-    let definitions = NamedDefinitions()
+    let definitions = NamedDefinitions(label: label)
     let stamps = DefinitionStamps()
     var encoder = ChunkEncoder(thread: 1, osThreadID: 42, sequence: 0, firstTime: 1000, stamps: stamps)
     var count = 0
@@ -121,6 +123,27 @@ struct PropertyNameTests {
       #expect(result.standardError.contains("names no property or scope of"), "\(result.standardError)")
       #expect(result.standardError.contains("Box<Int>.value"))
       #expect(result.standardError.split(separator: "\n").count == 1)
+    }
+  }
+
+  @Test(
+    "a name that is a property's and a scope's is refused by check for a metric both have, taken for one only one has",
+    arguments: [
+      ("invalidations<=0", Int32(2)), ("wastedInvalidations<=0", Int32(2)), ("writes<=0", Int32(1)),
+      ("runs<=1", Int32(0)), ("runs<=0", Int32(1)),
+    ])
+  func propertyAndScope(limit: String, status: Int32) throws {
+    // The scope is labelled as the property Box<String>.value is named; it was invalidated once, the property never.
+    let path = try NamedTrace.write(label: "Box<String>.value")
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let result = Run.command(["check", path, "--max", "Box<String>.value:\(limit)"])
+    #expect(result.status == status, "\(result.standardOutput)\(result.standardError)")
+    if status == 2 {
+      let metric = limit.prefix { $0 != "<" }
+      #expect(
+        result.standardError
+          == "obstrace check: --max 'Box<String>.value:\(limit)' is ambiguous in \(path): it names the property "
+          + "Box<String>.value and the scope Box<String>.value, and both have \(metric)\n")
     }
   }
 
