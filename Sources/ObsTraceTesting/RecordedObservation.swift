@@ -137,7 +137,16 @@ public struct RecordedObservation: Sendable {
   }
 
   private func statistics(_ property: String, _ location: CallerLocation) -> PropertyStatistics? {
-    if let found = report.properties.first(where: { $0.name == property }) { return found.statistics }
+    let found = report.properties.filter { $0.name == property }
+    // Types of one name in two modules give two properties one name: the count of one would be taken silently.
+    if found.count > 1 {
+      let candidates = Baseline.ambiguousPropertyNames(report).first { $0.name == property }?.candidates ?? []
+      location.fail(
+        "recordObservation: '\(property)' names \(found.count) properties (\(candidates.joined(separator: ", "))): "
+          + "types of one name in two modules; rename one of them to tell their counts apart")
+      return nil
+    }
+    if let found = found.first { return found.statistics }
     if !knownProperties.contains(property) { unknown("property", property, knownProperties, location) }
     return nil
   }
