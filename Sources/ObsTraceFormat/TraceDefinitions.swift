@@ -217,6 +217,31 @@ public enum SiteFilter {
     return (module.isEmpty ? "" : module + "/") + "\(file):\(frame.line)"
   }
 
+  /// The name of a label scopes got from the stack they began with (`<call site of stack #N>`), from that stack's
+  /// frames, innermost first: its first frame of the user's code (`callSiteLabel`). When the stack holds
+  /// Observation's own frames (tracking ObsTrace does not own, recorded from inside the tracked closure), the first
+  /// user frame after them, the caller of Observation's tracking function; with none there (an `Observations`
+  /// sequence runs its closure from Observation's async code, whose caller is not on the stack), the first user
+  /// frame before them, the tracked closure, said as such: `Module/File.swift:4 (Observations closure)`, or
+  /// `(tracked closure)` when Observation's frames are not an `Observations` sequence's. Nil when no frame is the
+  /// user's (no symbols).
+  public static func callerLabelName(_ frames: [SymbolizedFrame]) -> String? {
+    let isUser = { (frame: SymbolizedFrame) in !isMachinery(frame) && !frame.file.isEmpty }
+    guard let start = frames.firstIndex(where: isObservation) else {
+      return frames.first(where: isUser).map(callSiteLabel)
+    }
+    let end = frames[start...].firstIndex { !isObservation($0) } ?? frames.endIndex
+    if let caller = frames[end...].first(where: isUser) { return callSiteLabel(caller) }
+    guard let closure = frames[..<start].first(where: isUser) else { return nil }
+    let sequence = frames[start..<end].contains { $0.function.contains("Observations") }
+    return callSiteLabel(closure) + (sequence ? " (Observations closure)" : " (tracked closure)")
+  }
+
+  /// A frame of Observation's own library (`libswiftObservation.so`).
+  static func isObservation(_ frame: SymbolizedFrame) -> Bool {
+    frame.module.hasPrefix("libswiftObservation")
+  }
+
   /// The module of a demangled Swift function: `closure #1 in Demo.View.body.getter` → `Demo`.
   public static func moduleName(ofFunction function: String) -> String {
     var name = withoutQualifiers(Substring(function))

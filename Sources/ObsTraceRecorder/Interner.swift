@@ -204,24 +204,26 @@ final class Interner: Sendable {
     }
   }
 
-  /// The label of a scope begun from `stack`: named after its call site when symbols are resolved at stop.
-  func callerLabelID(stack: UInt32) -> UInt32 {
+  /// The label of a scope begun from `stack`: named after its call site when symbols are resolved at stop, from
+  /// `namingStack` when given (the stack first seen with `stack` names the label; see
+  /// `SiteFilter.callerLabelName`).
+  func callerLabelID(stack: UInt32, namingStack: UInt32? = nil) -> UInt32 {
     // The per-thread pointer cache, keyed by a value no real pointer has (the top bit set).
     let key = UnsafeRawPointer(bitPattern: UInt(1) << 63 | UInt(stack))!
     let cached = obstrace_cached_id(key)
     if cached != 0 { return cached }
-    let id = callerLabelIDLocked(stack: stack)
+    let id = callerLabelIDLocked(stack: stack, namingStack: namingStack ?? stack)
     obstrace_cache_id(key, id)
     return id
   }
 
-  private func callerLabelIDLocked(stack: UInt32) -> UInt32 {
+  private func callerLabelIDLocked(stack: UInt32, namingStack: UInt32) -> UInt32 {
     tables.withLock { tables in
       if let id = tables.callerLabelIDs[stack] { return id }
       let id = UInt32(tables.labels.count)
-      tables.labels.append(stack == 0 ? "<unknown call site>" : "<call site of stack #\(stack)>")
+      tables.labels.append(namingStack == 0 ? "<unknown call site>" : "<call site of stack #\(namingStack)>")
       tables.callerLabelIDs[stack] = id
-      tables.callerLabels[id] = stack
+      tables.callerLabels[id] = namingStack
       return id
     }
   }

@@ -49,10 +49,10 @@ enum UntracedTracking {
   /// met it first): labelled by the caller of Observation's tracking function, from one stack capture.
   static func beginScope() {
     guard let tracking = obstrace_current_tracking() else { return }
-    let stack = callSiteStack()
+    let (stack, namingStack) = callSiteStack()
     let scope = obstrace_next_scope_serial()
     let parent = obstrace_innermost_enclosing_scope()
-    let label = Interner.shared.callerLabelID(stack: stack)
+    let label = Interner.shared.callerLabelID(stack: stack, namingStack: namingStack)
     // ObsTrace cannot see what re-tracks an untraced scope: one instance per call site.
     let instance = ScopeInstances.resolve(.perLabel, label: label)
     let tag = RecordingTaps.currentTag
@@ -75,22 +75,30 @@ enum UntracedTracking {
     return (obstrace_innermost_enclosing_scope(), tracking)
   }
 
-  /// The calling thread's stack from the caller of Observation's tracking function on: the frames of ObsTrace,
-  /// the model's accessors and the tracked closure are dropped, up to and including Observation's own frames.
-  static func callSiteStack() -> UInt32 {
+  /// The calling thread's stack from the caller of Observation's tracking function on (`stack`, which the scope
+  /// carries and its label is keyed by: one label per call site): the frames of ObsTrace, the model's accessors
+  /// and the tracked closure are dropped, up to and including Observation's own frames. When Observation's frames
+  /// are on the stack, `naming` is the whole stack, which names the label at stop: its caller's frame when there
+  /// is one of the user's, else the tracked closure's (an `Observations` loop runs its closure from Observation's
+  /// own async code, with no frame of the user's after it). Otherwise `naming` is `stack`.
+  static func callSiteStack() -> (stack: UInt32, naming: UInt32) {
     withUnsafeTemporaryAllocation(of: UInt.self, capacity: Int(OBSTRACE_MAX_STACK_DEPTH)) { buffer in
       let count = Int(obstrace_capture_stack(buffer.baseAddress!, OBSTRACE_MAX_STACK_DEPTH, 1))
-      guard count > 0 else { return 0 }
+      guard count > 0 else { return (0, 0) }
       var first = 0
+      var naming: UInt32?
       if case .success(let runtime) = runtime {
         let inObservation = { (address: UInt) in runtime.code.contains { $0.contains(address) } }
         if let start = buffer[0..<count].firstIndex(where: inObservation) {
           first = buffer[start..<count].firstIndex(where: { !inObservation($0) }) ?? count
+          let whole = UnsafeBufferPointer(rebasing: buffer[0..<count])
+          naming = Interner.shared.stackID(whole, hash: obstrace_hash_frames(whole.baseAddress!, Int32(count)))
         }
       }
-      guard first < count else { return 0 }
+      guard first < count else { return (0, naming ?? 0) }
       let frames = UnsafeBufferPointer(rebasing: buffer[first..<count])
-      return Interner.shared.stackID(frames, hash: obstrace_hash_frames(frames.baseAddress!, Int32(frames.count)))
+      let stack = Interner.shared.stackID(frames, hash: obstrace_hash_frames(frames.baseAddress!, Int32(frames.count)))
+      return (stack, naming ?? stack)
     }
   }
 }

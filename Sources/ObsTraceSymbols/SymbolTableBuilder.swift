@@ -46,10 +46,8 @@ public enum SymbolTableBuilder {
       for address in stack { if let frame = frames[address] { table.frames[address] = frame } }
     }
     for (label, stack) in snapshot.callerLabels {
-      if let site = stack.lazy.compactMap({ frames[$0]?.logicalFrames }).joined().first(where: {
-        !SiteFilter.isMachinery($0) && !$0.file.isEmpty
-      }) {
-        table.labelNames[label] = SiteFilter.callSiteLabel(site)
+      if let name = SiteFilter.callerLabelName(Array(stack.lazy.compactMap({ frames[$0]?.logicalFrames }).joined())) {
+        table.labelNames[label] = name
       }
     }
     return table

@@ -59,6 +59,32 @@ struct SiteTests {
   }
 }
 
+@Suite("Untraced Observations")
+struct UntracedObservationsTests {
+  @Test(
+    "an Observations made in a file without the import is named by its closure's line, said as such, in report, timeline and graph",
+    arguments: ["-Onone", "-O"])
+  func namedByItsClosure(optimization: String) throws {
+    let folder = Paths.root + "/Tests/Fixtures/UntracedObservations"
+    let program = try FixtureBuild.compile(
+      [folder + "/main.swift", folder + "/Loop.swift"], module: "UntracedObservations", optimization: optimization)
+    let trace = Paths.temporary("untraced-observations\(optimization).trc")
+    let run = try Run.program(program, [], environment: ["OBSTRACE_OUTPUT": trace])
+    #expect(run.status == 0, "\(run.standardError)")
+    #expect(run.standardOutput == "first value: 1\n")
+    let line = try #require(try FixtureBuild.siteMarks(folder + "/Loop.swift")["observations"])
+    let label = "UntracedObservations/Loop.swift:\(line) (Observations closure)"
+    let report = Run.command(["report", trace]).standardOutput
+    #expect(report.contains("\(label)  untraced"), "\(report)")
+    #expect(report.contains("1 scope at \(label) tracks with Observation directly"), "\(report)")
+    let timeline = Run.command(["timeline", trace]).standardOutput
+    #expect(timeline.contains(label), "\(timeline)")
+    let graph = Run.command(["graph", "--dot", trace]).standardOutput
+    #expect(graph.contains("\"s:\(label)\""), "\(graph)")
+    for output in [report, timeline, graph] { #expect(!output.contains("<call site of stack")) }
+  }
+}
+
 /// Compiles a one-file program that imports ObsTrace against the modules and objects `swift build` made.
 enum FixtureBuild {
   /// `swiftc` with the built modules (and the C modules they import) on its search paths.
@@ -74,15 +100,19 @@ enum FixtureBuild {
   }
 
   static func compile(_ source: String, optimization: String) throws -> String {
-    let output = Paths.temporary("sites\(optimization)")
+    try compile([source], module: "SitesFixture", optimization: optimization)
+  }
+
+  /// Compiles a program of several files (the first is its main.swift) as module `module`.
+  static func compile(_ sources: [String], module: String, optimization: String) throws -> String {
+    let output = Paths.temporary("\(module)\(optimization)")
     let built = Paths.binaries
     var arguments =
-      swiftc(module: "SitesFixture") + [
+      swiftc(module: module) + [
         optimization, "-g",
         // As `swift build` does in debug and release: without frame pointers stacks lose frames.
         "-Xcc", "-fno-omit-frame-pointer",
-        source, "-o", output, "-ldw", "-lelf", "-lz",
-      ]
+      ] + sources + ["-o", output, "-ldw", "-lelf", "-lz"]
     for target in ["ObsTrace", "ObsTraceRecorder", "ObsTraceFormat", "ObsTraceSymbols", "ObsTraceAnalysis"] {
       let folder = built + "/\(target).build"
       guard let files = try? FileManager.default.contentsOfDirectory(atPath: folder) else { continue }

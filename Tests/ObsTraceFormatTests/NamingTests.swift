@@ -121,3 +121,39 @@ struct NamingTests {
     #expect(SiteFilter.isMachinery(SymbolizedFrame(address: 1, function: function)) == !isUserCode)
   }
 }
+
+@Suite("Labels named from a stack")
+struct CallerLabelNameTests {
+  static let recorder = SymbolizedFrame(
+    address: 1, function: "ObsTraceRecorder.RegistrarExtent.recordAccess()", file: "/p/RegistrarExtent.swift", line: 3,
+    module: "app")
+  static let getter = SymbolizedFrame(
+    address: 2, function: "App.Model.value.getter : Swift.Int", file: "/p/@__swiftmacro_x.swift", line: 7,
+    module: "app")
+  static let closure = SymbolizedFrame(
+    address: 3, function: "closure #1 @Sendable () -> Swift.Int in App.watch(App.Model) async -> ()",
+    file: "/p/Sources/App/Loop.swift", line: 6, module: "app")
+  static func observation(_ function: String) -> SymbolizedFrame {
+    SymbolizedFrame(address: 4, function: function, module: "libswiftObservation.so")
+  }
+  static let sequence = observation("Observation.Observations.Iterator.trackEmission(isolation:state:emit:)")
+  static let tracking = observation("Observation.withObservationTracking<A>(_:onChange:) -> A")
+  static let caller = SymbolizedFrame(
+    address: 5, function: "App.ListView.render() -> Swift.Int", file: "/p/Sources/App/ListView.swift", line: 22,
+    module: "app")
+  static let runtime = SymbolizedFrame(address: 6, function: "swift_job_run", module: "libswift_Concurrency.so")
+
+  @Test(
+    "the caller of Observation's tracking when it is on the stack; else the tracked closure, said as such; else nothing",
+    arguments: [
+      ([recorder, getter, closure, tracking, caller, runtime], "App/ListView.swift:22"),
+      ([recorder, getter, closure, sequence, tracking, runtime], "App/Loop.swift:6 (Observations closure)"),
+      ([recorder, getter, closure, tracking, runtime], "App/Loop.swift:6 (tracked closure)"),
+      // A stack without Observation's frames (ObsTrace's own scopes, older traces): its first user frame.
+      ([recorder, caller, runtime], "App/ListView.swift:22"),
+      ([recorder, getter, sequence, runtime], nil),
+    ] as [([SymbolizedFrame], String?)])
+  func named(frames: [SymbolizedFrame], name: String?) {
+    #expect(SiteFilter.callerLabelName(frames) == name)
+  }
+}
