@@ -14,38 +14,53 @@ public final class TraceFileWriter {
   public private(set) var chunksWritten: UInt64 = 0
   public private(set) var bytesWritten: UInt64 = 0
 
-  /// Creates (or truncates) `path` and writes the header.
+  /// Creates (or truncates) `path` and writes the header. `path` must be a regular file or not exist: a FIFO would
+  /// block the traced program in `open` until a reader came (and a trace is read by seeking, so a pipe cannot hold
+  /// one), a device such as /dev/null would swallow the trace while the run said it wrote one.
   ///
-  /// A regular file is locked (`flock`, exclusive) for as long as it is open: a recording of another process that
-  /// names the same file finds it held and gets `.held` before anything of it is truncated or written (two
-  /// recorders into one file made one damaged file). The lock goes with the file's close, or the process's end.
-  public init(path: String, header: TraceHeader) throws(TraceFileError) {
-    self.path = path
-    deflater = Deflater(raw: header.version >= 3)
-    descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+  /// The file is locked (`flock`, exclusive) for as long as it is open: a recording of another process that names
+  /// the same file finds it held and gets `.held` before anything of it is truncated or written (two recorders into
+  /// one file made one damaged file). The lock goes with the file's close, or the process's end.
+  public convenience init(path: String, header: TraceHeader) throws(TraceFileError) {
+    var status = stat()
+    if stat(path, &status) == 0, let kind = Self.notRegular(status.st_mode) {
+      throw TraceFileError(.cannotOpen, path: path, "cannot create the trace file (it is \(kind), not a regular file)")
+    }
+    // O_NONBLOCK: should a FIFO appear at `path` between the check and the open, the open does not wait for a reader
+    // (it fails, or succeeds and is refused below). Writes to a regular file are not affected by the flag.
+    let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0o644)
     guard descriptor >= 0 else {
       throw TraceFileError(
         .cannotOpen, path: path, "cannot create the trace file (\(String(cString: strerror(errno))))")
     }
-    var status = stat()
-    if fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG {
-      var locked = flock(descriptor, LOCK_EX | LOCK_NB)
-      while locked != 0 && errno == EINTR { locked = flock(descriptor, LOCK_EX | LOCK_NB) }
-      let lockError = errno
-      // A file system without locks (ENOLCK) is written as before.
-      if locked != 0 && lockError == EWOULDBLOCK {
-        _ = Glibc.close(descriptor)
-        descriptor = -1
-        throw TraceFileError(.held, path: path, "the trace file is being written by another process's recording")
-      }
-      guard ftruncate(descriptor, 0) == 0 else {
-        let truncateError = errno
-        _ = Glibc.close(descriptor)
-        descriptor = -1
-        throw TraceFileError(
-          .cannotWrite, path: path, "cannot truncate the trace file (\(String(cString: strerror(truncateError))))")
-      }
+    if fstat(descriptor, &status) != 0 || Self.notRegular(status.st_mode) != nil {
+      let kind = Self.notRegular(status.st_mode) ?? "something other than a file"
+      _ = Glibc.close(descriptor)
+      throw TraceFileError(.cannotOpen, path: path, "cannot create the trace file (it is \(kind), not a regular file)")
     }
+    var locked = flock(descriptor, LOCK_EX | LOCK_NB)
+    while locked != 0 && errno == EINTR { locked = flock(descriptor, LOCK_EX | LOCK_NB) }
+    let lockError = errno
+    // A file system without locks (ENOLCK) is written as before.
+    if locked != 0 && lockError == EWOULDBLOCK {
+      _ = Glibc.close(descriptor)
+      throw TraceFileError(.held, path: path, "the trace file is being written by another process's recording")
+    }
+    guard ftruncate(descriptor, 0) == 0 else {
+      let truncateError = errno
+      _ = Glibc.close(descriptor)
+      throw TraceFileError(
+        .cannotWrite, path: path, "cannot truncate the trace file (\(String(cString: strerror(truncateError))))")
+    }
+    try self.init(descriptor: descriptor, path: path, header: header)
+  }
+
+  /// Writes the header to `descriptor`, open for writing, which the writer owns from here on (closed on failure).
+  /// Tests give it a device, such as /dev/full, that the public initializer refuses.
+  init(descriptor: Int32, path: String, header: TraceHeader) throws(TraceFileError) {
+    self.path = path
+    self.descriptor = descriptor
+    deflater = Deflater(raw: header.version >= 3)
     var payload: [UInt8] = []
     payload.appendVarint(header.startWallClockNanoseconds)
     payload.appendVarint(header.processID)
@@ -68,8 +83,7 @@ public final class TraceFileWriter {
     do {
       try writeAll(bytes)
     } catch {
-      _ = Glibc.close(descriptor)
-      descriptor = -1
+      close()
       throw error
     }
   }
@@ -87,6 +101,19 @@ public final class TraceFileWriter {
       return String(path[..<dot]) + "-\(processID)" + String(path[dot...])
     }
     return path + "-\(processID)"
+  }
+
+  /// What a file of mode `mode` is, when it is not a regular file ("a FIFO"), else nil.
+  static func notRegular(_ mode: mode_t) -> String? {
+    switch mode & S_IFMT {
+    case S_IFREG: nil
+    case S_IFIFO: "a FIFO"
+    case S_IFCHR: "a character device"
+    case S_IFBLK: "a block device"
+    case S_IFSOCK: "a socket"
+    case S_IFDIR: "a directory"
+    default: "something other than a file"
+    }
   }
 
   /// Compresses `payload` and appends it as one chunk; its last `storedTail` bytes (an events chunk's time column,

@@ -96,6 +96,27 @@ struct EndToEndTests {
     #expect(try TraceReader(path: trace).header.ringCapacity == used)
   }
 
+  @Test("OBSTRACE_OUTPUT naming a FIFO, a device or a directory: the program runs untraced to its end, one line says why")
+  func outputNotARegularFile() throws {
+    let untraced = try Run.program("obstrace-demo-untraced", [])
+    let fifo = Paths.temporary("output.fifo")
+    unlink(fifo)
+    #expect(mkfifo(fifo, 0o644) == 0)
+    let directory = Paths.temporary("output-directory")
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    for (path, kind) in [(fifo, "a FIFO"), ("/dev/null", "a character device"), (directory, "a directory")] {
+      // Under `timeout -s KILL` (the runner's children inherit SIGTERM blocked): opening a FIFO used to block the program in its first model's init until a reader came.
+      let traced = try Run.program(
+        "/usr/bin/timeout", ["-s", "KILL", "60", Paths.binary("obstrace-demo")], environment: ["OBSTRACE_OUTPUT": path])
+      #expect(traced.status == 0)
+      #expect(traced.standardOutput == untraced.standardOutput)
+      #expect(
+        traced.errorLines == [
+          "obstrace: \(path): cannot create the trace file (it is \(kind), not a regular file); the program runs untraced"
+        ])
+    }
+  }
+
   @Test("record --ring-capacity out of range is one line naming the flag and the range, exit 2")
   func recordRingCapacityBounds() {
     for value in ["63", "4194305", "1073741824", "lots"] {

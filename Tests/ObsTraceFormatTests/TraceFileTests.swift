@@ -693,15 +693,40 @@ struct TraceFileTests {
   }
 
   @Test("a full disk fails the write with ENOSPC rather than losing it silently")
-  func fullDisk() {
+  func fullDisk() throws {
     let header = TraceHeader(
       startWallClockNanoseconds: 0, processID: 1, executable: "", dropWhenFull: false, ringCapacity: 64, stackLevel: 0)
+    // /dev/full fails every write with ENOSPC; the public initializer refuses devices, so the test opens it.
+    let descriptor = open("/dev/full", O_WRONLY | O_CLOEXEC)
+    try #require(descriptor >= 0)
     do {
-      _ = try TraceFileWriter(path: "/dev/full", header: header)
+      _ = try TraceFileWriter(descriptor: descriptor, path: "/dev/full", header: header)
       Issue.record("wrote to /dev/full")
     } catch {
       #expect(error.code == .cannotWrite)
-      #expect(error.description.contains("No space left"))
+      #expect(error.description == "/dev/full: at byte 0: cannot write the trace file (No space left on device)")
+    }
+  }
+
+  @Test("a path that is not a regular file is refused before it is opened, saying what it is")
+  func notARegularFile() throws {
+    let header = TraceHeader(
+      startWallClockNanoseconds: 0, processID: 1, executable: "", dropWhenFull: false, ringCapacity: 64, stackLevel: 0)
+    let fifo = "/tmp/obstrace-writer-\(getpid()).fifo"
+    unlink(fifo)
+    try #require(mkfifo(fifo, 0o644) == 0)
+    defer { unlink(fifo) }
+    for (path, kind) in [
+      ("/dev/full", "a character device"), ("/dev/null", "a character device"), (fifo, "a FIFO"),
+      ("/tmp", "a directory"),
+    ] {
+      do {
+        _ = try TraceFileWriter(path: path, header: header)
+        Issue.record("created a trace in \(path)")
+      } catch {
+        #expect(error.code == .cannotOpen)
+        #expect(error.description == "\(path): cannot create the trace file (it is \(kind), not a regular file)")
+      }
     }
   }
 }
