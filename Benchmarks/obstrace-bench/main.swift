@@ -153,10 +153,10 @@ if CommandLine.arguments.count == 5, CommandLine.arguments[1] == "--write-trace"
   exit(0)
 }
 
-// `obstrace-bench --profile scope|read|write|loop N`: only run one traced case N times, recording with the options
-// of the environment (`OBSTRACE_BACKTRACES`…), for perf record or callgrind; prints the case's ns per operation and
-// the whole run's CPU (every thread, from before the start to after the stop) on stderr. `--profile-off …` runs it
-// without recording, `--profile-plain …` its untraced twin.
+// `obstrace-bench --profile scope|read|write|modify|loop N`: only run one traced case N times, recording with the
+// options of the environment (`OBSTRACE_BACKTRACES`…), for perf record or callgrind; prints the case's ns per
+// operation and the whole run's CPU (every thread, from before the start to after the stop) on stderr.
+// `--profile-off …` runs it without recording, `--profile-plain …` its untraced twin.
 if CommandLine.arguments.count == 4, CommandLine.arguments[1].hasPrefix("--profile"),
   let count = Int(CommandLine.arguments[3])
 {
@@ -172,6 +172,7 @@ if CommandLine.arguments.count == 4, CommandLine.arguments[1].hasPrefix("--profi
   case "scope": blackHole(plain ? plainScopes(count) : tracedScopes(count))
   case "read": blackHole(plain ? plainReads(count) : tracedReads(count))
   case "write": blackHole(plain ? plainWrites(count) : tracedWrites(count))
+  case "modify": blackHole(plain ? plainModifyWrites(count, kind: 2) : tracedModifyWrites(count, kind: 2))
   default: blackHole(plain ? plainLoop(count) : tracedLoop(count))
   }
   let elapsed = obstrace_bench_now() - start
@@ -325,6 +326,26 @@ for (kind, name) in [(0, "array append"), (1, "struct field"), (2, "+= 0 (a no-o
     "write through _modify, \(name): traced (stacks writes) vs untraced", baseline: plainModify,
     measured: tracedModify, limit: nil)
 }
+
+// A traced build that is not recording, on the writes and reads real code makes most (`+=` and `append` go through
+// `_modify`; the whole-cost loop below uses the setter): the registrar's flag check, inlined, and the real registrar.
+let (plainModifyOff, tracedModifyOff) = measurePair(
+  iterations, baseline: { n in blackHole(plainModifyWrites(n, kind: 2)) },
+  measured: { n in blackHole(tracedModifyWrites(n, kind: 2)) })
+compare(
+  "write through _modify, += 0: traced, not recording vs untraced", baseline: plainModifyOff,
+  measured: tracedModifyOff, limit: 1.05)
+let (plainAppendOff, tracedAppendOff) = measurePair(
+  iterations, baseline: { n in blackHole(plainModifyWrites(n, kind: 0)) },
+  measured: { n in blackHole(tracedModifyWrites(n, kind: 0)) })
+compare(
+  "write through _modify, array append: traced, not recording vs untraced", baseline: plainAppendOff,
+  measured: tracedAppendOff, limit: 1.05)
+let (plainReadOff, tracedReadOff) = measurePair(
+  iterations, baseline: { blackHole(plainReads($0)) }, measured: { blackHole(tracedReads($0)) })
+compare(
+  "read outside tracking: traced, not recording vs untraced", baseline: plainReadOff, measured: tracedReadOff,
+  limit: 1.05)
 
 let scopes = iterations / 6
 let (plainTracking, tracedTracking) = withRecording(.writes) {

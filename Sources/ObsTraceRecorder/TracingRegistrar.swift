@@ -1,3 +1,4 @@
+import CObsTraceRing
 import Observation
 
 /// The real Observation protocol, for the drop-in module's `Observation.Observable` (which cannot name the real
@@ -23,6 +24,12 @@ public struct TracingRegistrar: Sendable {
   /// Records a read of `keyPath` on `subject` and registers it with the real registrar.
   @inlinable
   public func access<Subject: Observable, Member>(_ subject: Subject, keyPath: KeyPath<Subject, Member>) {
+    // Not recording: one load of a flag, inlined, and the real registrar (the extent's call cost a traced build
+    // that records nothing ≈ 22 instructions a read; `scripts/instructions-per-op --not-recording read`).
+    guard obstrace_is_enabled() else {
+      registrar.access(subject, keyPath: keyPath)
+      return
+    }
     if extent.recordAccess(keyPath, Subject.self, Member.self, Self.address(of: subject)) {
       registrar.access(subject, keyPath: keyPath)
     }
@@ -34,8 +41,18 @@ public struct TracingRegistrar: Sendable {
   /// value is kept until `didSet` as the recording's `WriteComparison` says: by default only a trivially
   /// copyable member, as the bits of its stored field, read in place (no getter, no copy of a Swift value, no
   /// `==`); with `.equatable`, any Equatable member, read through its getter.
-  @inlinable
+  @inlinable @inline(__always)
   public func willSet<Subject: Observable, Member>(_ subject: Subject, keyPath: KeyPath<Subject, Member>) {
+    guard obstrace_is_enabled() else {
+      registrar.willSet(subject, keyPath: keyPath)
+      return
+    }
+    recordingWillSet(subject, keyPath: keyPath)
+  }
+
+  /// `willSet` while recording: out of line, so that the path without a recording stays small enough to inline.
+  @inlinable @inline(never)
+  func recordingWillSet<Subject: Observable, Member>(_ subject: Subject, keyPath: KeyPath<Subject, Member>) {
     guard
       let window = extent.beginWillSet(
         keyPath, Subject.self, Member.self, Self.address(of: subject), inWithMutation: false)
@@ -56,8 +73,18 @@ public struct TracingRegistrar: Sendable {
 
   /// Lets the real registrar run its didSet observers, then records the didSet of a write through `_modify`:
   /// unchanged, changed, or not compared.
-  @inlinable
+  @inlinable @inline(__always)
   public func didSet<Subject: Observable, Member>(_ subject: Subject, keyPath: KeyPath<Subject, Member>) {
+    guard obstrace_is_enabled() else {
+      registrar.didSet(subject, keyPath: keyPath)
+      return
+    }
+    recordingDidSet(subject, keyPath: keyPath)
+  }
+
+  /// `didSet` while recording: out of line, so that the path without a recording stays small enough to inline.
+  @inlinable @inline(never)
+  func recordingDidSet<Subject: Observable, Member>(_ subject: Subject, keyPath: KeyPath<Subject, Member>) {
     if let plan = extent.didSetKey(keyPath, Subject.self, Member.self) {
       var flags = RegistrarExtent.modifyFlag
       if plan.comparesBits {
@@ -75,6 +102,11 @@ public struct TracingRegistrar: Sendable {
   public func withMutation<Subject: Observable, Member, T>(
     of subject: Subject, keyPath: KeyPath<Subject, Member>, _ mutation: () throws -> T
   ) rethrows -> T {
+    guard obstrace_is_enabled() else {
+      registrar.willSet(subject, keyPath: keyPath)
+      defer { registrar.didSet(subject, keyPath: keyPath) }
+      return try mutation()
+    }
     let window = extent.beginWillSet(
       keyPath, Subject.self, Member.self, Self.address(of: subject), inWithMutation: true)
     registrar.willSet(subject, keyPath: keyPath)
