@@ -13,11 +13,11 @@ enum TimelineCommand: TraceCommand {
 
     Each line: milliseconds since the recording started, thread, then a scope run (what it read) or a write
     (whether it changed the value, and the scope runs it invalidated). Objects are named Type#serial. Names are
-    taken back as the lines print them: a run 'FirstView.body (#3)' stands for its scope, 'Model#1.items' for
-    the property of that object, 'Model#1' for the object, 'T2' for the thread.
+    taken back as the lines print them: 'FirstView.body (#3)' is that run (its line, the writes that invalidated
+    it, its fire or end), 'Model#1.items' the property of that object, 'Model#1' the object, 'T2' the thread.
 
     OPTIONS:
-      --scope <label>       Only runs of this scope, and writes that invalidated it.
+      --scope <label>       Only runs of this scope, and writes that invalidated it (or one run: Label (#3)).
       --property <name>     Only lines that involve this property (Type.name), or this object's (Type#n.name).
       --object <n>          Only lines that involve object #n (also Type#n).
       --thread <n>          Only thread Tn.
@@ -31,8 +31,10 @@ enum TimelineCommand: TraceCommand {
 
   struct Filter {
     var scope: String?
-    /// The label of a run named as the timeline prints it (`FirstView.body (#3)`): a label with either text matches.
+    /// A run named as the timeline prints it (`FirstView.body (#3)`): its label and its number. A label named `scope`
+    /// matches whole; one named `scopeOfRun`, in that run only.
     var scopeOfRun: String?
+    var scopeRun: UInt32?
     var property: String?
     /// With `property` given as one object's (`Model#1.items`): that object, and the text given.
     var propertyObject: UInt32?
@@ -52,7 +54,10 @@ enum TimelineCommand: TraceCommand {
     ).parse(arguments)
     let path = try TraceInput.singlePath(parsed, command: name)
     var filter = Filter(scope: parsed.value("scope"), property: parsed.value("property"))
-    if let scope = filter.scope { filter.scopeOfRun = PrintedNames.run(scope)?.label }
+    if let scope = filter.scope, let run = PrintedNames.run(scope) {
+      filter.scopeOfRun = run.label
+      filter.scopeRun = run.run
+    }
     filter.givenProperty = filter.property
     if let property = filter.property, let named = PrintedNames.objectProperty(property) {
       filter.property = named.property
@@ -115,6 +120,11 @@ enum TimelineCommand: TraceCommand {
             "obstrace timeline: --scope '\(scope)' names no scope of \(path); "
               + NameSuggestions.describe(scope, in: known.sorted()))
         }
+        if !known.contains(scope), let label = filter.scopeOfRun, let run = filter.scopeRun,
+          !consumer.seenRuns.contains(run)
+        {
+          throw CommandError("obstrace timeline: --scope '\(scope)': \(label) has no run #\(run) in \(path)")
+        }
       }
       if let property = filter.property {
         let known = Set(consumer.seenProperties.map { definitions.propertyName($0) }).union(
@@ -170,6 +180,8 @@ struct TimelineConsumer: ReplayConsumer {
   private(set) var seenThreads = Set<UInt32>()
   private(set) var seenObjects = Set<UInt32>()
   private(set) var seenLabels = Set<UInt32>()
+  /// With --scope naming a run: the runs that began.
+  private(set) var seenRuns = Set<UInt32>()
   private(set) var seenProperties = Set<UInt32>()
 
   init(printer: TimelinePrinter) {
@@ -182,7 +194,10 @@ struct TimelineConsumer: ReplayConsumer {
 
   mutating func consume(_ fact: ReplayFact) {
     if noteThreadsAndObjects { fact.note(threads: &seenThreads, objects: &seenObjects) }
-    if noteLabels, case .runBegan(let run) = fact { seenLabels.insert(run.label) }
+    if noteLabels, case .runBegan(let run) = fact {
+      seenLabels.insert(run.label)
+      if printer.filter.scopeRun != nil { seenRuns.insert(run.scope) }
+    }
     if noteProperties {
       switch fact {
       case .read(let read): seenProperties.insert(read.key.property)
@@ -216,7 +231,7 @@ final class TimelinePrinter {
   /// By stack: `  at File.swift:12 (function)`, or nothing when the stack has no user frame.
   @exclusivity(unchecked) private var sites = DenseTable<NameSpan>()
   /// With --scope and --property: whether a label or property id has the name asked for.
-  @exclusivity(unchecked) private var labelMatches = DenseTable<Bool>()
+  @exclusivity(unchecked) private var labelMatches = DenseTable<LabelMatch>()
   @exclusivity(unchecked) private var propertyMatches = DenseTable<Bool>()
 
   /// The last prefix printed (time and thread), reused while the next line's time is in the same millisecond on
@@ -269,12 +284,26 @@ final class TimelinePrinter {
     names.appendLabel(id, to: writer)
   }
 
-  /// Whether label `id` is the one asked for, as it is or as the label of the run asked for (`Label (#3)`).
-  private func labelMatches(_ id: UInt32, _ wanted: String) -> Bool {
+  /// How label `id` is the one asked for: by its name, or as the label of the run asked for (`Label (#3)`).
+  enum LabelMatch {
+    case none, name, labelOfRun
+  }
+
+  private func labelMatch(_ id: UInt32, _ wanted: String) -> LabelMatch {
     labelMatches.value(id) {
       let definitions = reader.definitions
       let name = definitions.labelName(id)
-      return (name == wanted || name == filter.scopeOfRun, definitions.labels[id] != nil)
+      let match: LabelMatch = name == wanted ? .name : name == filter.scopeOfRun ? .labelOfRun : .none
+      return (match, definitions.labels[id] != nil)
+    }
+  }
+
+  /// Whether run `scope` of label `label` is asked for (`scope` nil: a line about the label, not about a run).
+  private func scopeMatches(_ label: UInt32, _ scope: UInt32?, _ wanted: String) -> Bool {
+    switch labelMatch(label, wanted) {
+    case .name: true
+    case .labelOfRun: scope != nil && scope == filter.scopeRun
+    case .none: false
     }
   }
 
@@ -329,7 +358,8 @@ final class TimelinePrinter {
   // MARK: Lines
 
   private func matches<Keys: Collection<PropertyKey>>(
-    time: UInt64, thread: UInt32, keys: Keys, label: UInt32?, labels: [(scope: UInt32, label: UInt32)] = []
+    time: UInt64, thread: UInt32, keys: Keys, label: UInt32?, scope: UInt32? = nil,
+    labels: [(scope: UInt32, label: UInt32)] = []
   ) -> Bool {
     if time < filter.from || time > filter.to { return false }
     if let wanted = filter.thread, wanted != thread { return false }
@@ -342,8 +372,8 @@ final class TimelinePrinter {
       return false
     }
     if let wanted = filter.scope {
-      if let label { return labelMatches(label, wanted) }
-      return labels.contains { labelMatches($0.label, wanted) }
+      if let label { return scopeMatches(label, scope, wanted) }
+      return labels.contains { scopeMatches($0.label, $0.scope, wanted) }
     }
     return true
   }
@@ -353,7 +383,9 @@ final class TimelinePrinter {
     switch fact {
     case .runEnded(let ended):
       let run = ended.run
-      guard matches(time: run.time, thread: run.thread, keys: ended.reads, label: run.label) else { return }
+      guard matches(time: run.time, thread: run.thread, keys: ended.reads, label: run.label, scope: run.scope) else {
+        return
+      }
       appendPrefix(run.time, run.thread)
       writer.append("run ")
       appendLabel(run.label)
@@ -418,7 +450,7 @@ final class TimelinePrinter {
       appendSite(read.stack)
     case .fire(let fire):
       guard fire.cause == nil, filter.object == nil, filter.property == nil,
-        matches(time: fire.time, thread: fire.thread, keys: EmptyCollection(), label: fire.label)
+        matches(time: fire.time, thread: fire.thread, keys: EmptyCollection(), label: fire.label, scope: fire.scope)
       else { return }
       appendPrefix(fire.time, fire.thread)
       writer.append("fired ")
@@ -430,7 +462,8 @@ final class TimelinePrinter {
       markIfLost()
     case .cancel(let cancel):
       guard cancel.reason != .fired, filter.object == nil, filter.property == nil,
-        matches(time: cancel.time, thread: cancel.thread, keys: EmptyCollection(), label: cancel.label)
+        matches(
+          time: cancel.time, thread: cancel.thread, keys: EmptyCollection(), label: cancel.label, scope: cancel.scope)
       else { return }
       appendPrefix(cancel.time, cancel.thread)
       writer.append("ended ")

@@ -241,11 +241,19 @@ struct NameRoundTripTests {
     for (printed, label) in names.runs {
       let filtered = Run.command(["timeline", trace, "--scope", printed])
       #expect(filtered.status == 0, "\(printed): \(filtered.standardError)")
-      // The run's scope: each of its runs, and nothing else.
-      let runLines = filtered.standardOutput.split(separator: "\n").filter { $0.contains(" run ") }
-      #expect(!runLines.isEmpty, "\(printed)")
-      #expect(runLines.allSatisfy { $0.contains(" run \(label) (") }, "\(printed): \(runLines)")
-      #expect(filtered.standardOutput == Run.command(["timeline", trace, "--scope", label]).standardOutput)
+      // That run: its one run line, and the lines that name it (its invalidation, its fire or end), nothing else.
+      let number = printed[printed.range(of: "#", options: .backwards)!.upperBound...].dropLast()
+      let lines = filtered.standardOutput.split(separator: "\n").dropFirst()
+      let runLines = lines.filter { $0.contains(" run ") }
+      #expect(runLines.count == 1 && runLines.allSatisfy { $0.contains(" run \(label) (") }, "\(printed): \(lines)")
+      #expect(
+        lines.allSatisfy {
+          $0.contains("\(label) (#\(number)") || $0.contains("\(label) (") && $0.contains(", #\(number))")
+        },
+        "\(printed): \(lines)")
+      // Its scope's lines hold them all.
+      let scopeLines = Run.command(["timeline", trace, "--scope", label]).standardOutput.split(separator: "\n")
+      #expect(Set(lines).isSubset(of: Set(scopeLines)), "\(printed)")
       let graph = Run.command(["graph", "--dot", trace, "--scope", printed])
       #expect(graph.status == 0, "\(printed): \(graph.standardError)")
       #expect(graph.standardOutput == Run.command(["graph", "--dot", trace, "--scope", label]).standardOutput)
@@ -319,6 +327,11 @@ struct NameRoundTripTests {
     let scope = Run.command(["timeline", trace, "--scope", "NoView.body (#4)"])
     #expect(scope.status == 2)
     #expect(scope.standardError.hasPrefix("obstrace timeline: --scope 'NoView.body (#4)' names no scope of"))
+    let run = Run.command(["timeline", trace, "--scope", "ProgressView.body (#99)"])
+    #expect(run.status == 2)
+    #expect(
+      run.standardError == "obstrace timeline: --scope 'ProgressView.body (#99)': ProgressView.body has no run #99 in "
+        + "\(trace)\n")
     #expect(Run.command(["timeline", trace, "--object", "Progress#x"]).status == 2)
   }
 }
