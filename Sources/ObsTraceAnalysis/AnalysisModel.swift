@@ -153,6 +153,7 @@ public struct Finding: Sendable, Equatable {
     case inconsistentTrace = "inconsistent-trace"
     case redundantRun = "redundant-run"
     case crossThreadWrite = "cross-thread-write"
+    case concurrentWrite = "concurrent-write"
     case offMainThread = "off-main-thread"
     case droppedEvents = "dropped-events"
     case truncated
@@ -173,6 +174,13 @@ public struct Finding: Sendable, Equatable {
   /// the HTML report.
   public var location: SymbolizedFrame? = nil
 
-  /// Warnings cost something; `untracked-read`, `alive-at-end` and `running-at-stop` are information.
-  public var isInformational: Bool { kind == .untrackedRead || kind == .aliveAtEnd || kind == .runningAtStop }
+  /// Warnings cost something or rest on evidence of a fault; `untracked-read`, `alive-at-end`, `running-at-stop`,
+  /// `cross-thread-write` and `off-main-thread` are information (what happened, no fault shown: a race among
+  /// writes is `concurrent-write`).
+  public var isInformational: Bool {
+    switch kind {
+    case .untrackedRead, .aliveAtEnd, .runningAtStop, .crossThreadWrite, .offMainThread: true
+    default: false
+    }
+  }
 }

@@ -60,6 +60,9 @@ public struct FindingEvidence: ReplayConsumer {
   /// By property: the stack of the first write from a thread other than its object's first writer (0: none
   /// recorded), the site a cross-thread-write finding names.
   private(set) var crossThreadWriteStacks: [UInt32: UInt32] = [:]
+  /// Writes that began while another thread was writing the same object property (`WriteBeganFact.overlapping`),
+  /// by property: how many, of which objects, and the stack of the first with one recorded (its site).
+  private var overlappingWrites: [UInt32: (writes: Int, objects: Set<UInt32>, stack: UInt32)] = [:]
   private var typeThreads = DenseTable<ThreadSet>()
   /// The last (type, thread) put in the sets above: inserting it again changes nothing, and runs of one thread's
   /// events about one type are the rule.
@@ -93,6 +96,7 @@ public struct FindingEvidence: ReplayConsumer {
       if write.ownAccess { uncountOwnAccess(SiteKey(property: write.key.property, stack: write.ownAccessStack)) }
       noteTypeThread(write.type, write.thread)
       if write.firstWriter != write.thread { noteSharedWrite(write.key, write.thread, write.stack) }
+      if write.overlapping { noteOverlappingWrite(write.key, write.stack) }
     case .write(let write):
       if write.outcome == .unchanged {
         let site = SiteKey(property: write.key.property, stack: write.stack)
@@ -142,6 +146,14 @@ public struct FindingEvidence: ReplayConsumer {
     moreWriters[key, default: []].insert(thread)
   }
 
+  /// A write that began inside another thread's write of the same object property. Out of line: a rare case.
+  @inline(never)
+  private mutating func noteOverlappingWrite(_ key: PropertyKey, _ stack: UInt32) {
+    overlappingWrites[key.property, default: (0, [], 0)].writes += 1
+    overlappingWrites[key.property]!.objects.insert(key.object)
+    if overlappingWrites[key.property]!.stack == 0 { overlappingWrites[key.property]!.stack = stack }
+  }
+
   @inline(__always)
   private mutating func noteTypeThread(_ type: UInt32, _ thread: UInt32) {
     guard type != 0, lastTypeThread.type != type || lastTypeThread.thread != thread else { return }
@@ -159,6 +171,12 @@ public struct FindingEvidence: ReplayConsumer {
       result[key.property] = (previous.objects + 1, max(previous.threads, threads))
     }
     return result
+  }
+
+  /// Properties written by two threads at once (one's willSet between the other's willSet and didSet, on one
+  /// object): how many such writes, on how many objects, and the first one's stack (0: none recorded), by property.
+  public var concurrentWrites: [UInt32: (writes: Int, objects: Int, stack: UInt32)] {
+    overlappingWrites.mapValues { ($0.writes, $0.objects.count, $0.stack) }
   }
 
   /// Per type, the threads its objects were read or written on.

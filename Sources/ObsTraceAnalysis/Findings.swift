@@ -103,6 +103,23 @@ enum Findings {
             + "happened since that instance's previous run began"))
     }
     findings += objectFindings(replay, definitions, trace)
+    // Writes of one object's property at once on two threads (one's willSet between the other's willSet and didSet):
+    // a race, recorded. Written from several threads without that is what happened, not a warning: threads taking
+    // turns under a lock, a task resuming on another thread, an actor's executor moving between threads.
+    let concurrentWrites = evidence.concurrentWrites
+    for (property, writes) in concurrentWrites {
+      let name = definitions.propertyName(property)
+      findings.append(
+        Finding(
+          kind: .concurrentWrite, property: name, scope: nil, site: site(writes.stack), count: writes.writes,
+          message: "\(writes.writes) write\(writes.writes == 1 ? "" : "s") to \(name) began while another thread's "
+            + "write to it on the same object was in progress (\(writes.objects) object\(writes.objects == 1 ? "" : "s"))",
+          hint: "two threads wrote one property at once, with nothing ordering the writes (a data race): confine the "
+            + "model to an actor (@MainActor), or make each write hold one lock",
+          evidence: "willSet events recorded on one thread between another thread's willSet and didSet of the same "
+            + "object's property" + (site(writes.stack) == nil ? "" : "; the site is the first such write's"),
+          location: location(writes.stack)))
+    }
     for (property, writes) in evidence.crossThreadWrites {
       let name = definitions.propertyName(property)
       // The site: a write by a thread other than its object's first writer (the first such with a stack recorded).
@@ -112,28 +129,37 @@ enum Findings {
           kind: .crossThreadWrite, property: name, scope: nil, site: site(stack), count: writes.objects,
           message:
             "\(writes.objects) object\(writes.objects == 1 ? "'s" : "s'") \(name) written from \(writes.threads) threads",
-          hint: "a data-race smell for a model that is not isolated: confine it to an actor (@MainActor), "
-            + "or make sure the writes are ordered",
+          hint: concurrentWrites[property] != nil
+            ? "information: some of these writes overlapped (see the concurrent-write warning)"
+            : "information: no write was seen to begin inside another thread's write of the same object's property; "
+              + "that does not show the writes were ordered (a write's recorded window is short: its didSet takes "
+              + "its willSet's time unless an event in between read the clock), so if nothing orders them (a lock, "
+              + "one actor, the awaits of one task), ThreadSanitizer can tell",
           evidence: "willSet events of one object's property recorded on \(writes.threads) distinct threads"
+            + (concurrentWrites[property] != nil
+              ? ", some inside another thread's write of it" : ", none inside another thread's write of it")
             + (site(stack) == nil ? "" : "; the site is a write from a thread other than the first writer's"),
           location: location(stack)))
     }
-    // Types used on the main thread and off it: for a @MainActor model each such access is an isolation
-    // violation; for a model that is not isolated, a smell worth a look. (Isolation is not visible at run time,
-    // so this says what happened and leaves the verdict to the reader.)
-    if let mainThread {
-      for (type, threads) in evidence.threadsByType where threads.contains(mainThread) && threads.count > 1 {
+    // Types used on the main actor's thread(s) and off them: for a @MainActor model each use off them is an
+    // isolation violation; for a model that is not isolated, uses in turn are correct. Isolation is not visible
+    // at run time, so this says what happened (information); races are warned by concurrent-write and stale-read.
+    let mainThreads = replay.machine.mainActorThreads.union(mainThread.map { [$0] } ?? [])
+    if !mainThreads.isEmpty {
+      for (type, threads) in evidence.threadsByType
+      where threads.contains(where: mainThreads.contains) && !threads.allSatisfy(mainThreads.contains) {
         let name = definitions.typeName(type)
-        let others = threads.count - 1
+        let others = threads.filter { !mainThreads.contains($0) }.count
+        let main = mainThreads.count == 1 ? "the main thread" : "the main actor's \(mainThreads.count) threads"
         findings.append(
           Finding(
             kind: .offMainThread, property: nil, scope: nil, site: nil, count: others,
             message:
-              "\(name) objects were used on the main thread and on \(others) other thread\(others == 1 ? "" : "s")",
-            hint: "if \(name) is @MainActor, every use off the main thread is an isolation violation (an "
-              + "@unchecked Sendable or a nonisolated path let it through); if it is not isolated, make sure those "
-              + "uses are ordered",
-            evidence: "reads and writes of \(name) objects recorded on the main thread and on others"))
+              "\(name) objects were used on \(main) and on \(others) other thread\(others == 1 ? "" : "s")",
+            hint: "information: if \(name) is @MainActor, every use off the main actor is an isolation violation (an "
+              + "@unchecked Sendable or a nonisolated path let it through); if it is not isolated, uses in turn are "
+              + "correct (a race among them is warned as concurrent-write or stale-read)",
+            evidence: "reads and writes of \(name) objects recorded on \(main) and on others"))
       }
     }
     if let trace { findings += traceFindings(trace) }

@@ -112,6 +112,9 @@ public struct WriteBeganFact: Sendable, Equatable {
   public var ownAccess: Bool = false
   /// The site of that access (its stack id), when `ownAccess`.
   public var ownAccessStack: UInt32 = 0
+  /// Another thread was writing this object property when this write began (its willSet came between that
+  /// write's willSet and didSet): two writes of one property at once, the evidence of a race.
+  public var overlapping: Bool = false
   /// The thread that first wrote this object property in the trace (this write's own, at its first write): a
   /// write on another thread makes it a property written on several.
   public var firstWriter: UInt32

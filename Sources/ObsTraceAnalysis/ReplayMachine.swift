@@ -231,6 +231,9 @@ public struct ReplayMachine {
   /// The thread that ran an `Observations` value on the main actor, if any: where main-actor work runs (with an
   /// async main, not the process's first thread, which `dispatchMain` ends).
   public private(set) var mainActorThread: UInt32?
+  /// Every thread that ran an `Observations` value on the main actor: with an async main on Linux the main actor's
+  /// work is not bound to one thread (the main queue is drained by whichever thread `dispatchMain` hands it to).
+  public private(set) var mainActorThreads: Set<UInt32> = []
 
   private var sequence: UInt64 = 0
   /// Threads whose last event was a read outside any scope, with that read (until the thread's next event): a
@@ -407,7 +410,10 @@ public struct ReplayMachine {
       if run.fact.instance & 0x8000_0000 != 0 { run.fact.instance = event.key }
       runs[event.scope] = run
       if sequences[event.key] == nil { sequences[event.key] = Sequence(label: run.fact.label) }
-      if event.flags & EventFlags.onMainActor != 0 { mainActorThread = event.thread }
+      if event.flags & EventFlags.onMainActor != 0 {
+        mainActorThread = event.thread
+        mainActorThreads.insert(event.thread)
+      }
     case .observationsEnd:
       let ending = SequenceEnding(rawValue: event.flags)
       sequences[event.key]?.ending = ending
@@ -611,7 +617,10 @@ public struct ReplayMachine {
     var untracedRuns: [UInt32] = []
     writesInProgress += 1
     var firstWriter = event.thread
+    var overlapping = false
     keys.withState(key) { state in
+      // Another write in progress (this one is counted): is one of them of this property, on another thread?
+      if writesInProgress > 1 { overlapping = keyOverflow.isWritten(byOtherThan: event.thread, key, state) }
       keyOverflow.beginWrite(on: event.thread, key, &state)
       if state.firstWriter == TraceFormat.reservedThread { state.firstWriter = event.thread }
       firstWriter = state.firstWriter
@@ -623,7 +632,7 @@ public struct ReplayMachine {
         WriteBeganFact(
           time: event.time, thread: event.thread, key: key, type: type, stack: event.stack, coalescedInto: coalesced,
           direct: direct, ownAccess: ownAccess, ownAccessStack: ownAccess ? previousUntrackedAccess!.stack : 0,
-          firstWriter: firstWriter)))
+          overlapping: overlapping, firstWriter: firstWriter)))
     // Kept for the next write: held only here once the fact is gone, it is emptied in place then.
     if listed { swap(&coalesced, &coalescedScratch) }
     if !untracedRuns.isEmpty { predictFires(untracedRuns, event, key, &consumer) }

@@ -684,7 +684,7 @@ struct ConcurrencyReplayTests {
     #expect(replay.scopes[1]?.sequencesRunningAtEnd == 0)
   }
 
-  @Test("a type used on the main actor's thread and on others is an off-main-thread finding")
+  @Test("a type used on the main actor's thread and on others is an off-main-thread finding, information only")
   func offMain() {
     var script = EventScript()
     script.begin(10, label: 1, kind: .observations, thread: 5)
@@ -705,9 +705,41 @@ struct ConcurrencyReplayTests {
     }
     #expect(offMain.count == 1)
     #expect(offMain.first?.count == 1)
+    // What happened, not a fault shown: a model that is not isolated may be used in turn on several threads.
+    #expect(offMain.first?.isInformational == true)
   }
 
-  @Test("an object written from two threads is a cross-thread-write finding; from one, nothing")
+  @Test("main-actor work seen on two threads: a type used on both is used on the main actor, not off it")
+  func mainActorOnTwoThreads() {
+    var script = EventScript()
+    // An Observations value on the main actor runs on thread 5, later another on thread 7 (an async main: the main
+    // queue is drained by whichever thread dispatchMain hands it to).
+    for (scope, thread) in [(UInt32(10), UInt32(5)), (11, 7)] {
+      script.begin(scope, label: 1, kind: .observations, thread: thread)
+      script.events.append(
+        TraceEvent(
+          kind: .observationsRun, flags: EventFlags.onMainActor, thread: thread, time: 0, key: scope + 90,
+          scope: scope, aux: 9))
+      script.read(1, 1, in: scope, thread: thread)
+      script.end(scope, thread: thread)
+      script.write(1, 1, thread: thread)
+    }
+    var (replay, _) = script.replay()
+    #expect(replay.machine.mainActorThreads == [5, 7])
+    var findings = TraceAnalysis.findings(of: replay, definitions: TraceDefinitions())
+    #expect(findings.filter { $0.kind == .offMainThread }.isEmpty)
+    // Written on thread 5 and on 7, in turn: what happened, not a warning.
+    #expect(findings.filter { $0.kind == .crossThreadWrite }.map(\.isInformational) == [true])
+    #expect(findings.filter { !$0.isInformational }.isEmpty, "\(findings)")
+    script.read(1, 1, thread: 8)
+    (replay, _) = script.replay()
+    findings = TraceAnalysis.findings(of: replay, definitions: TraceDefinitions())
+    let offMain = findings.filter { $0.kind == .offMainThread }
+    #expect(offMain.map(\.count) == [1])
+    #expect(offMain.first?.message.contains("the main actor's 2 threads and on 1 other thread") == true)
+  }
+
+  @Test("an object written from two threads in turn is a cross-thread-write finding (information); from one, nothing")
   func crossThread() {
     var script = EventScript()
     script.write(1, 1, unchanged: false, thread: 1)
@@ -717,8 +749,51 @@ struct ConcurrencyReplayTests {
     let (replay, _) = script.replay()
     #expect(replay.evidence.crossThreadWrites.count == 1)
     #expect(replay.evidence.crossThreadWrites[1]?.objects == 1)
+    #expect(replay.evidence.concurrentWrites.isEmpty)
     let findings = TraceAnalysis.findings(of: replay, definitions: TraceDefinitions())
-    #expect(findings.filter { $0.kind == .crossThreadWrite }.count == 1)
+    let crossThread = findings.filter { $0.kind == .crossThreadWrite }
+    #expect(crossThread.count == 1)
+    // No write overlapped another: no evidence of a race, so no warning.
+    #expect(crossThread.first?.isInformational == true)
+    #expect(findings.filter { !$0.isInformational }.isEmpty, "\(findings)")
+  }
+
+  @Test("a write that begins inside another thread's write of the same object property is a concurrent-write warning")
+  func concurrentWrite() {
+    var script = EventScript()
+    // Thread 2 writes object 1's property 1 between thread 1's willSet and didSet of it: at once.
+    script.beginWrite(1, 1, thread: 1)
+    script.write(1, 1, unchanged: false, thread: 2)
+    script.finishWrite(1, 1, unchanged: false, thread: 1)
+    // Overlapping, but not of one object property: another property of object 1, and property 1 of object 2.
+    script.beginWrite(1, 1, thread: 1)
+    script.write(1, 2, unchanged: false, thread: 2)
+    script.write(2, 1, unchanged: false, thread: 3)
+    script.finishWrite(1, 1, unchanged: false, thread: 1)
+    // And three at once: thread 3 and then thread 2 inside thread 1's write.
+    script.beginWrite(1, 1, thread: 1)
+    script.beginWrite(1, 1, thread: 3)
+    script.write(1, 1, unchanged: false, thread: 2)
+    script.finishWrite(1, 1, unchanged: false, thread: 3)
+    script.finishWrite(1, 1, unchanged: false, thread: 1)
+    let (replay, facts) = script.replay()
+    let overlapping = facts.compactMap { fact -> Bool? in
+      guard case .writeBegan(let write) = fact else { return nil }
+      return write.overlapping
+    }
+    #expect(overlapping == [false, true, false, false, false, false, true, true])
+    #expect(replay.evidence.concurrentWrites[1]?.writes == 3)
+    #expect(replay.evidence.concurrentWrites[1]?.objects == 1)
+    #expect(replay.evidence.concurrentWrites[2] == nil)
+    let findings = TraceAnalysis.findings(of: replay, definitions: TraceDefinitions())
+    let concurrent = findings.filter { $0.kind == .concurrentWrite }
+    #expect(concurrent.count == 1)
+    #expect(concurrent.first?.isInformational == false)
+    #expect(concurrent.first?.count == 3)
+    #expect(
+      concurrent.first?.message.hasSuffix(
+        "began while another thread's write to it on the same object was in progress (1 object)") == true)
+    #expect(findings.filter { $0.kind == .crossThreadWrite }.first?.hint.contains("concurrent-write") == true)
   }
 }
 

@@ -131,8 +131,60 @@ struct RecordedObservationTests {
     #expect(recorded.writes(of: "Row.title") == threads)
     let crossThread = try #require(recorded.findings(.crossThreadWrite).first)
     #expect(crossThread.message == "1 object's Row.title written from \(threads) threads")
+    // In turn, under a lock: what happened, not a race; no write began inside another.
+    #expect(crossThread.isInformational)
+    #expect(recorded.findings(.concurrentWrite).isEmpty)
     // Every write reached the recording, though each thread's ring may be drained before the creating thread's.
     #expect(recorded.report.trace.threads >= threads)
+  }
+
+  @Test("two threads writing one object's property at once, with no lock: a concurrent-write warning")
+  func concurrentWrites() async throws {
+    let recorded = try await RecordingTestLock.shared {
+      try recordObservation {
+        let row = Row()
+        let other = Row()
+        let go = DispatchSemaphore(value: 0)
+        let written = DispatchSemaphore(value: 0)
+        // The test's thread writes row.title; inside that write's willSet (onChange) the other thread writes
+        // row.title too, unordered with it, then this thread writes `other` (a clock read) before its write ends.
+        // The semaphores order the two stores, so that ThreadSanitizer (scripts/test) sees no race of the test's own:
+        // the windows overlap all the same, as an unordered pair's can.
+        // The other thread's write may fire the tracking as well (both willSets find it installed): only the
+        // first fire waits.
+        let first = NSLock()
+        nonisolated(unsafe) var fired = false
+        withObservationTracking {
+          _ = row.title
+        } onChange: {
+          let isFirst = first.withLock { () -> Bool in
+            defer { fired = true }
+            return !fired
+          }
+          guard isFirst else { return }
+          go.signal()
+          written.wait()
+          other.title = "after"
+        }
+        Thread.detachNewThread {
+          go.wait()
+          row.title = "from the other thread"
+          written.signal()
+        }
+        row.title = "from the test's thread"
+      }
+    }
+    #expect(recorded.writes(of: "Row.title") == 3)
+    let concurrent = recorded.findings(.concurrentWrite)
+    #expect(concurrent.count == 1)
+    #expect(concurrent.first?.isInformational == false)
+    #expect(
+      concurrent.first?.message
+        == "1 write to Row.title began while another thread's write to it on the same object was in progress "
+        + "(1 object)")
+    // The site: the write that began inside the other (the other thread's, in this file).
+    #expect(concurrent.first?.site?.hasPrefix("RecordedObservationTests.swift:") == true, "\(concurrent)")
+    #expect(recorded.findings(.crossThreadWrite).first?.message == "1 object's Row.title written from 2 threads")
   }
 
   @Test("withObservationTracking re-tracked from its own onChange continues the instance that fired")
