@@ -18,9 +18,15 @@ enum SymbolizeCommand: TraceCommand {
 
     A recording writes its symbol table when it stops; a process that was killed leaves a trace without one.
     The trace records the modules the process had loaded and where; this command resolves the key-path getters
-    and call stacks against those files with libdw (they must be unchanged) and writes the trace again with a
-    symbol table. Everything else is copied byte for byte: a damaged or truncated trace stays damaged or truncated
-    (and fails 'obstrace check' as before).
+    and call stacks against those files with libdw and writes the trace again with a symbol table. Everything
+    else is copied byte for byte: a damaged or truncated trace stays damaged or truncated (and fails 'obstrace
+    check' as before).
+
+    The files must be the ones that ran: a binary modified after the recording began (rebuilt) would name its
+    addresses wrongly, so its addresses are not looked up, and it is said. Exit 0 when every property and
+    call-site label of the trace has a name; 1 when some stay unnamed, with why on standard error (a binary
+    changed or gone, or addresses that resolve to nothing: the trace records each binary's path and load
+    address, not a build id); 2 when the trace cannot be read or has no module map.
 
     OPTIONS:
       -o, --output <file>   Where to write (default: replace the input).
@@ -51,7 +57,11 @@ enum SymbolizeCommand: TraceCommand {
     guard !reader.modules.isEmpty else {
       throw CommandError("obstrace symbolize: \(path) has no module map; it cannot be symbolized after the fact")
     }
-    guard let symbolizer = Symbolizer(modules: reader.modules) else {
+    // A binary changed since the recording began names its addresses wrongly: left out, and said.
+    let changed = BinaryChanges(reader.modules, recordingBegan: reader.header.startWallClockNanoseconds)
+    let usable = reader.modules.filter { !changed.paths.contains($0.path) }
+    let symbolizer = usable.isEmpty ? nil : Symbolizer(modules: usable)
+    if symbolizer == nil && changed.lines.isEmpty {
       throw CommandError(
         "obstrace symbolize: none of the binaries \(path) was recorded from can be read (first: \(reader.modules[0].path))"
       )
@@ -68,7 +78,7 @@ enum SymbolizeCommand: TraceCommand {
       properties: definitions.properties.map { ($0.key, $0.value) }, types: [],
       stacks: Array(definitions.stacks.values), callerLabels: callerLabels)
     var table = SymbolTableBuilder.build(sources) { addresses, returnAddresses in
-      symbolizer.resolve(Array(addresses), returnAddresses: returnAddresses)
+      symbolizer?.resolve(Array(addresses), returnAddresses: returnAddresses) ?? [:]
     }
     let resolved = table
     // What a clean stop already named stays as it was.
@@ -90,7 +100,36 @@ enum SymbolizeCommand: TraceCommand {
       "obstrace symbolize: named \(resolved.propertyNames.count) of \(definitions.properties.count) properties, "
         + "\(resolved.labelNames.count) call-site labels, \(resolved.frames.count) frames; wrote \(destination)"
         + (kept.isEmpty ? "" : " (still " + kept.joined(separator: ", ") + ", as the input)") + "\n")
-    return 0
+    // What stays unnamed, and why: never a bare count.
+    let unnamedProperties = definitions.properties.filter { id, property in
+      table.propertyNames[id] == nil && property.getterAddress != 0
+    }
+    let unnamedLabels = callerLabels.filter { table.labelNames[$0.label] == nil }
+    guard !unnamedProperties.isEmpty || !unnamedLabels.isEmpty else { return 0 }
+    var unnamed: [String] = []
+    if !unnamedProperties.isEmpty {
+      unnamed.append("\(unnamedProperties.count) propert\(unnamedProperties.count == 1 ? "y" : "ies")")
+    }
+    if !unnamedLabels.isEmpty {
+      unnamed.append("\(unnamedLabels.count) call-site label\(unnamedLabels.count == 1 ? "" : "s")")
+    }
+    let count = unnamedProperties.count + unnamedLabels.count
+    let left = unnamed.joined(separator: " and ") + (count == 1 ? " stays unnamed" : " stay unnamed")
+    if !changed.lines.isEmpty {
+      for line in changed.lines { output.writeError("obstrace symbolize: \(line)\n") }
+      output.writeError(
+        "obstrace symbolize: \(left): symbolize with the binaries that ran (modified before the recording began), "
+          + "or record again\n")
+    } else {
+      let addresses = unnamedProperties.map { UInt64($0.value.getterAddress) }.sorted()
+      let first = addresses.first.map { " (first: getter 0x" + String($0, radix: 16) + ")" } ?? ""
+      output.writeError(
+        "obstrace symbolize: \(left): \(count == 1 ? "its address\(first) resolves" : "their addresses\(first) resolve") to no "
+          + "key-path getter or call site in the binaries recorded (\(reader.modules[0].path)…); they may not be the "
+          + "ones that ran, and then the names found are wrong too (the trace records each binary's path and load "
+          + "address, not a build id)\n")
+    }
+    return 1
   }
 
   /// Writes the trace again, byte for byte, with `table` as a symbols chunk right after the header in place of
@@ -144,5 +183,42 @@ enum SymbolizeCommand: TraceCommand {
     }
     try copy(position..<max(position, size))
     try result.commit()
+  }
+}
+
+/// The binaries of a trace's module map that are not the ones that ran: modified after the recording began (a
+/// rebuild), or gone. The trace records each binary's path and load address only; the file's modification time
+/// against the recording's start is the evidence left.
+struct BinaryChanges {
+  /// Paths of the binaries changed or gone.
+  private(set) var paths: Set<String> = []
+  /// One line per such binary, saying what was found.
+  private(set) var lines: [String] = []
+
+  init(_ modules: [LoadedModule], recordingBegan: UInt64) {
+    for module in modules where !paths.contains(module.path) {
+      var status = stat()
+      guard stat(module.path, &status) == 0 else {
+        paths.insert(module.path)
+        lines.append("\(module.path) is gone (\(String(cString: strerror(errno)))): its addresses were not looked up")
+        continue
+      }
+      let modified = UInt64(max(0, status.st_mtim.tv_sec)) &* 1_000_000_000 &+ UInt64(max(0, status.st_mtim.tv_nsec))
+      guard modified > recordingBegan else { continue }
+      paths.insert(module.path)
+      lines.append(
+        "\(module.path) was modified after the recording began (\(Self.utc(modified)) against \(Self.utc(recordingBegan))): "
+          + "rebuilt, it would name its addresses wrongly, so they were not looked up")
+    }
+  }
+
+  /// `2026-12-01 09:20:01 UTC`.
+  static func utc(_ nanoseconds: UInt64) -> String {
+    var seconds = time_t(nanoseconds / 1_000_000_000)
+    var parts = tm()
+    gmtime_r(&seconds, &parts)
+    var buffer = [CChar](repeating: 0, count: 32)
+    let count = strftime(&buffer, buffer.count, "%Y-%m-%d %H:%M:%S UTC", &parts)
+    return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }
 }

@@ -128,6 +128,49 @@ struct EndToEndTests {
     }
   }
 
+  @Test(
+    "symbolize with a binary modified after the recording began: not looked up, said with its path and times, exit 1; one replaced with its old time: the unresolved address said, exit 1"
+  )
+  func symbolizeChangedBinary() throws {
+    let directory = Paths.temporary("bin")
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let binary = directory + "/scenarios"
+    try FileManager.default.copyItem(atPath: Paths.binary("obstrace-scenarios"), toPath: binary)
+    let trace = Paths.temporary("killed.trc")
+    let killed = try Run.program(binary, ["killed"], environment: ["OBSTRACE_OUTPUT": trace])
+    #expect(killed.status == 128 + 9)
+    // The binary that ran: everything named, exit 0.
+    let same = Run.command(["symbolize", trace, "-o", Paths.temporary("same.trc")])
+    #expect(same.status == 0)
+    #expect(same.errorLines.count == 1)
+    #expect(same.standardError.hasPrefix("obstrace symbolize: named 1 of 1 properties, 1 call-site labels"))
+    // Rebuilt (here: its time moved past the recording's start).
+    try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(1)], ofItemAtPath: binary)
+    let rebuilt = Run.command(["symbolize", trace, "-o", Paths.temporary("rebuilt.trc")])
+    #expect(rebuilt.status == 1)
+    #expect(rebuilt.errorLines.count == 3)
+    #expect(
+      rebuilt.errorLines.first?.hasPrefix("obstrace symbolize: named 0 of 1 properties, 0 call-site labels") == true)
+    #expect(
+      rebuilt.errorLines.dropFirst().first?.hasPrefix(
+        "obstrace symbolize: \(binary) was modified after the recording began (") == true, "\(rebuilt.standardError)")
+    #expect(
+      rebuilt.errorLines.last
+        == "obstrace symbolize: 1 property and 1 call-site label stay unnamed: symbolize with the binaries that ran "
+        + "(modified before the recording began), or record again")
+    // Replaced by another program with an old time: nothing to go by but what does not resolve.
+    try FileManager.default.removeItem(atPath: binary)
+    try FileManager.default.copyItem(atPath: Paths.binary("obstrace-demo"), toPath: binary)
+    try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1e9)], ofItemAtPath: binary)
+    let replaced = Run.command(["symbolize", trace, "-o", Paths.temporary("replaced.trc")])
+    #expect(replaced.status == 1)
+    #expect(replaced.errorLines.count == 2)
+    #expect(
+      replaced.errorLines.last?.hasPrefix("obstrace symbolize: 1 property stays unnamed: its address (first: getter 0x")
+        == true, "\(replaced.standardError)")
+    #expect(replaced.standardError.contains("they may not be the ones that ran"))
+  }
+
   @Test("a trace that hits a full disk mid-run: one line, the program finishes, the file reads as far as it is whole")
   func fullDisk() throws {
     let trace = Paths.temporary("full.trc")
