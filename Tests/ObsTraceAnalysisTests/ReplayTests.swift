@@ -655,6 +655,34 @@ struct ConcurrencyReplayTests {
     #expect(replay.machine.liveLoops(reading: 1) == [1])  // sequence 100 never ended and still reads object 1
   }
 
+  @Test("an Observations iteration abandoned while waiting: the fire of its tracking, still installed, is expected")
+  func fireAfterAbandonedIteration() {
+    var script = EventScript()
+    script.created(1)
+    // for await v in Observations({ m.total }) { if v > 0 { break } }: a value, its tracking installed, the
+    // iterator abandoned (the recorder ends the run and the sequence), then a write fires that tracking, which
+    // Observation kept installed (the recorder's events, in a 6.3.1 recording).
+    script.begin(10, label: 1, kind: .observations, instance: 100)
+    script.events.append(TraceEvent(kind: .observationsRun, flags: 1, thread: 1, time: 0, key: 100, scope: 10, aux: 7))
+    script.read(1, 1, in: 10)
+    script.end(10)
+    script.install(10)
+    script.events.append(
+      TraceEvent(kind: .trackingCancelled, flags: EventFlags.cancelledBySequenceEnd, thread: 1, time: 0, scope: 10))
+    script.events.append(
+      TraceEvent(
+        kind: .observationsEnd, flags: SequenceEnding.abandoned.rawValue, thread: 1, time: 0, key: 100, scope: 10))
+    script.write(1, 1, firing: [10])
+    var (replay, _) = script.replay()
+    #expect(replay.anomalies.isEmpty, "\(replay.anomalies)")
+    #expect(replay.scopes[1]?.invalidations == 0)
+    #expect(replay.properties[1]?.writes == 1)
+    // A second fire of it is not expected: Observation's tracking fires once.
+    script.write(1, 1, firing: [10])
+    (replay, _) = script.replay()
+    #expect(replay.anomalies == [.fireOfUnknownScope: 1])
+  }
+
   @Test(
     "an Observations run ended because its objects were freed, whose sequence then ends, is placed: no inconsistency"
   )
