@@ -67,7 +67,10 @@ enum Findings {
     }
     // Tracking ObsTrace does not own: by call site, with what the user can do about it.
     var untracedBySite: [String: (runs: Int, predicted: Int)] = [:]
-    for (label, statistics) in replay.scopes where statistics.kind == .untraced {
+    // Each label's statistics read in place (`forEachEntry`), not copied out by an iterator.
+    let scopes = replay.scopes
+    scopes.forEachEntry { label, statistics in
+      guard statistics.kind == .untraced else { return }
       let previous = untracedBySite[definitions.labelName(label)] ?? (0, 0)
       untracedBySite[definitions.labelName(label)] = (
         previous.runs + statistics.runs, previous.predicted + statistics.predictedInvalidations
@@ -87,7 +90,8 @@ enum Findings {
     }
     findings += unrecordedWriteFindings(replay, definitions, trace)
     var redundantByName: [String: Int] = [:]
-    for (label, statistics) in replay.scopes where statistics.redundantRuns > 0 {
+    scopes.forEachEntry { label, statistics in
+      guard statistics.redundantRuns > 0 else { return }
       redundantByName[definitions.labelName(label), default: 0] += statistics.redundantRuns
     }
     for (name, redundantRuns) in redundantByName {
@@ -185,7 +189,8 @@ enum Findings {
     _ replay: Replay, _ definitions: TraceDefinitions, _ trace: AnalysisReport.Trace?
   ) -> [Finding] {
     var byScope: [String: Int] = [:]
-    for (label, statistics) in replay.scopes where statistics.unexplainedInvalidations > 0 {
+    replay.scopes.forEachEntry { label, statistics in
+      guard statistics.unexplainedInvalidations > 0 else { return }
       byScope[definitions.labelName(label), default: 0] += statistics.unexplainedInvalidations
     }
     let total = byScope.values.reduce(0, +)

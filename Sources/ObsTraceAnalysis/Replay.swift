@@ -61,6 +61,10 @@ public struct Replay {
     machine.consume(event, into: &consumers)
   }
 
+  /// Settles what the consumers hold pending at the end of the events (`ReplayStatistics.finish`): reading the
+  /// statistics after it copies nothing. Events may still follow.
+  public mutating func finish() { consumers.statistics.finish() }
+
   public var statistics: ReplayStatistics { consumers.statistics }
   public var evidence: FindingEvidence { consumers.evidence }
   public var properties: DenseTable<PropertyStatistics> { consumers.statistics.properties }

@@ -47,6 +47,10 @@ public struct ReplayStatistics: ReplayConsumer {
     _ = scopeTable.withExisting(label, body)
   }
 
+  /// Adds the reads still pending to their label's counts, so that `scopes` is the table itself, not a copy with
+  /// them added (at the end of a replay).
+  public mutating func finish() { flushScopeReads() }
+
   /// Adds the pending reads to their label's counts.
   @inline(never)
   private mutating func flushScopeReads() {

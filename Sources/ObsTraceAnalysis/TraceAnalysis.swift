@@ -167,6 +167,7 @@ public enum TraceAnalysis {
       replay.onFact = { fact in onFact(fact, reader.definitions) }
     }
     forEachEventInTimeOrder(reader) { replay.consume($0) }
+    replay.finish()
     replay.onFact = nil
     return (report(replay, reader), replay, reader.definitions)
   }
@@ -238,30 +239,44 @@ public enum TraceAnalysis {
 
     // Scopes are reported by label text: call sites resolved to one text may have been several labels.
     var byName: [String: ScopeStatistics] = [:]
-    for (label, statistics) in replay.scopes {
+    replay.scopes.forEachEntry { label, statistics in
       let name = definitions.labelName(label)
-      byName[name] = byName[name].map { $0.merging(statistics) } ?? statistics
+      if let previous = byName[name] {
+        byName[name] = previous.merging(statistics)
+      } else {
+        byName[name] = statistics
+      }
     }
-    // A property's name is made once, not per scope that read it and per comparison of the sort (names are built
-    // from the type's reflected name, character by character).
+    // Every property a scope read was read, so it has statistics and a name here; a name is made once, not per
+    // scope that read it and per comparison of the sort (names are built from the type's reflected name, character
+    // by character).
     var propertyNames = DenseTable<String>()
     for property in properties { propertyNames[property.id] = property.name }
-    func propertyName(_ id: UInt32) -> String {
-      if let name = propertyNames[id] { return name }
-      let name = definitions.propertyName(id)
-      propertyNames[id] = name
-      return name
+    // Sorted by (runs, label) as an array of small entries, then built in that order: the rows themselves (their
+    // statistics, tables and names) are not moved around by the sort.
+    let order = byName.map { (runs: $0.value.runs, label: $0.key, statistics: $0.value) }.sorted {
+      ($1.runs, $0.label) < ($0.runs, $1.label)
     }
-    let scopes = byName.map { name, statistics in
-      AnalysisReport.Scope(
-        label: name, statistics: statistics,
-        reads: statistics.reads.count == 1
-          ? [propertyName(statistics.reads.first!.key)]
-          : statistics.reads.map { (count: $0.value, name: propertyName($0.key)) }.sorted {
-            ($1.count, $0.name) < ($0.count, $1.name)
-          }.map(\.name),
-        isolations: statistics.isolations.keys.map { $0 == 0 ? "nonisolated" : definitions.typeName($0) }.sorted())
-    }.sorted { ($1.statistics.runs, $0.label) < ($0.statistics.runs, $1.label) }
+    var scopes: [AnalysisReport.Scope] = []
+    scopes.reserveCapacity(order.count)
+    for entry in order {
+      let statistics = entry.statistics
+      let reads: [String]
+      if statistics.reads.count == 1 {
+        let id = statistics.reads.first!.key
+        reads = [propertyNames[id] ?? definitions.propertyName(id)]
+      } else {
+        reads = statistics.reads.map {
+          (count: $0.value, name: propertyNames[$0.key] ?? definitions.propertyName($0.key))
+        }
+        .sorted { ($1.count, $0.name) < ($0.count, $1.name) }.map(\.name)
+      }
+      let isolations =
+        statistics.isolations.isEmpty
+        ? [] : statistics.isolations.keys.map { $0 == 0 ? "nonisolated" : definitions.typeName($0) }.sorted()
+      scopes.append(
+        AnalysisReport.Scope(label: entry.label, statistics: statistics, reads: reads, isolations: isolations))
+    }
 
     let objects = replay.typeStatistics.map { type, statistics in
       AnalysisReport.Objects(type: type == 0 ? "<unknown type>" : definitions.typeName(type), statistics: statistics)
