@@ -92,11 +92,20 @@ public struct ReplayMachine {
       return result
     }
 
+    /// Removes the scopes `shouldRemove` says, in place: the kept ones move down in order over the removed ones, as
+    /// if appended again one by one (no array is made, and `more` keeps its capacity).
     mutating func removeAll(where shouldRemove: (UInt32) -> Bool) {
-      let kept = scopes.filter { !shouldRemove($0) }
-      firstCount = 0
-      more = []
-      for scope in kept { append(scope) }
+      let total = count
+      var kept = 0
+      for index in 0..<total {
+        // Read before any write at or past it: the kept ones are written at `kept`, never past `index`.
+        let scope = index < Self.inlined ? first[index] : more[index - Self.inlined]
+        guard !shouldRemove(scope) else { continue }
+        if kept < Self.inlined { first[kept] = scope } else { more[kept - Self.inlined] = scope }
+        kept += 1
+      }
+      firstCount = min(kept, Self.inlined)
+      more.removeLast(more.count - max(0, kept - Self.inlined))
     }
   }
 
@@ -825,6 +834,11 @@ public struct ReplayMachine {
         for key in previous.lastReads.elements where !run.reads.contains(key) {
           keys.withState(key) { keyOverflow.removeReader(id, key, &$0) }
         }
+        // What the previous run read too has this instance among its readers already (it was inserted at that
+        // run's end and is removed only above): a run that reads what the one before it read touches no state.
+        for key in run.reads.elements where !previous.lastReads.contains(key) {
+          keys.withState(key) { keyOverflow.insertReader(id, key, &$0) }
+        }
       }
       if spareReadLists.count < Self.spareReadListLimit, var spare = previous.lastReads.takeElements() {
         spare.removeAll(keepingCapacity: true)
@@ -832,12 +846,12 @@ public struct ReplayMachine {
       }
     } else {
       first = true
+      // A property's readers are there only to list the writes coalesced into them.
+      if listsCoalescedWrites {
+        for key in run.reads.elements { keys.withState(key) { keyOverflow.insertReader(id, key, &$0) } }
+      }
     }
     instances[id] = Instance(label: run.fact.label, lastRunBeginSequence: run.beginSequence, lastReads: run.reads)
-    // A property's readers are there only to list the writes coalesced into them.
-    if listsCoalescedWrites {
-      for key in run.reads.elements { keys.withState(key) { keyOverflow.insertReader(id, key, &$0) } }
-    }
     consumer.consume(
       .runEnded(
         RunEndedFact(

@@ -53,6 +53,45 @@ struct ReplayStateTests {
     #expect(replay.liveRunCount == 0)
   }
 
+  @Test("a subscriber list's compaction keeps what an array's filter keeps, in order, across its inlined part")
+  func subscriberListRemoveAll() {
+    // Every length up to three times the inlined part, with removal patterns that take from the inlined part, from
+    // the rest, from both and none: the list against a plain array filtered the same way.
+    for length in 0...(3 * ReplayMachine.SubscriberList.inlined) {
+      for pattern in 0..<6 {
+        var list = ReplayMachine.SubscriberList()
+        let scopes = (0..<length).map { UInt32(100 + $0) }
+        for scope in scopes { list.append(scope) }
+        let removed: (UInt32) -> Bool = { scope in
+          let index = Int(scope) - 100
+          switch pattern {
+          case 0: return false
+          case 1: return true
+          case 2: return index % 2 == 0
+          case 3: return index < ReplayMachine.SubscriberList.inlined
+          case 4: return index >= 3 && index % 3 != 0
+          default: return index == length - 1
+          }
+        }
+        var calls: [UInt32] = []
+        list.removeAll { scope in
+          calls.append(scope)
+          return removed(scope)
+        }
+        let expected = scopes.filter { !removed($0) }
+        #expect(calls == scopes, "length \(length), pattern \(pattern): each asked once, in order")
+        #expect(list.scopes == expected, "length \(length), pattern \(pattern)")
+        #expect(list.count == expected.count)
+        // Appending after a compaction goes on from the kept ones.
+        list.append(7)
+        #expect(list.scopes == expected + [7])
+        var visited: [UInt32] = []
+        list.forEach { visited.append($0) }
+        #expect(visited == expected + [7])
+      }
+    }
+  }
+
   @Test("a scope's reads by property count every read, the latest ones too, whenever the statistics are read")
   func scopeReadsCounted() {
     var script = EventScript()

@@ -42,6 +42,29 @@ struct ReplayTests {
     #expect(replay.scopes[1]?.runs == 2)
   }
 
+  @Test("an instance's next run that reads something new and drops something: writes of what it reads now are coalesced into it, of what it dropped not")
+  func coalescedAfterReadsChanged() {
+    var script = EventScript()
+    script.run(1, label: 1, reads: [(1, 1), (2, 1)])
+    script.write(1, 1, firing: [1], unchanged: false)
+    script.run(2, label: 1, reads: [(1, 1), (3, 1)])  // the same instance: drops object 2, reads object 3
+    script.write(3, 1, firing: [2], unchanged: false)
+    script.write(3, 1, unchanged: false)  // read by its last run: coalesced
+    script.write(2, 1, unchanged: false)  // read only by its run before: not
+    script.write(1, 1, unchanged: false)  // read by both: coalesced
+    script.run(3, label: 1, reads: [(2, 1)])  // back to object 2 alone
+    script.write(2, 1, firing: [3], unchanged: false)
+    script.write(2, 1, unchanged: false)
+    script.write(3, 1, unchanged: false)
+    script.write(1, 1, unchanged: false)
+    let (_, facts) = script.replay()
+    let coalesced = facts.compactMap { fact -> [UInt32]? in
+      if case .writeBegan(let write) = fact { return write.coalescedInto }
+      return nil
+    }
+    #expect(coalesced == [[], [], [1], [], [1], [], [1], [], []])
+  }
+
   @Test("a machine that does not list coalesced writes (the timeline's) gives every other fact the same")
   func withoutCoalescedWrites() {
     var script = EventScript()
