@@ -201,6 +201,22 @@ public enum TraceAnalysis {
     Findings.derive(replay, definitions, nil, mainThread: mainThread ?? replay.mainActorThread)
   }
 
+  /// The binaries of the trace's symbol table that named nothing, by file name: some of their addresses (stack
+  /// frames, property getters) resolved to no function, and none to a file and line (no symbol table, no debug
+  /// info: `strip` removes both). A library with symbols but no debug info (the toolchain's) names its functions,
+  /// and is not one of them. Empty without a symbol table (the report says that apart). Asked for by the report
+  /// command, not a field of `AnalysisReport.Trace`: with one there, `AmbiguousNameTests` crashed (a null resume
+  /// pointer in its async test; not understood yet).
+  public static func binariesWithoutSymbols(_ definitions: TraceDefinitions) -> [String] {
+    var unnamed: Set<String> = []
+    var placed: Set<String> = []
+    for frame in definitions.symbols.frames.values where !frame.module.isEmpty {
+      if frame.function.isEmpty { unnamed.insert(frame.module) }
+      if !frame.file.isEmpty { placed.insert(frame.module) }
+    }
+    return unnamed.subtracting(placed).sorted()
+  }
+
   static func report(_ replay: Replay, _ reader: TraceReader) -> AnalysisReport {
     var trace = AnalysisReport.Trace(
       path: reader.path, events: replay.events, threads: max(replay.threadsSeen.count, reader.threads.count),

@@ -53,7 +53,9 @@ enum HTMLReport {
     return .svg(svg)
   }
 
-  static func page(_ report: AnalysisReport, graph: Graph, scopes: WhoReadWhat) -> String {
+  static func page(
+    _ report: AnalysisReport, graph: Graph, scopes: WhoReadWhat, binariesWithoutSymbols: [String] = []
+  ) -> String {
     let trace = report.trace
     let warnings = report.findings.filter { !$0.isInformational }
     let information = report.findings.filter(\.isInformational)
@@ -96,6 +98,11 @@ enum HTMLReport {
       notes.append("Recorded without call stacks: no sites (OBSTRACE_BACKTRACES=writes).")
     }
     if !trace.symbolized { notes.append("No symbol table: names are fallbacks (run obstrace symbolize).") }
+    if !binariesWithoutSymbols.isEmpty {
+      notes.append(
+        "No symbols or debug info in \(binariesWithoutSymbols.joined(separator: ", ")) (stripped?): sites in "
+          + "that code and names of its properties are not known.")
+    }
     if !notes.isEmpty { html += "<p class=\"note\">\(notes.map(escape).joined(separator: " "))</p>\n" }
 
     // Findings.

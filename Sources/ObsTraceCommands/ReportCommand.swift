@@ -54,7 +54,9 @@ enum ReportCommand: TraceCommand {
       }
       let graph = GraphCommand.dot(
         analysis.replay, analysis.definitions, GraphCommand.Options(sites: true), writes: writes)
-      let page = HTMLReport.page(analysis.report, graph: HTMLReport.render(dotText: graph), scopes: scopes)
+      let page = HTMLReport.page(
+        analysis.report, graph: HTMLReport.render(dotText: graph), scopes: scopes,
+        binariesWithoutSymbols: TraceAnalysis.binariesWithoutSymbols(analysis.definitions))
       try TraceInput.write(page, to: parsed.value("output"), output: output, command: name)
       return 0
     }
@@ -65,11 +67,12 @@ enum ReportCommand: TraceCommand {
     KeptUntilExit.keep(analysis.replay)
     let report = analysis.report
     KeptUntilExit.keep(report)
+    let unnamed = TraceAnalysis.binariesWithoutSymbols(analysis.definitions)
     let printed: String
     switch format {
-    case "json": printed = ReportPrinter.json(report)
+    case "json": printed = ReportPrinter.json(report, binariesWithoutSymbols: unnamed)
     case "github": printed = GitHubAnnotations.report(report, root: root)
-    default: printed = ReportPrinter.text(report, top: top)
+    default: printed = ReportPrinter.text(report, top: top, binariesWithoutSymbols: unnamed)
     }
     try TraceInput.write(printed, to: parsed.value("output"), output: output, command: name)
     return 0
@@ -158,7 +161,9 @@ extension TraceInput {
 
 /// Renders an `AnalysisReport`; derives nothing.
 enum ReportPrinter {
-  static func text(_ report: AnalysisReport, top: Int) -> String {
+  /// The report as text; `binariesWithoutSymbols` (`TraceAnalysis.binariesWithoutSymbols`) is said under the
+  /// header.
+  static func text(_ report: AnalysisReport, top: Int, binariesWithoutSymbols: [String] = []) -> String {
     var out = TextBuffer()
     let trace = report.trace
     out.line("ObsTrace report: \(trace.path)")
@@ -170,6 +175,13 @@ enum ReportPrinter {
       "  call stacks: \(trace.backtraces)"
         + (trace.backtraces == "off" ? " (no sites: record with OBSTRACE_BACKTRACES=writes or all)" : "")
         + (trace.symbolized ? "" : "; no symbol table: names are fallbacks (run 'obstrace symbolize')"))
+    if !binariesWithoutSymbols.isEmpty {
+      let many = binariesWithoutSymbols.count > 1
+      out.line(
+        "  no symbols or debug info in \(binariesWithoutSymbols.joined(separator: ", ")) (stripped?): "
+          + "sites in \(many ? "their" : "its") code and names of \(many ? "their" : "its") properties are not "
+          + "known; record an unstripped build to see them")
+    }
     out.line()
 
     out.line("Properties, by invalidations")
@@ -274,7 +286,7 @@ enum ReportPrinter {
   }
 
   /// The report as JSON (schema `obstrace.report/1`), written into one byte buffer (`JSONBuffer`).
-  static func json(_ report: AnalysisReport) -> String {
+  static func json(_ report: AnalysisReport, binariesWithoutSymbols: [String] = []) -> String {
     let trace = report.trace
     var out = JSONBuffer(capacity: 4096 + 320 * report.scopes.count + 400 * report.properties.count)
     out.raw("{\"schema\":\"obstrace.report/1\",\"trace\":{\"path\":")
@@ -301,6 +313,8 @@ enum ReportPrinter {
     out.string(trace.backtraces)
     out.raw(",\"symbolized\":")
     out.bool(trace.symbolized)
+    out.raw(",\"binariesWithoutSymbols\":")
+    out.array(binariesWithoutSymbols) { $0.string($1) }
     out.raw("},\"properties\":")
     out.array(report.properties) { out, property in
       let s = property.statistics

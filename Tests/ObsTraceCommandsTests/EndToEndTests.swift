@@ -522,3 +522,44 @@ struct CommandLineTests {
     #expect(dump.standardOutput.contains("# truncated at byte "))
   }
 }
+
+@Suite("Stripped binaries")
+struct StrippedBinaryTests {
+  /// The report's JSON `trace.binariesWithoutSymbols` and its text, for a trace of `program` (run with no
+  /// arguments).
+  func report(of program: String, _ name: String) throws -> (binaries: [String], text: String, html: String) {
+    let trace = Paths.temporary("\(name).trc")
+    let run = try Run.program(program, [], environment: ["OBSTRACE_OUTPUT": trace])
+    #expect(run.status == 0, "\(run.standardError)")
+    let json = Run.command(["report", "--format", "json", trace]).standardOutput
+    let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+    let binaries = try #require((object["trace"] as? [String: Any])?["binariesWithoutSymbols"] as? [String])
+    let html = Paths.temporary("\(name).html")
+    #expect(Run.command(["report", "--format", "html", trace, "-o", html]).status == 0)
+    return (binaries, Run.command(["report", trace]).standardOutput, try String(contentsOfFile: html, encoding: .utf8))
+  }
+
+  @Test(
+    "a trace of a stripped program says once which binary had no symbols, in text, JSON and HTML; an unstripped one says nothing"
+  )
+  func strippedDemo() throws {
+    let stripped = Paths.temporary("obstrace-demo-stripped")
+    try? FileManager.default.removeItem(atPath: stripped)
+    try FileManager.default.copyItem(atPath: Paths.binary("obstrace-demo"), toPath: stripped)
+    #expect(try Run.program("/usr/bin/env", ["strip", stripped]).status == 0)
+    let (binaries, text, html) = try report(of: stripped, "stripped")
+    #expect(binaries == ["obstrace-demo-stripped"], "\(binaries)")
+    let lines = text.split(separator: "\n").filter { $0.contains("no symbols or debug info") }
+    #expect(
+      lines == [
+        "  no symbols or debug info in \(binaries.first ?? "") (stripped?): sites in its code and names of its "
+          + "properties are not known; record an unstripped build to see them"
+      ], "\(text)")
+    #expect(html.contains("No symbols or debug info in \(binaries.first ?? "")"))
+
+    let (plainBinaries, plainText, plainHTML) = try report(of: Paths.binary("obstrace-demo"), "unstripped")
+    #expect(plainBinaries.isEmpty)
+    #expect(!plainText.contains("no symbols or debug info"))
+    #expect(!plainHTML.contains("No symbols or debug info"))
+  }
+}
