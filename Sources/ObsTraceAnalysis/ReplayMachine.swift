@@ -30,6 +30,12 @@ public struct ReplayMachine {
     var liveObjects = 0
   }
 
+  /// A read outside any scope, the last event of its thread (see `untrackedAccessLast`).
+  struct UntrackedAccess {
+    var key: PropertyKey
+    var stack: UInt32
+  }
+
   /// One instance of a scope (a view's node, an observer, an iterator): its runs follow each other.
   struct Instance {
     var label: UInt32
@@ -247,9 +253,10 @@ public struct ReplayMachine {
   private var sequence: UInt64 = 0
   /// Threads whose last event was a read outside any scope, with that read (until the thread's next event): a
   /// direct willSet (`_modify`) of the same property next on the thread makes it the write's own access
-  /// (`WriteBeganFact.ownAccess`). Per thread, since the events of several threads interleave in time order; a
-  /// short list (a few threads at a time), looked at only while it holds one.
-  private var untrackedAccessLast: [(thread: UInt32, key: PropertyKey, stack: UInt32)] = []
+  /// (`WriteBeganFact.ownAccess`). Per thread, since the events of several threads interleave in time order; by
+  /// thread id (an array: a thread that exited after such a read keeps its entry, which costs no other thread's
+  /// event anything), looked at only while it holds one.
+  private var untrackedAccessLast = DenseTable<UntrackedAccess>()
   /// Writes between their willSet and didSet, over all threads: while none is, a read races nothing.
   private var writesInProgress = 0
   /// By scope id: ids are handed out in increasing order, and a run is held only while its observers are or will
@@ -345,8 +352,8 @@ public struct ReplayMachine {
       threadSeen[event.thread] = true
     }
     // The thread's previous event, if it was a read outside any scope: taken, whatever this event is.
-    var previousUntrackedAccess: (key: PropertyKey, stack: UInt32)?
-    if !untrackedAccessLast.isEmpty { previousUntrackedAccess = takeUntrackedAccess(of: event.thread) }
+    var previousUntrackedAccess: UntrackedAccess?
+    if !untrackedAccessLast.isEmpty { previousUntrackedAccess = untrackedAccessLast.removeValue(event.thread) }
     switch event.kind {
     case .objectCreated:
       if accountsObjects {
@@ -436,15 +443,6 @@ public struct ReplayMachine {
             time: event.time, thread: event.thread, sequence: event.key, label: sequences[event.key]?.label ?? 0,
             ending: ending)))
     }
-  }
-
-  /// The last event of `thread`, if it was a read outside any scope, taken from `untrackedAccessLast`.
-  private mutating func takeUntrackedAccess(of thread: UInt32) -> (key: PropertyKey, stack: UInt32)? {
-    guard let index = untrackedAccessLast.firstIndex(where: { $0.thread == thread }) else { return nil }
-    let access = untrackedAccessLast[index]
-    untrackedAccessLast.swapAt(index, untrackedAccessLast.count - 1)
-    untrackedAccessLast.removeLast()
-    return (access.key, access.stack)
   }
 
   /// A run's observers were installed: it subscribes to each object it read. Out of line (as the other scope
@@ -606,7 +604,7 @@ public struct ReplayMachine {
       }
     }
     let scope = event.scope
-    if scope == 0 { untrackedAccessLast.append((event.thread, key, event.stack)) }
+    if scope == 0 { untrackedAccessLast[event.thread] = UntrackedAccess(key: key, stack: event.stack) }
     consumer.consume(
       .read(
         ReadFact(
@@ -615,7 +613,7 @@ public struct ReplayMachine {
   }
 
   private mutating func willSet<Consumer: ReplayConsumer>(
-    _ event: TraceEvent, _ previousUntrackedAccess: (key: PropertyKey, stack: UInt32)?, _ consumer: inout Consumer
+    _ event: TraceEvent, _ previousUntrackedAccess: UntrackedAccess?, _ consumer: inout Consumer
   ) {
     let type = noteObject(event)
     let key = PropertyKey(object: event.object, property: event.key)
