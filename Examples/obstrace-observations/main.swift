@@ -222,6 +222,10 @@ func twoIterators() async {
   print("property += 1")
   model.property += 1
   print("  first: \(await first.value), second: \(await second.value)")
+  // Observation's tracking of each iterator's last value outlives the iterator: this write fires both, and no
+  // loop runs again.
+  print("property += 1 after both loops ended")
+  model.property += 1
 }
 
 /// Observation's own race, not a side-by-side mode (its outcome is the scheduler's): a detached loop that stops at

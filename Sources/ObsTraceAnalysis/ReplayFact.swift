@@ -184,6 +184,11 @@ public struct FireFact: Sendable, Equatable {
   /// The replay predicted this fire (an `untraced` run: tracking ObsTrace does not own); the recorder did not
   /// see it.
   public var predicted = false
+  /// The run's `Observations` sequence had ended (the iterator was released, cancelled or finished) before this
+  /// fire: Observation's tracking of the last value outlives the iterator and fires at the next change of what it
+  /// read, and the recorder ended the run for the trace when the sequence ended. No value follows; it invalidates
+  /// no run, and is counted as no invalidation.
+  public var afterSequenceEnded = false
 }
 
 /// Why a scope's observers were removed (the flags of `trackingCancelled`).

@@ -265,10 +265,11 @@ public struct ReplayMachine {
   /// `Observations` runs the machine ended itself (every object they read was freed): the recorder still cancels
   /// such a run when its sequence ends, and that cancel is of a run known to have ended, not of an unknown one.
   private var endedWhenFreed: Set<UInt32> = []
-  /// `Observations` runs whose sequence ended (finished, cancelled, abandoned) while they waited for a change: the
-  /// recorder cancels such a run when its iteration ends, but Observation keeps its tracking installed until the
-  /// next willSet of something it read, which fires it into nothing. That fire is expected, not an unknown scope's.
-  private var endedWhileWaiting: Set<UInt32> = []
+  /// `Observations` runs whose sequence ended (finished, cancelled, abandoned) while they waited for a change, by
+  /// scope: the recorder cancels such a run when its iteration ends, but Observation keeps its tracking installed
+  /// until the next willSet of something it read, which fires it into nothing. That fire is expected, not an
+  /// unknown scope's: it is given as a fire after its sequence ended (`FireFact.afterSequenceEnded`).
+  private var endedWhileWaiting: [UInt32: RunFact] = [:]
   /// Per thread, the last tracking run that ended having read nothing ObsTrace records, until its install or the next
   /// such run on the thread. Observation installs a run whose access list is not empty, and a run whose reads all
   /// went to Observation's own registrar (an `@Observable` declared without `import ObsTrace`) has such a list: its
@@ -746,9 +747,18 @@ public struct ReplayMachine {
         event.scope, { run in run.subscribed || run.fact.kind == .named || !run.ended ? run.fact : nil }),
       let run
     else {
-      // The tracking of an Observations iteration that ended while waiting, still installed in Observation: its
-      // fire wakes nothing (see `endedWhileWaiting`).
-      if endedWhileWaiting.remove(event.scope) != nil { return }
+      if let run = endedWhileWaiting.removeValue(forKey: event.scope) {
+        // The tracking of an Observations iteration that ended while waiting, still installed in Observation: its
+        // fire wakes nothing (see `endedWhileWaiting`).
+        let cause = PropertyKey(object: event.object, property: event.key)
+        let explained =
+          event.object != 0 && openWrites.contains(where: { $0.thread == event.thread && $0.key == cause })
+        return consumer.consume(
+          .fire(
+            FireFact(
+              time: event.time, thread: event.thread, scope: event.scope, label: run.label,
+              instance: run.instance, cause: explained ? cause : nil, afterSequenceEnded: true)))
+      }
       return anomaly(.fireOfUnknownScope, event, &consumer)
     }
     noteAwaitingRerun(run.instance)
@@ -785,7 +795,7 @@ public struct ReplayMachine {
     if ended {
       runs.remove(scope)
       if derived && reason == .objectsFreed && sequence != 0 { endedWhenFreed.insert(scope) }
-      if !derived && reason == .sequenceEnded && wasSubscribed { endedWhileWaiting.insert(scope) }
+      if !derived && reason == .sequenceEnded && wasSubscribed { endedWhileWaiting[scope] = fact }
     }
     // One cancel per run: a one-shot fire is cancelled here, and the recorder's own cancel that follows it
     // finds the run gone.

@@ -121,6 +121,8 @@ public struct ReplayStatistics: ReplayConsumer {
         statistics.threads.insert(ended.run.thread)
       }
     case .fire(let fire):
+      // The last value's tracking of an ended `Observations` sequence: nothing is invalidated (see FireFact).
+      if fire.afterSequenceEnded { return }
       modifyScope(fire.label) {
         $0.invalidations += 1
         if fire.predicted { $0.predictedInvalidations += 1 }

@@ -29,7 +29,7 @@ public struct TimeOrderedFacts {
     case .runEnded(let ended): ended.run.time
     case .write(let write): write.time
     case .read(let read): read.stale ? read.time : nil
-    case .fire(let fire): fire.cause == nil ? fire.time : nil
+    case .fire(let fire): fire.cause == nil || fire.afterSequenceEnded ? fire.time : nil
     case .cancel(let cancel): cancel.reason == .fired ? nil : cancel.time
     case .anomaly(let anomaly): anomaly.time
     case .sequenceEnded(let ended): ended.ending == nil ? nil : ended.time
@@ -80,7 +80,7 @@ public struct TimeOrderedFacts {
       guard read.stale else { return }
       time = read.time
     case .fire(let fire):
-      guard fire.cause == nil else { return }
+      guard fire.cause == nil || fire.afterSequenceEnded else { return }
       time = fire.time
     case .cancel(let cancel):
       guard cancel.reason != .fired else { return }

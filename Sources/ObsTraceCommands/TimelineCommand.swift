@@ -448,6 +448,24 @@ final class TimelinePrinter {
       appendObject(read.key)
       writer.append(" inside its own willSet: saw the old value")
       appendSite(read.stack)
+    case .fire(let fire) where fire.afterSequenceEnded:
+      guard
+        matches(
+          time: fire.time, thread: fire.thread, keys: fire.cause.map { [$0] } ?? [], label: fire.label,
+          scope: fire.scope)
+      else { return }
+      appendPrefix(fire.time, fire.thread)
+      writer.append("fired ")
+      appendLabel(fire.label)
+      writer.append(" (#")
+      writer.appendDecimal(fire.scope)
+      writer.append(") after its sequence ended: the last value's tracking outlives the iterator")
+      if let cause = fire.cause {
+        writer.append(" (by ")
+        appendObject(cause)
+        writer.append(")")
+      }
+      writer.append("; no value follows")
     case .fire(let fire):
       guard fire.cause == nil, filter.object == nil, filter.property == nil,
         matches(time: fire.time, thread: fire.thread, keys: EmptyCollection(), label: fire.label, scope: fire.scope)

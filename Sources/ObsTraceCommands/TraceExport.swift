@@ -162,7 +162,8 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
         ], flowsIn: write.fired.map { Self.runFlow($0.scope) })
     case .fire(let fire):
       var event = ExportEvent(
-        phase: .instant, thread: fire.thread, time: fire.time, name: "invalidate " + labelName(fire.label),
+        phase: .instant, thread: fire.thread, time: fire.time,
+        name: (fire.afterSequenceEnded ? "fire after its sequence ended: " : "invalidate ") + labelName(fire.label),
         category: "fire")
       event.arguments = [("scope", .number(UInt64(fire.scope))), ("instance", .number(UInt64(fire.instance)))]
       if let cause = fire.cause {
@@ -172,9 +173,12 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
         event.arguments.append(
           ("by", .string("a write ObsTrace did not record (an @Observable without `import ObsTrace`?)")))
       }
-      event.flowsOut = [nextFlow]
-      pendingFlows[fire.instance, default: []].append(nextFlow)
-      nextFlow += 1
+      // The last value's tracking of an ended sequence: no run follows it.
+      if !fire.afterSequenceEnded {
+        event.flowsOut = [nextFlow]
+        pendingFlows[fire.instance, default: []].append(nextFlow)
+        nextFlow += 1
+      }
       try emit(event)
     case .sequenceEnded(let ended):
       var event = ExportEvent(

@@ -735,6 +735,44 @@ struct ConcurrencyReplayTests {
     #expect(replay.scopes[1]?.sequencesRunningAtEnd == 0)
   }
 
+  @Test(
+    "a fire of an abandoned sequence's last run (Observation's tracking outlives the iterator) is placed: no inconsistency, no invalidation; a fire of a run never known still is one"
+  )
+  func fireAfterSequenceAbandoned() {
+    var script = EventScript()
+    script.created(1)
+    script.begin(10, label: 1, kind: .observations, instance: 100)
+    script.events.append(TraceEvent(kind: .observationsRun, flags: 1, thread: 1, time: 0, key: 100, scope: 10, aux: 7))
+    script.read(1, 1, in: 10)
+    script.end(10)
+    script.install(10)
+    // The loop breaks: the iterator is released; the recorder ends the last run and the sequence.
+    script.events.append(
+      TraceEvent(kind: .trackingCancelled, flags: EventFlags.cancelledBySequenceEnd, thread: 1, time: 0, scope: 10))
+    script.events.append(
+      TraceEvent(
+        kind: .observationsEnd, flags: SequenceEnding.abandoned.rawValue, thread: 1, time: 0, key: 100, scope: 10))
+    // The next write of what it read fires Observation's tracking of that last value, once.
+    script.write(1, 1, firing: [10], thread: 2)
+    script.write(1, 1, thread: 2)
+    let (replay, facts) = script.replay()
+    #expect(replay.anomalies.isEmpty)
+    let fires = facts.compactMap { fact -> FireFact? in
+      if case .fire(let fire) = fact { return fire }
+      return nil
+    }
+    #expect(fires.count == 1)
+    #expect(fires.first?.afterSequenceEnded == true)
+    #expect(fires.first?.scope == 10)
+    #expect(fires.first?.cause == PropertyKey(object: 1, property: 1))
+    #expect(replay.scopes[1]?.invalidations == 0)
+    #expect(replay.scopes[1]?.endings == ["abandoned": 1])
+    // The same fire a second time (or of any run never seen) is still an inconsistency.
+    var again = script
+    again.write(1, 1, firing: [10], thread: 2)
+    #expect(again.replay().0.anomalies == [.fireOfUnknownScope: 1])
+  }
+
   @Test("a type used on the main actor's thread and on others is an off-main-thread finding, information only")
   func offMain() {
     var script = EventScript()

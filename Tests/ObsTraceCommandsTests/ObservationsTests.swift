@@ -102,6 +102,17 @@ struct ObservationsTests {
     #expect(!text.contains("still running at the end"), "\(text)")
     let timeline = Run.command(["timeline", trace]).standardOutput
     #expect(timeline.components(separatedBy: "ended: abandoned").count == 3, "\(timeline)")
+    // The write after both loops ended fires each iterator's last tracking (Observation's, which outlives the
+    // iterator): placed, said in the timeline, no inconsistency and no invalidation.
+    #expect(
+      timeline.components(separatedBy: "after its sequence ended: the last value's tracking outlives the iterator")
+        .count == 3, "\(timeline)")
+    #expect(!timeline.contains("INCONSISTENT"), "\(timeline)")
+    let exported = Paths.temporary("two-iterators.json")
+    #expect(Run.command(["export", trace, "--format", "chrome-json", "-o", exported]).status == 0)
+    let chrome = try String(contentsOfFile: exported, encoding: .utf8)
+    #expect(chrome.components(separatedBy: "\"fire after its sequence ended: ").count == 3, "\(chrome)")
+    #expect(loop["invalidations"] as? Int == 2)
     let findings = try #require(report["findings"] as? [[String: Any]])
     #expect(!findings.contains { $0["kind"] as? String == "inconsistent-trace" })
     #expect(!findings.contains { $0["kind"] as? String == "leaked-object" })
