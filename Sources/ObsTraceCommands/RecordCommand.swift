@@ -67,8 +67,13 @@ enum RecordCommand: TraceCommand {
     if stat(path, &existing) == 0, existing.st_mode & S_IFMT == S_IFDIR {
       throw CommandError("obstrace record: -o \(path) is a directory; give the trace file's path")
     }
+    // A FIFO blocked the probe below until a reader came; a device (/dev/null, /dev/full) ran the command untraced
+    // and exited 0 (the recorder refuses both, TraceFileWriter).
+    if stat(path, &existing) == 0, let kind = TraceFileWriter.notRegular(existing.st_mode) {
+      throw CommandError("obstrace record: -o \(path) is \(kind), not a regular file; give the trace file's path")
+    }
     let existed = access(path, F_OK) == 0
-    let probe = open(path, O_WRONLY | O_CREAT, 0o644)
+    let probe = open(path, O_WRONLY | O_CREAT | O_NONBLOCK, 0o644)
     guard probe >= 0 else {
       throw CommandError("obstrace record: cannot create -o \(path) (\(String(cString: strerror(errno))))")
     }
@@ -80,8 +85,8 @@ enum RecordCommand: TraceCommand {
       throw CommandError(
         "obstrace record: -o \(path) is being written by another process's recording; give another path")
     }
-    // Remove a stale trace so the summary cannot describe it; a device or a FIFO (-o /dev/null) is not a trace, and
-    // stays.
+    // Remove a stale trace so the summary cannot describe it (only a regular file gets here, unless something put
+    // another kind of file at the path since: that stays).
     var probed = stat()
     if !existed || (stat(path, &probed) == 0 && probed.st_mode & S_IFMT == S_IFREG) { unlink(path) }
     let status = try spawnAndWait(command, adding: environment)

@@ -104,7 +104,7 @@ public final class TraceFileWriter {
   }
 
   /// What a file of mode `mode` is, when it is not a regular file ("a FIFO"), else nil.
-  static func notRegular(_ mode: mode_t) -> String? {
+  public static func notRegular(_ mode: mode_t) -> String? {
     switch mode & S_IFMT {
     case S_IFREG: nil
     case S_IFIFO: "a FIFO"

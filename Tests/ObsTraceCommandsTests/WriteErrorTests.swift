@@ -150,13 +150,29 @@ struct WriteErrorTests {
     #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["baseline.json"])
   }
 
-  @Test("record -o naming a device leaves the device in place (it removed it to clear a stale trace)")
+  @Test("record -o naming a device or a FIFO is refused before the command runs: one line, exit 2, the file left")
   func recordOnDevice() throws {
     try #require(Self.isDevice("/dev/full"), "/dev/full is not a device on this machine")
-    let result = Run.command(["record", "-o", "/dev/full", "--", "/bin/true"])
+    let fifo = Paths.temporary("record.fifo")
+    unlink(fifo)
+    try #require(mkfifo(fifo, 0o644) == 0)
+    for (path, kind) in [("/dev/full", "a character device"), ("/dev/null", "a character device"), (fifo, "a FIFO")] {
+      // Under `timeout -s KILL` (the runner's children inherit SIGTERM blocked): opening the FIFO blocked record.
+      let result = try Run.program(
+        "/usr/bin/timeout",
+        ["-s", "KILL", "60", Paths.binary("obstrace"), "record", "-o", path, "--", "/bin/sh", "-c", "echo ran"])
+      #expect(result.status == 2)
+      #expect(result.standardOutput.isEmpty)
+      #expect(
+        result.errorLines == [
+          "obstrace record: -o \(path) is \(kind), not a regular file; give the trace file's path"
+        ])
+    }
     #expect(Self.isDevice("/dev/full"))
-    #expect(result.status == 0)
+    var status = stat()
+    #expect(stat(fifo, &status) == 0 && status.st_mode & S_IFMT == S_IFIFO)
   }
+
 
   @Test("the recorder whose file cannot grow (a file size limit, as a full disk): one line, the program prints the same")
   func recorderOnFullDisk() throws {
