@@ -73,7 +73,9 @@ enum CheckCommand: TraceCommand {
 
     Prints what grew, shrank, is new or gone, and the limits. Exits 1 when a count grew by more than the
     tolerance (a count that was 0 fails whatever the tolerance) or a limit is exceeded; 0 otherwise; 2 on bad
-    input. Limits name a property (Type.name) or a scope label; metrics are those of 'obstrace baseline'.
+    input. Limits name a property (Type.name) or a scope label; metrics are those of 'obstrace baseline': a
+    property's writes, noopWrites, invalidations, wastedInvalidations, maximumFanOut; a scope's runs,
+    invalidations, wastedInvalidations, redundantRuns.
 
     OPTIONS:
       --baseline <file>     The baseline to compare with (from 'obstrace baseline').
@@ -98,6 +100,25 @@ enum CheckCommand: TraceCommand {
 
     """
 
+  /// Why `--max text` is not a limit: an unknown metric is named with the metrics there are (the report prints
+  /// columns, such as reads, that check does not count); anything else gets the form.
+  static func unparsedLimit(_ text: String) -> String {
+    let metrics =
+      "a property's: \(Baseline.propertyMetrics.joined(separator: ", ")); "
+      + "a scope's: \(Baseline.scopeMetrics.joined(separator: ", "))"
+    if let colon = text.lastIndex(of: ":"), colon != text.startIndex {
+      let rest = text[text.index(after: colon)...]
+      if let operatorIndex = rest.firstIndex(where: { "<=".contains($0) }), operatorIndex != rest.startIndex {
+        let metric = rest[..<operatorIndex]
+        if !Baseline.propertyMetrics.contains(String(metric)) && !Baseline.scopeMetrics.contains(String(metric)) {
+          return "obstrace check: --max '\(text)': '\(metric)' is not a metric check counts (\(metrics))"
+        }
+      }
+    }
+    return "obstrace check: --max '\(text)' is not of the form 'Name:metric<=N' (also < and ==) with a metric of "
+      + "'obstrace baseline' (\(metrics))"
+  }
+
   static func run(_ arguments: [String], output: CommandOutput) throws(CommandError) -> Int32 {
     let parsed = try ArgumentSpecification(
       options: [
@@ -121,10 +142,7 @@ enum CheckCommand: TraceCommand {
     }
     var limits: [BaselineComparison.Limit] = []
     for text in parsed.values("max") {
-      guard let limit = BaselineComparison.Limit.parse(text) else {
-        throw CommandError(
-          "obstrace check: --max '\(text)' is not of the form 'Name:metric<=N' with a metric of 'obstrace baseline'")
-      }
+      guard let limit = BaselineComparison.Limit.parse(text) else { throw CommandError(Self.unparsedLimit(text)) }
       // A count is never negative: `<=-1` or `<0` can never pass, which is a mistake, not a limit.
       guard limit.value >= (limit.comparison == .below ? 1 : 0) else {
         throw CommandError(

@@ -1,4 +1,5 @@
 import Foundation
+import ObsTraceAnalysis
 import Testing
 
 /// The CI gate, run as CI runs it: a baseline from one trace, checks of the same and of a worse one, limits.
@@ -17,6 +18,31 @@ struct CheckTests {
       try String(contentsOfFile: path, encoding: .utf8) == String(contentsOfFile: committedBaseline, encoding: .utf8))
     let printed = Run.command(["baseline", trace])
     #expect(printed.standardOutput.contains("\"TodoStore.items\": {\"writes\": 2, \"noopWrites\": 1"))
+  }
+
+  @Test("--max with a metric check does not count names it and lists the metrics; --help lists the same")
+  func unknownMetric() {
+    let metrics =
+      "a property's: writes, noopWrites, invalidations, wastedInvalidations, maximumFanOut; "
+      + "a scope's: runs, invalidations, wastedInvalidations, redundantRuns"
+    #expect(metrics.contains(Baseline.propertyMetrics.joined(separator: ", ")))
+    #expect(metrics.contains(Baseline.scopeMetrics.joined(separator: ", ")))
+    let reads = Run.command(["check", trace, "--max", "Model.property:reads<=1"])
+    #expect(reads.status == 2)
+    #expect(
+      reads.errorLines == [
+        "obstrace check: --max 'Model.property:reads<=1': 'reads' is not a metric check counts (\(metrics))"
+      ])
+    let malformed = Run.command(["check", trace, "--max", "Model.property<=1"])
+    #expect(malformed.status == 2)
+    #expect(
+      malformed.errorLines == [
+        "obstrace check: --max 'Model.property<=1' is not of the form 'Name:metric<=N' (also < and ==) with a metric "
+          + "of 'obstrace baseline' (\(metrics))"
+      ])
+    let help = Run.command(["check", "--help"]).standardOutput.split(separator: "\n").joined(separator: " ")
+      .split(separator: " ").joined(separator: " ")
+    for metric in Baseline.propertyMetrics + Baseline.scopeMetrics { #expect(help.contains(metric)) }
   }
 
   @Test("checking the baseline's own trace passes")
