@@ -531,7 +531,16 @@ enum Findings {
           hint: "record without OBSTRACE_DROP (lossless), or with a larger OBSTRACE_RING_CAPACITY",
           evidence: "the drop counters the recorder wrote in the chunks' headers"))
     }
-    if trace.truncated {
+    if trace.truncated, let zeros = trace.zeroTail {
+      findings.append(
+        Finding(
+          kind: .truncated, property: nil, scope: nil, site: nil, count: 1,
+          message: "the trace is truncated: \(zeros) (a preallocated file, or the system stopped before the data "
+            + "reached the disk); read everything whole before it; what happened after is unknown, so no leak is "
+            + "concluded",
+          hint: "the process or the machine stopped before the trace's end was written; its last events are missing",
+          evidence: "the file has no footer and ends in zero bytes where chunks should be"))
+    } else if trace.truncated {
       findings.append(
         Finding(
           kind: .truncated, property: nil, scope: nil, site: nil, count: 1,

@@ -9,6 +9,9 @@ public struct AnalysisReport: Sendable {
     public var droppedEvents: UInt64
     public var truncated: Bool
     public var damage: [TraceDamage]
+    /// Where the zeros that end the file begin, when reading stopped at them (`TraceReader.zeroTail`): its end was
+    /// never written.
+    public var zeroTail: TraceDamage?
     public var durationNanoseconds: UInt64
     /// The stack level the recording used: off, writes, all.
     public var backtraces: String
@@ -227,6 +230,7 @@ public enum TraceAnalysis {
       runningAtStop: reader.footer?.runningAtStop ?? [], lostAtStop: reader.footer?.lostAtStop ?? 0,
       ringless: reader.footer?.ringless ?? 0)
     trace.undefinedReferences = reader.unknownIDEvents
+    trace.zeroTail = reader.zeroTail
     trace.firstUndefinedReference = reader.firstUnknownID
     // The main thread: where main-actor work was seen running; else the process's first thread (its OS thread
     // id is the process id), unless it ended early (an async main hands the main actor to another thread).

@@ -256,7 +256,12 @@ enum CheckCommand: TraceCommand {
   /// Why a trace cannot be trusted for a verdict, or nil.
   static func incompleteness(_ report: AnalysisReport) -> String? {
     var reasons: [String] = []
-    if report.trace.truncated { reasons.append("the trace was cut short (the process was killed or crashed)") }
+    if report.trace.truncated {
+      reasons.append(
+        report.trace.zeroTail != nil
+          ? "the trace's end was never written (it ends in zero bytes)"
+          : "the trace was cut short (the process was killed or crashed)")
+    }
     if report.trace.droppedEvents > 0 { reasons.append("\(report.trace.droppedEvents) events were dropped") }
     if report.trace.lostAtStop > 0 {
       reasons.append("\(report.trace.lostAtStop) events were lost as the recording stopped (threads still running)")

@@ -82,7 +82,10 @@ enum DumpCommand: TraceCommand {
         "# inconsistent: \(reader.unknownIDEvents) reference\(reader.unknownIDEvents == 1 ? "" : "s") to ids no "
           + "definition states (first: \(first)); kept under those ids")
     }
-    if let cut = reader.cutAt {
+    if let zeros = reader.zeroTail {
+      // After a footer nothing is missing; the zeros are said all the same.
+      line("# \(reader.truncated ? "truncated" : "complete") \(zeros)")
+    } else if let cut = reader.cutAt {
       line("# truncated \(cut); read up to the last whole chunk")
     } else if reader.truncated {
       line("# truncated: no footer; read up to the last whole chunk")

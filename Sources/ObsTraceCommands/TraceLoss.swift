@@ -12,7 +12,9 @@ struct TraceLoss {
 
   init(_ reader: TraceReader) {
     var clauses: [String] = []
-    if let cut = reader.cutAt {
+    if reader.truncated, let zeros = reader.zeroTail {
+      clauses.append("\(zeros); read everything whole before it")
+    } else if let cut = reader.cutAt {
       clauses.append("the file is cut short \(cut); read up to the last whole chunk")
     } else if reader.truncated {
       clauses.append("no footer (the recording did not stop cleanly); read up to the last whole chunk")

@@ -62,6 +62,10 @@ public final class TraceReader {
   public private(set) var truncated = false
   /// Where the file ends inside a chunk, when it does.
   public private(set) var cutAt: TraceDamage?
+  /// Where the file's last bytes, zeros to its end, begin, when reading stopped at them: the end was never written
+  /// (a preallocated file, or a crash before the data reached the disk). Everything whole before them is read.
+  /// With a footer before them nothing is missing; without one the trace is `truncated`.
+  public private(set) var zeroTail: TraceDamage?
   /// Events each thread's chunks say were dropped, summed.
   public private(set) var droppedEvents: UInt64 = 0
   /// Events that name a property, label, stack, object or type no definition states (an inconsistent or forged
@@ -193,6 +197,7 @@ public final class TraceReader {
     damage = trailingDamage
     truncated = false
     cutAt = nil
+    zeroTail = nil
     droppedEvents = 0
     chunkLedger = ThreadChunkLedger()
     unknownIDEvents = 0
@@ -225,6 +230,7 @@ public final class TraceReader {
       damage.append(contentsOf: item.scan.damage)
       if item.scan.truncated { truncated = true }
       if let cut = item.scan.cutAt { cutAt = cut }
+      if let zeros = item.scan.zeroTail { zeroTail = zeros }
       guard item.more else { break }
       guard let decoded = item.decoded else { continue }
       Self.apply(decoded.definitions, to: &definitions)
@@ -280,6 +286,7 @@ public final class TraceReader {
     var damage: [TraceDamage] = []
     var truncated = false
     var cutAt: TraceDamage?
+    var zeroTail: TraceDamage?
 
     mutating func cut(at offset: UInt64, _ message: String) {
       guard reporting else { return }
@@ -295,10 +302,12 @@ public final class TraceReader {
     while offset < file.size {
       let headerBytes = file.read(at: offset, count: TraceFormat.chunkHeaderSize)
       if headerBytes.count < TraceFormat.chunkHeaderSize {
+        if endsInZeros(file, at: offset, &scan) { return nil }
         scan.cut(at: offset, "the file ends inside a chunk header")
         return nil
       }
       guard Array(headerBytes[0..<4]) == TraceFormat.chunkMagic else {
+        if endsInZeros(file, at: offset, &scan) { return nil }
         if !resynchronize(file, &offset, &scan, "no chunk starts here") { return nil }
         continue
       }
@@ -320,6 +329,7 @@ public final class TraceReader {
       let compressed = file.read(at: offset + UInt64(TraceFormat.chunkHeaderSize), count: compressedLength)
       let checksum = crc32Checksum(compressed, initial: crc32Checksum(Array(headerBytes[4..<13])))
       guard checksum == expectedChecksum, compressed.count == compressedLength else {
+        if endsInZeros(file, at: offset, chunkEnd: end, &scan) { return nil }
         if !resynchronize(file, &offset, &scan, "a chunk's checksum does not match") { return nil }
         continue
       }
@@ -349,6 +359,51 @@ public final class TraceReader {
       return chunk
     }
     return nil
+  }
+
+  /// Whether the file is zeros from `offset` to its end, or from inside the chunk at `offset` (before `chunkEnd`, the
+  /// end its header states, within the file) to its end: bytes never written, where a chunk should begin or where
+  /// this one should go on. Records it in `scan` (not as damage, nor as a cut: nothing was cut, and a footer before
+  /// the zeros leaves nothing missing). Looked at only where a chunk fails to read.
+  private static func endsInZeros(
+    _ file: ReadableFile, at offset: UInt64, chunkEnd: UInt64? = nil, _ scan: inout ChunkScan
+  ) -> Bool {
+    let start = zerosStart(file)
+    guard start < file.size else { return false }
+    let count = file.size - start
+    let zeros = "\(count) zero byte\(count == 1 ? "" : "s")"
+    if start <= offset {
+      if scan.reporting {
+        scan.zeroTail = TraceDamage(
+          offset: offset,
+          message: "the file ends in \(file.size - offset) zero byte\(file.size - offset == 1 ? "" : "s") after its "
+            + "last whole chunk: its end was never written")
+      }
+      return true
+    }
+    if let chunkEnd, start < chunkEnd {
+      if scan.reporting {
+        scan.truncated = true
+        scan.zeroTail = TraceDamage(
+          offset: offset,
+          message: "the chunk here was never wholly written: the file ends in \(zeros) from byte \(start)")
+      }
+      return true
+    }
+    return false
+  }
+
+  /// Where the zeros that end the file begin (`file.size` when its last byte is not zero).
+  private static func zerosStart(_ file: ReadableFile) -> UInt64 {
+    var end = file.size
+    while end > 0 {
+      let start = end - min(end, 1 << 16)
+      let block = file.read(at: start, count: Int(end - start))
+      guard block.count == Int(end - start) else { return end }
+      if let last = block.lastIndex(where: { $0 != 0 }) { return start + UInt64(last) + 1 }
+      end = start
+    }
+    return 0
   }
 
   /// Records damage at `offset` and moves it to the next chunk magic; false when there is none.
