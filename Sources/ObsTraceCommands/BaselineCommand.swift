@@ -50,7 +50,7 @@ enum BaselineCommand: TraceCommand {
     }
     let json = Baseline(report).json()
     if let destination = parsed.value("output") {
-      try TraceInput.write(json, to: destination, output: output, command: name)
+      try TraceInput.write(json, to: destination, output: output, command: name, inputs: [(path, "the trace")])
       output.writeError(
         "obstrace baseline: wrote \(destination) (\(report.properties.count) properties, \(report.scopes.count) scopes)\n"
       )
@@ -249,7 +249,9 @@ enum CheckCommand: TraceCommand {
         comparison, path: path, baseline: parsed.value("baseline"), tolerance: tolerance, report: report,
         incomplete: incomplete, allowance: incomplete == nil ? untrusted : nil)
     }
-    try TraceInput.write(printed, to: parsed.value("output"), output: output, command: name)
+    try TraceInput.write(
+      printed, to: parsed.value("output"), output: output, command: name,
+      inputs: [(path, "the trace")] + (parsed.value("baseline").map { [($0, "the baseline")] } ?? []))
     return comparison.failed || incomplete != nil ? 1 : 0
   }
 

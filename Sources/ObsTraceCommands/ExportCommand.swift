@@ -42,7 +42,7 @@ enum ExportCommand: TraceCommand {
       throw CommandError("obstrace export: give the output file with -o <file>; see 'obstrace export --help'")
     }
     let reader = try TraceInput.open(path, command: name)
-    let stream = try OutputFile(path: destination, command: name)
+    let stream = try OutputFile(path: destination, command: name, inputs: [(path, "the trace")])
     let processID = Int32(bitPattern: reader.header.processID)
     let processName = reader.header.executable.split(separator: "/").last.map(String.init) ?? "process"
     if format == "perfetto" {

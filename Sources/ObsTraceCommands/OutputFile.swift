@@ -24,7 +24,9 @@ final class OutputFile {
   private var buffer: [UInt8] = []
   private var committed = false
 
-  init(path: String, command: String) throws(CommandError) {
+  /// `inputs`: the files the command reads, each with what it is ("the trace"): a path that names one of them (the
+  /// same file, by any name) is refused before anything is written, as the file would be replaced by the output.
+  init(path: String, command: String, inputs: [(path: String, what: String)] = []) throws(CommandError) {
     self.path = path
     self.command = command
     var status = stat()
@@ -32,6 +34,15 @@ final class OutputFile {
     let kind = status.st_mode & S_IFMT
     if exists && kind == S_IFDIR {
       throw Self.failure(command, path, EISDIR)
+    }
+    if exists && kind == S_IFREG {
+      for input in inputs {
+        var read = stat()
+        if stat(input.path, &read) == 0, read.st_dev == status.st_dev, read.st_ino == status.st_ino {
+          throw CommandError(
+            "obstrace \(command): -o \(path) would replace \(input.what) it reads (\(input.path)); give another path")
+        }
+      }
     }
     if (exists && kind != S_IFREG) || path.hasPrefix("/dev/") || path.hasPrefix("/proc/") {
       // In place: a device, a FIFO, a descriptor's name.
@@ -133,12 +144,15 @@ final class OutputFile {
 extension TraceInput {
   /// Writes a command's output to `path` (an `OutputFile`: whole or not at all), or to standard output when there
   /// is none; a file that cannot be written is one line naming it.
-  static func write(_ text: String, to path: String?, output: CommandOutput, command: String) throws(CommandError) {
+  static func write(
+    _ text: String, to path: String?, output: CommandOutput, command: String,
+    inputs: [(path: String, what: String)] = []
+  ) throws(CommandError) {
     guard let path else {
       output.write(text)
       return
     }
-    let file = try OutputFile(path: path, command: command)
+    let file = try OutputFile(path: path, command: command, inputs: inputs)
     try file.write(text)
     try file.commit()
   }

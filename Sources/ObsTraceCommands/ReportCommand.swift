@@ -57,7 +57,8 @@ enum ReportCommand: TraceCommand {
       let page = HTMLReport.page(
         analysis.report, graph: HTMLReport.render(dotText: graph), scopes: scopes,
         binariesWithoutSymbols: TraceAnalysis.binariesWithoutSymbols(analysis.definitions))
-      try TraceInput.write(page, to: parsed.value("output"), output: output, command: name)
+      try TraceInput.write(
+        page, to: parsed.value("output"), output: output, command: name, inputs: [(path, "the trace")])
       return 0
     }
     let analysis = try TraceInput.replay(path, configuration, command: name, collectsEdges: false)
@@ -74,7 +75,8 @@ enum ReportCommand: TraceCommand {
     case "github": printed = GitHubAnnotations.report(report, root: root)
     default: printed = ReportPrinter.text(report, top: top, binariesWithoutSymbols: unnamed)
     }
-    try TraceInput.write(printed, to: parsed.value("output"), output: output, command: name)
+    try TraceInput.write(
+      printed, to: parsed.value("output"), output: output, command: name, inputs: [(path, "the trace")])
     return 0
   }
 }

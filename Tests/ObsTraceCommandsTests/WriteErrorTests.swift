@@ -119,6 +119,36 @@ struct WriteErrorTests {
     #expect(stat(path, &status) == 0 && status.st_size > 512)
   }
 
+  @Test("-o naming a file the command reads (by any name): one line, exit 2, the file untouched")
+  func outputIsAnInput() throws {
+    let trace = Paths.temporary("run.trc")
+    let folder = (trace as NSString).deletingLastPathComponent
+    try FileManager.default.copyItem(atPath: Self.trace, toPath: trace)
+    let link = folder + "/link.trc"
+    #expect(symlink(trace, link) == 0)
+    let baseline = folder + "/baseline.json"
+    #expect(Run.command(["baseline", trace, "-o", baseline]).status == 0)
+    let traceBytes = try Data(contentsOf: URL(fileURLWithPath: trace))
+    let baselineBytes = try Data(contentsOf: URL(fileURLWithPath: baseline))
+    for (arguments, output, what, input) in [
+      (["report", trace], trace, "the trace", trace), (["report", trace, "--format", "html"], link, "the trace", trace),
+      (["export", link], trace, "the trace", link), (["baseline", trace], link, "the trace", trace),
+      (["check", trace, "--baseline", baseline, "--format", "junit"], trace, "the trace", trace),
+      (["check", trace, "--baseline", baseline, "--format", "junit"], baseline, "the baseline", baseline),
+    ] {
+      let result = Run.command(arguments + ["-o", output])
+      #expect(result.status == 2)
+      #expect(
+        result.errorLines == [
+          "obstrace \(arguments[0]): -o \(output) would replace \(what) it reads (\(input)); give another path"
+        ])
+    }
+    #expect(try Data(contentsOf: URL(fileURLWithPath: trace)) == traceBytes)
+    #expect(try Data(contentsOf: URL(fileURLWithPath: baseline)) == baselineBytes)
+    // symbolize replaces its input by design (its default output).
+    #expect(Run.command(["symbolize", trace, "-o", trace]).status == 0)
+  }
+
   @Test("-o naming a symbolic link writes the file it names; the link stays a link")
   func throughSymbolicLink() throws {
     let path = Paths.temporary("real.json")
