@@ -263,7 +263,8 @@ public enum SiteFilter {
   }
 
   /// Drops what the optimizer and runtime put before a function's name: `static`, `generic specialization
-  /// <…> of`, `function signature specialization <…> of`, `merged`.
+  /// <…> of`, `generic not re-abstracted specialization <…> of`, `inlined generic function <…> of`, `function
+  /// signature specialization <…> of`, `merged`.
   public static func withoutQualifiers(_ name: Substring) -> Substring {
     var name = name
     while true {
@@ -272,9 +273,7 @@ public enum SiteFilter {
       } else if name.hasPrefix("("), let partial = name.firstRange(of: " partial function for ") {
         // An async function's pieces: `(3) suspend resume partial function for Demo.run() async`.
         name = name[partial.upperBound...]
-      } else if name.hasPrefix("generic specialization <") || name.hasPrefix("function signature specialization <")
-        || name.hasPrefix("specialized ")
-      {
+      } else if name.hasPrefix("specialized ") || Self.isSpecializationPrefix(name) {
         // Skip the balanced <…> and the " of " after it.
         var depth = 0
         var index = name.startIndex
@@ -292,6 +291,16 @@ public enum SiteFilter {
         return name
       }
     }
+  }
+
+  /// Whether a name begins with the demangler's words for a specialized or inlined copy, up to its `<`:
+  /// `generic specialization <`, `generic not re-abstracted specialization <`, `function signature
+  /// specialization <`, `inlined generic function <` and the like (lowercase words, never a qualified name).
+  static func isSpecializationPrefix(_ name: Substring) -> Bool {
+    guard let open = name.firstIndex(of: "<"), open > name.startIndex else { return false }
+    let words = name[..<open]
+    return words.hasSuffix(" ") && (words.hasSuffix("specialization ") || words.hasSuffix("function "))
+      && words.allSatisfy { ("a"..."z").contains($0) || $0 == " " || $0 == "-" }
   }
 
   /// Compiler-generated glue between two frames (thunks, partial applications, merged functions).

@@ -37,11 +37,15 @@ struct SiteTests {
         + expected(["modify in closure", "set in closure"], in: closure)
         + expected(["modify inlined", "set inlined"], in: "SitesFixture.bump")
         + expected(["modify in local function", "set in local function"], in: "write #1 ")
-        + expected(["modify in nested closure", "modify in nested closure"], in: closure))
+        + expected(["modify in nested closure", "modify in nested closure"], in: closure)
+        + expected(["modify box", "set box"], in: "SitesFixture.writeBox"))
     // How each write was made: the flags tell _modify from withMutation, the stack the setter from an explicit one.
     let kinds = events.filter { $0.kind == .willSet }.map { reader.definitions.writeKind(of: $0) }
     #expect(
-      kinds == [.set, .modify, .modify, .withMutation, .modify, .set, .modify, .set, .modify, .set, .modify, .modify])
+      kinds == [
+        .set, .modify, .modify, .withMutation, .modify, .set, .modify, .set, .modify, .set, .modify, .modify, .modify,
+        .set,
+      ])
     // Reads: the writes through _modify read first; inside withObservationTracking (the label's two runs); in the
     // closure; in and after the inlined function.
     #expect(
@@ -52,7 +56,8 @@ struct SiteTests {
         + expected(["modify inlined"], in: "SitesFixture.bump")
         + expected(["read after inlined"], in: "SitesFixture.callsInlined")
         + expected(["modify in local function"], in: "write #1 ")
-        + expected(["modify in nested closure", "modify in nested closure"], in: closure))
+        + expected(["modify in nested closure", "modify in nested closure"], in: closure)
+        + expected(["modify box"], in: "SitesFixture.writeBox"))
     // One call site of withObservationTracking reached from two functions: one label, the call site's.
     let labels = events.filter { $0.kind == .scopeBegin }.map { reader.definitions.labelName($0.key) }
     #expect(labels == Array(repeating: "SitesFixture/main.swift:\(marks["tracking"] ?? 0)", count: 2))

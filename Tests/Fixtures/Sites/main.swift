@@ -68,6 +68,17 @@ import Observation
   print(counter.count)  // site: read after inlined
 }
 
+// A generic model: an optimized build specializes the registrar's generic willSet into this module, where its
+// frame is in the user's binary and at the model's or the macro's lines; the site is still the write's line.
+@Observable final class Box<T> {
+  var value: T
+  init(_ value: T) { self.value = value }
+}
+@inline(never) func writeBox(_ box: Box<Int>) {
+  box.value += 1  // site: modify box
+  box.value = 9  // site: set box
+}
+
 let counter = Counter()
 try Recorder.start(to: CommandLine.arguments[1], options: RecordingOptions(backtraces: .all))
 writeEveryWay(counter)
@@ -76,4 +87,5 @@ secondPath(counter)
 writeInClosures(counter)
 callsInlined(counter)
 writeInLocalFunctions(counter)
+writeBox(Box(0))
 Recorder.stop()
