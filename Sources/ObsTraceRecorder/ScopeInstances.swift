@@ -46,7 +46,9 @@ enum ScopeInstances {
 
   /// A label's queue of fired instances is capped: an observer that is never re-tracked is not kept forever.
   static let maximumWaiting = 1024
-  private static let state = Mutex(State())
+  /// A pthread mutex (`LockedValue`), not `Synchronization.Mutex`: ThreadSanitizer does not see a futex's
+  /// happens-before edges, and reported every access under the lock from two threads as a race.
+  private static let state = LockedValue(State())
   /// How many instances wait in `state.waiting`, all labels together; changed under the lock. A re-track reads it
   /// first: with none waiting (a scope that never fired, the common case) it needs neither the lock nor the
   /// task-local `firing`. A fire on this thread is counted before its handler runs, so a re-track from the handler
