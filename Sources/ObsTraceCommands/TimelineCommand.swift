@@ -284,6 +284,16 @@ final class TimelinePrinter {
     names.appendLabel(id, to: writer)
   }
 
+  /// A line's start that names a run: its time and thread, `verb`, and `Label (#scope)`.
+  private func appendRunLine(_ verb: StaticString, _ label: UInt32, _ scope: UInt32, _ time: UInt64, _ thread: UInt32) {
+    appendPrefix(time, thread)
+    writer.append(verb)
+    appendLabel(label)
+    writer.append(" (#")
+    writer.appendDecimal(scope)
+    writer.append(")")
+  }
+
   /// How label `id` is the one asked for: by its name, or as the label of the run asked for (`Label (#3)`).
   enum LabelMatch {
     case none, name, labelOfRun
@@ -454,12 +464,8 @@ final class TimelinePrinter {
           time: fire.time, thread: fire.thread, keys: fire.cause.map { [$0] } ?? [], label: fire.label,
           scope: fire.scope)
       else { return }
-      appendPrefix(fire.time, fire.thread)
-      writer.append("fired ")
-      appendLabel(fire.label)
-      writer.append(" (#")
-      writer.appendDecimal(fire.scope)
-      writer.append(") after its sequence ended: the last value's tracking outlives the iterator")
+      appendRunLine("fired ", fire.label, fire.scope, fire.time, fire.thread)
+      writer.append(" after its sequence ended: the last value's tracking outlives the iterator")
       if let cause = fire.cause {
         writer.append(" (by ")
         appendObject(cause)
@@ -470,25 +476,17 @@ final class TimelinePrinter {
       guard fire.cause == nil, filter.object == nil, filter.property == nil,
         matches(time: fire.time, thread: fire.thread, keys: EmptyCollection(), label: fire.label, scope: fire.scope)
       else { return }
-      appendPrefix(fire.time, fire.thread)
-      writer.append("fired ")
-      appendLabel(fire.label)
-      writer.append(" (#")
-      writer.appendDecimal(fire.scope)
+      appendRunLine("fired ", fire.label, fire.scope, fire.time, fire.thread)
       writer.append(
-        ") with no write in progress: by a write ObsTrace did not record (an @Observable without `import ObsTrace`?)")
+        " with no write in progress: by a write ObsTrace did not record (an @Observable without `import ObsTrace`?)")
       markIfLost()
     case .cancel(let cancel):
       guard cancel.reason != .fired, filter.object == nil, filter.property == nil,
         matches(
           time: cancel.time, thread: cancel.thread, keys: EmptyCollection(), label: cancel.label, scope: cancel.scope)
       else { return }
-      appendPrefix(cancel.time, cancel.thread)
-      writer.append("ended ")
-      appendLabel(cancel.label)
-      writer.append(" (#")
-      writer.appendDecimal(cancel.scope)
-      writer.append(") without a fire: ")
+      appendRunLine("ended ", cancel.label, cancel.scope, cancel.time, cancel.thread)
+      writer.append(" without a fire: ")
       writer.append(
         contentsOf: cancel.reason == .objectsFreed
           ? "every object it read was freed, nothing can fire it" : cancel.reason.description)
