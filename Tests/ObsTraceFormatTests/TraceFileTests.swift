@@ -78,6 +78,17 @@ func fileBytes(_ path: String) -> [UInt8] {
   return file.read(at: 0, count: Int(file.size))
 }
 
+/// Where each chunk of a whole trace file's bytes starts, walked by the chunks' stored lengths.
+func chunkStarts(_ bytes: [UInt8]) -> [Int] {
+  var offset = 16 + Int(readLittleEndian(UInt32.self, bytes[12..<16])) + 4
+  var starts: [Int] = []
+  while offset < bytes.count {
+    starts.append(offset)
+    offset += TraceFormat.chunkHeaderSize + Int(readLittleEndian(UInt32.self, bytes[(offset + 5)..<(offset + 9)]))
+  }
+  return starts
+}
+
 func writeBytes(_ bytes: [UInt8], to path: String) {
   let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
   _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
@@ -435,13 +446,9 @@ struct TraceFileTests {
     let written = try writeSyntheticTrace(to: path, chunks: 6, perChunk: 40)
     let bytes = fileBytes(path)
     // The offsets where chunks end: a cut there loses nothing before it.
-    var chunkEnds: [Int] = []
-    var offset = 16 + Int(readLittleEndian(UInt32.self, bytes[12..<16])) + 4
-    let firstChunk = offset
-    while offset < bytes.count {
-      offset += TraceFormat.chunkHeaderSize + Int(readLittleEndian(UInt32.self, bytes[(offset + 5)..<(offset + 9)]))
-      chunkEnds.append(offset)
-    }
+    let starts = chunkStarts(bytes)
+    let chunkEnds = Array(starts.dropFirst()) + [bytes.count]
+    let firstChunk = starts[0]
     let cutPath = temporaryPath("cut.trc")
     for cut in stride(from: firstChunk, to: bytes.count, by: 7) {
       writeBytes(Array(bytes.prefix(cut)), to: cutPath)
@@ -458,12 +465,7 @@ struct TraceFileTests {
     let path = temporaryPath("damaged.trc")
     let written = try writeSyntheticTrace(to: path, chunks: 5, perChunk: 30)
     var bytes = fileBytes(path)
-    var offset = 16 + Int(readLittleEndian(UInt32.self, bytes[12..<16])) + 4
-    var starts: [Int] = []
-    while offset < bytes.count {
-      starts.append(offset)
-      offset += TraceFormat.chunkHeaderSize + Int(readLittleEndian(UInt32.self, bytes[(offset + 5)..<(offset + 9)]))
-    }
+    let starts = chunkStarts(bytes)
     // Flip a byte in the middle of the second chunk's payload.
     bytes[starts[1] + TraceFormat.chunkHeaderSize + 5] ^= 0xff
     writeBytes(bytes, to: path)
@@ -482,12 +484,7 @@ struct TraceFileTests {
     // Chunks alternate threads: T1 writes chunks 0, 2, 4 (its #0, #1, #2), T2 chunks 1, 3.
     let written = try writeSyntheticTrace(to: path, chunks: 5, perChunk: 30)
     var bytes = fileBytes(path)
-    var offset = 16 + Int(readLittleEndian(UInt32.self, bytes[12..<16])) + 4
-    var starts: [Int] = []
-    while offset < bytes.count {
-      starts.append(offset)
-      offset += TraceFormat.chunkHeaderSize + Int(readLittleEndian(UInt32.self, bytes[(offset + 5)..<(offset + 9)]))
-    }
+    let starts = chunkStarts(bytes)
     bytes[starts[2] + TraceFormat.chunkHeaderSize + 5] ^= 0xff
     writeBytes(bytes, to: path)
     let (reader, _) = try readAll(path)
@@ -510,12 +507,7 @@ struct TraceFileTests {
     let path = temporaryPath("pipeline-damaged.trc")
     try writeSyntheticTrace(to: path, chunks: 24, perChunk: 40, footer: false)
     var bytes = fileBytes(path)
-    var offset = 16 + Int(readLittleEndian(UInt32.self, bytes[12..<16])) + 4
-    var starts: [Int] = []
-    while offset < bytes.count {
-      starts.append(offset)
-      offset += TraceFormat.chunkHeaderSize + Int(readLittleEndian(UInt32.self, bytes[(offset + 5)..<(offset + 9)]))
-    }
+    let starts = chunkStarts(bytes)
     // Two damaged chunks, a malformed one, and a file cut inside its last chunk.
     bytes[starts[3] + TraceFormat.chunkHeaderSize + 5] ^= 0xff
     bytes[starts[11]] ^= 0xff
