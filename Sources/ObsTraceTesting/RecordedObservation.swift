@@ -207,12 +207,14 @@ public struct RecordedObservation: Sendable {
 ///     #expect(recorded.invalidations(of: "Model.title") == 1)
 ///
 /// `comparing` is how the objects created in the block compare writes through `_modify`, to count the writes
-/// that changed nothing. The default here is `.equatable`, unlike a whole-program recording's `.trivial`: a test
-/// that asks for no-op writes of an array wants them compared, and the cost (a copy of the old value and an
-/// `==` per write, see `WriteComparison.equatable`) stays confined to the block's objects. Pass `.trivial` to
-/// test code that depends on copy-on-write uniqueness or counts its `==` calls; asking then for the no-op writes
-/// of a property whose writes were not compared fails the test, saying so.
-public func recordObservation(comparing comparison: WriteComparison = .equatable, _ body: () throws -> Void) throws
+/// that changed nothing. The default is a whole-program recording's, `.trivial`: recording changes nothing the
+/// code under test can see (no copy of a value, no call of its `==` or getters), and trivially copyable members
+/// (`Int`, `Bool`, an enum, a struct of such) are still compared. A test that asks for the no-op writes of an array
+/// or a string passes `comparing: .equatable`, and pays for it inside the block: the old value is copied before each
+/// mutation (an in-place append copies the array, `isKnownUniquelyReferenced` sees one more reference) and `==`
+/// runs once per write (see `WriteComparison.equatable`). Asking for the no-op writes of a property whose writes
+/// were not compared fails the test, saying how to compare them, rather than answering 0.
+public func recordObservation(comparing comparison: WriteComparison = .trivial, _ body: () throws -> Void) throws
   -> RecordedObservation
 {
   let (_, tapped) = try Recorder.tap(comparison: comparison, body)
@@ -221,7 +223,7 @@ public func recordObservation(comparing comparison: WriteComparison = .equatable
 
 /// The async form of `recordObservation(comparing:_:)`, for code that awaits (an `Observations` loop).
 public func recordObservation(
-  comparing comparison: WriteComparison = .equatable, isolation: isolated (any Actor)? = #isolation,
+  comparing comparison: WriteComparison = .trivial, isolation: isolated (any Actor)? = #isolation,
   _ body: () async throws -> Void
 ) async throws -> RecordedObservation {
   let (_, tapped) = try await Recorder.tap(comparison: comparison, isolation: isolation, body)

@@ -16,7 +16,7 @@ final class TracedBasket: Basket, @unchecked Sendable {
 /// registrar): it must do all Observation does and nothing more.
 @Suite("Not recording")
 struct NotRecordingTests {
-  @Test("not recording (and recording), a traced model fires, skips and keeps its buffers as its untraced twin does")
+  @Test("not recording (and recording with a test block's defaults), a traced model fires, skips and keeps its buffers as its untraced twin does")
   func sideBySide() async throws {
     try await RecordingTestLock.exclusive {
       try #require(!Recorder.isRecording)
@@ -26,10 +26,10 @@ struct NotRecordingTests {
       let untraced = basketScript(UntracedBasket(), track: trackWithObservation)
       #expect(!Recorder.isRecording)
       #expect(traced == untraced)
-      // And recording, comparing as a whole-program recording does (`.trivial`; a test block's default, `.equatable`,
-      // copies the old value of each `_modify` write, as its documentation says): the same, every write recorded.
+      // And recording in a test block with its defaults (`recordObservation { … }`, comparing `.trivial`): the same,
+      // every write recorded; append still in place (`.equatable`, asked for, would copy the old value first).
       var recording: [String] = []
-      let recorded = try recordObservation(comparing: .trivial) {
+      let recorded = try recordObservation {
         recording = basketScript(TracedBasket()) { apply, onChange in
           withObservationTracking(apply, onChange: onChange)
         }

@@ -246,7 +246,7 @@ struct RecordedObservationTests {
   @Test("a write that changed nothing is seen as such, and so is a stale read")
   func noopAndStale() async throws {
     let recorded = try await RecordingTestLock.shared {
-      try recordObservation {
+      try recordObservation(comparing: .equatable) {
         let row = Row()
         let view = RenderHarness("RowView.body") { row.tags.count }
         view.render()

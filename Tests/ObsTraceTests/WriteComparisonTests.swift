@@ -17,10 +17,10 @@ final class Checklist: @unchecked Sendable {
 
 @Suite("Write comparison in tests")
 struct WriteComparisonTests {
-  @Test("in a test block, writes of an array through _modify are compared by default: the second pass is found")
-  func arrayNoopFoundByDefault() async throws {
+  @Test("comparing: .equatable compares writes of an array through _modify: the second pass is found")
+  func arrayNoopFoundWhenEquatable() async throws {
     let recorded = try await RecordingTestLock.shared {
-      try recordObservation {
+      try recordObservation(comparing: .equatable) {
         let list = Checklist()
         for _ in 0..<2 {
           for index in list.todos.indices { list.todos[index].done = true }
@@ -43,10 +43,10 @@ struct WriteComparisonTests {
     #expect(recorded.noopWrites(of: "Checklist.count") == 1)
   }
 
-  @Test("an assertion over writes that were not compared fails, saying how to compare them")
+  @Test("by default an array's writes are not compared: asking for their no-op writes fails, saying how to compare")
   func uncomparedWritesThrow() async throws {
     let recorded = try await RecordingTestLock.shared {
-      try recordObservation(comparing: .trivial) {
+      try recordObservation {
         let list = Checklist()
         list.todos[0].done = true
         list.todos[0].done = true
