@@ -15,6 +15,7 @@ import Observation
 //              touched (their registrars pile up there)
 //   fewlevels  6 objects of a class with @Observable at 3 levels kept, never touched: 18 registrars at one site,
 //              too few objects for a pile-up
+//   tracking   reads outside any tracking between reads inside it (nested too): every tracking fires once
 #if OBSTRACE
   import ObsTrace
 #endif
@@ -128,6 +129,48 @@ func access() {
   let test = Tested()
   test.field += 1
   print("access: field += 1 called access(keyPath:) \(test.accessCalls) time\(test.accessCalls == 1 ? "" : "s")")
+}
+
+// MARK: tracking
+
+@Observable
+final class Gauge {
+  var level = 0
+  var spare = 0
+}
+
+/// Reads outside any tracking (which a recording need not forward to the real registrar) between reads inside
+/// tracking (which it must): each tracking still sees its reads and fires once.
+func tracking() {
+  let gauge = Gauge()
+  var sum = 0
+  for _ in 0..<3 { sum += gauge.level }  // outside tracking: the first read interns and binds, the next are inlined
+  let fired = Count()
+  for _ in 0..<3 {
+    withObservationTracking {
+      sum += gauge.level
+    } onChange: {
+      fired.value += 1
+    }
+    sum += gauge.spare  // outside tracking again
+    gauge.spare += 1  // not read by the tracking: no fire
+    gauge.level += 1  // fires
+    sum += gauge.level
+  }
+  let (outer, inner) = (Count(), Count())
+  withObservationTracking {
+    sum += gauge.spare
+    withObservationTracking {
+      sum += gauge.level
+    } onChange: {
+      inner.value += 1
+    }
+  } onChange: {
+    outer.value += 1
+  }
+  gauge.level = 10  // read by the inner tracking, whose reads the outer one sees too
+  gauge.spare = 10
+  print("tracking: \(fired.value) fires in 3 rounds, outer \(outer.value), inner \(inner.value), sum \(sum)")
 }
 
 // MARK: hierarchy
@@ -260,7 +303,7 @@ func fewLevels() {
 
 let modes: [String: () -> Void] = [
   "unique": unique, "append": append, "equality": equality, "access": access, "hierarchy": hierarchy, "noop": noop,
-  "levels": levels, "pileup": pileup, "fewlevels": fewLevels,
+  "levels": levels, "pileup": pileup, "fewlevels": fewLevels, "tracking": tracking,
 ]
 let mode = CommandLine.arguments.dropFirst().first ?? ""
 guard let run = modes[mode] else {

@@ -94,11 +94,14 @@ final class RegistrarExtent: Sendable {
     }
   }
 
-  /// Records an access; false when ObsTrace itself is reading (the access must then not reach the registrar).
+  /// Records an access; false when the access need not reach the real registrar: ObsTrace itself is reading (it
+  /// must not), or the read was made outside any tracking (the real registrar's `access` would do nothing).
   ///
   /// A read's whole cost when recording: a key path this thread has met, a bound registrar and no stale read or
   /// new untraced tracking are recorded by one inlined C call (`obstrace_record_read`); anything else takes
-  /// `recordAccessInFull`, which records the same event the same way.
+  /// `recordAccessInFull`, which records the same event the same way. The C call reads Observation's tracking
+  /// pointer for the read's scope; when it is NULL (no tracking on this thread), forwarding the access would only
+  /// call Observation's `access` to read the same pointer again and return, so it is not forwarded.
   @usableFromInline
   func recordAccess(_ keyPath: AnyKeyPath, _ subject: Any.Type, _ member: Any.Type, _ address: UnsafeRawPointer?)
     -> Bool
@@ -107,7 +110,7 @@ final class RegistrarExtent: Sendable {
     let pointer = UnsafeRawPointer(Unmanaged.passUnretained(keyPath).toOpaque())
     switch obstrace_record_read(pointer, binding.load(ordering: .relaxed)) {
     case OBSTRACE_READ_RECORDED: return true
-    case OBSTRACE_READ_SUPPRESSED: return false
+    case OBSTRACE_READ_SUPPRESSED, OBSTRACE_READ_RECORDED_UNTRACKED: return false
     default: return recordAccessInFull(keyPath, subject, member, address)
     }
   }

@@ -21,7 +21,8 @@ public struct TracingRegistrar: Sendable {
   /// Creates a registrar; recording starts here if `OBSTRACE_OUTPUT` is set and no recording is running.
   public init() {}
 
-  /// Records a read of `keyPath` on `subject` and registers it with the real registrar.
+  /// Records a read of `keyPath` on `subject` and registers it with the real registrar. While recording, a read
+  /// that ObsTrace saw made outside any tracking is not forwarded: the real registrar's `access` does nothing then.
   @inlinable
   public func access<Subject: Observable, Member>(_ subject: Subject, keyPath: KeyPath<Subject, Member>) {
     // Not recording: one load of a flag, inlined, and the real registrar (the extent's call cost a traced build

@@ -7,7 +7,9 @@ import Testing
 /// by default before) the first four print differently: the test can tell.
 @Suite("Fidelity")
 struct FidelityTests {
-  static let modes = ["unique", "append", "equality", "access", "hierarchy", "noop", "levels", "pileup", "fewlevels"]
+  static let modes = [
+    "unique", "append", "equality", "access", "hierarchy", "noop", "levels", "pileup", "fewlevels", "tracking",
+  ]
 
   @Test("recording changes nothing the program prints", arguments: modes)
   func sideBySide(mode: String) throws {
@@ -29,6 +31,7 @@ struct FidelityTests {
       ("append", "append: 20000 appends, 20000 items, the buffer moved fewer than 100 times\n"),
       ("equality", "equality: 10 writes of value.n, == called 0 times, n is 10\n"),
       ("access", "access: field += 1 called access(keyPath:) 1 time\n"),
+      ("tracking", "tracking: 3 fires in 3 rounds, outer 1, inner 1, sum 18\n"),
     ])
   func expectations(mode: String, output: String) throws {
     #expect(try Run.program("obstrace-fidelity-untraced", [mode]).standardOutput == output)

@@ -302,11 +302,15 @@ static inline uint32_t obstrace_innermost_of(const obstrace_ring *ring) {
 /// The scope a read on this thread belongs to: the innermost of ObsTrace's scopes, or the foreign scope the read is
 /// inside (see `obstrace_foreign_scope_at`). One indirect call to Observation's getter when it was found; the
 /// out-of-line half runs only when foreign tracking is, or was just, open on the thread.
-static inline __attribute__((always_inline)) uint32_t obstrace_access_scope(obstrace_ring *ring) {
+/// `*untracked` is set when Observation's getter was found and said that no tracking is in progress on the thread.
+static inline __attribute__((always_inline)) uint32_t obstrace_access_scope_noting(obstrace_ring *ring,
+                                                                                   bool *untracked) {
   uint32_t scope = obstrace_innermost_of(ring);
   obstrace_tracking_getter getter = __atomic_load_n(&obstrace_observation_tracking, __ATOMIC_RELAXED);
+  *untracked = false;
   if (getter == NULL) return scope;
   const void *tracking = getter();
+  *untracked = tracking == NULL;
   if (__builtin_expect(tracking == NULL && ring->foreign_count == 0, 1)) return scope;
   uint32_t depth = ring->scope_depth;
   uint32_t count = ring->foreign_count;
@@ -320,6 +324,11 @@ static inline __attribute__((always_inline)) uint32_t obstrace_access_scope(obst
   }
   uint32_t foreign = obstrace_foreign_scope_at(ring, tracking, true);
   return foreign != 0 ? foreign : scope;
+}
+
+static inline __attribute__((always_inline)) uint32_t obstrace_access_scope(obstrace_ring *ring) {
+  bool untracked;
+  return obstrace_access_scope_noting(ring, &untracked);
 }
 
 /// Records an access with one TLS lookup: the scope it belongs to (`obstrace_access_scope`), and whether the read
@@ -347,10 +356,14 @@ static inline int obstrace_emit_access(uint32_t object, uint32_t key, uint32_t t
 }
 
 /// What `obstrace_record_read` did: recorded the read, or told the caller not to forward it (ObsTrace's own silent
-/// read), or recorded nothing and left it to the general path (`obstrace_emit_access` and what its results ask).
+/// read), or recorded nothing and left it to the general path (`obstrace_emit_access` and what its results ask), or
+/// recorded a read made outside any tracking: Observation's tracking pointer was NULL, so the real registrar's
+/// `access` would do nothing (it reads that same pointer first and returns when it is NULL), and the caller need
+/// not forward it.
 #define OBSTRACE_READ_RECORDED 0
 #define OBSTRACE_READ_SUPPRESSED 1
 #define OBSTRACE_READ_NOT_RECORDED 2
+#define OBSTRACE_READ_RECORDED_UNTRACKED 3
 
 /// The whole of a common read in one inlined call and one TLS load: the key path's id from the thread's intern cache
 /// (`key_path`: the key path object's address, the cache's key), the object from its registrar's `identity` (serial
@@ -372,12 +385,13 @@ static inline __attribute__((always_inline)) int obstrace_record_read(const void
   if (__builtin_expect(ring->writing_object == object && ring->writing_key == key, 0)) {
     return OBSTRACE_READ_NOT_RECORDED;  // inside its own willSet window (stale): the general path decides
   }
-  uint32_t scope = obstrace_access_scope(ring);
+  bool untracked;
+  uint32_t scope = obstrace_access_scope_noting(ring, &untracked);
   if (__builtin_expect(scope == OBSTRACE_NEW_FOREIGN_SCOPE, 0)) return OBSTRACE_READ_NOT_RECORDED;
   // A read skips the clock: it takes the time of its thread's previous event, unless that is too far back.
   obstrace_store_in(ring, ring->untimed_run >= OBSTRACE_UNTIMED_READS, 1, scope != 0 ? 1 : 0, object, key, scope,
                     type, 0);
-  return OBSTRACE_READ_RECORDED;
+  return untracked ? OBSTRACE_READ_RECORDED_UNTRACKED : OBSTRACE_READ_RECORDED;
 }
 
 /// `obstrace_emit_access` with the stack the caller captured (a stale read, or every event at level `all`).
