@@ -62,6 +62,8 @@ final class Interner: Sendable {
     var callerLabelIDs: [UInt32: UInt32] = [:]
     /// Labels of call sites, by the address the traced function returns to.
     var callSiteLabelIDs: [UInt: UInt32] = [:]
+    /// And back: the return address of each call-site label.
+    var callSiteAddresses: [UInt32: UInt] = [:]
   }
 
   let tables = LockedValue(Tables())
@@ -199,6 +201,7 @@ final class Interner: Sendable {
       let id = UInt32(tables.labels.count)
       tables.labels.append(stack == 0 ? "<unknown call site>" : "<call site of stack #\(stack)>")
       tables.callSiteLabelIDs[returnAddress] = id
+      tables.callSiteAddresses[id] = returnAddress
       tables.callerLabels[id] = stack
       return id
     }
@@ -263,6 +266,11 @@ final class Interner: Sendable {
 
   func label(_ id: UInt32) -> String {
     tables.withLock { Int(id) < $0.labels.count ? $0.labels[Int(id)] : "" }
+  }
+
+  /// The address a call-site label's call returns to, or nil (a name, a label of a stack).
+  func callSiteAddress(ofLabel id: UInt32) -> UInt? {
+    tables.withLock { $0.callSiteAddresses[id] }
   }
 
   /// The stack a call-site label is named from at stop, or 0 (a name).

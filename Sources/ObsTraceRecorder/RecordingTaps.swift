@@ -159,6 +159,21 @@ enum SymbolCache {
     }
   }
 
+  /// The source place (file, line, column) of the innermost frame at the call whose return address is
+  /// `returnAddress`, or nil (no debug information, or an address the session would place in the wrong module):
+  /// for telling two call instructions of one call in the source apart from two calls (`ScopeInstances`).
+  static func innermostPlace(ofReturnAddress returnAddress: UInt64) -> SourcePlace? {
+    state.withLock { state in
+      if !state.attempted {
+        state.attempted = true
+        state.symbolizer = Symbolizer.forCurrentProcess()
+      }
+      state.coverLoadedLibraries([returnAddress])
+      guard let symbolizer = state.symbolizer, !State.misnamed(returnAddress, by: symbolizer) else { return nil }
+      return symbolizer.innermostPlace(at: returnAddress, isReturnAddress: true)
+    }
+  }
+
   static func resolve(_ addresses: Set<UInt64>, _ returnAddresses: Set<UInt64>) -> [UInt64: SymbolizedFrame] {
     state.withLock { state in
       let missing = addresses.filter { state.frames[$0] == nil && !state.unresolved.contains($0) }

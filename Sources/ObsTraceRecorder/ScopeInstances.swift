@@ -1,4 +1,5 @@
 import CObsTraceRing
+import ObsTraceSymbols
 import Synchronization
 
 /// Which instance a scope run continues, decided where the run begins and recorded in its `scopeBegin` (the
@@ -10,7 +11,9 @@ import Synchronization
 ///   been re-tracked yet: the one whose change handler is running on this thread (a re-track from inside
 ///   `onChange`), else, of those whose last run was on this thread, the one that fired first; with none, it is a
 ///   new instance. An instance last run on another thread is never taken outside its handler: several threads
-///   re-tracking one label each continue their own, whatever the timing.
+///   re-tracking one label each continue their own, whatever the timing. The same label is the same call in the
+///   source: labels of calls at one place (an optimized build's inlined copies) continue each other's instances
+///   (`continuingSamePlace`).
 public enum InstanceRule: Sendable {
   /// This instance, whatever the label (an iterator's serial, a harness's serial).
   case continuing(UInt32)
@@ -29,10 +32,12 @@ enum ScopeInstances {
     var thread: UInt32
   }
 
-  /// An instance that fired and waits to be re-tracked, with the thread its last run was on.
+  /// An instance that fired and waits to be re-tracked, with the thread its last run was on and when it fired
+  /// (among all labels' fires).
   struct Waiting {
     var instance: UInt32
     var thread: UInt32
+    var order: UInt64
   }
 
   @TaskLocal static var firing: Firing?
@@ -42,6 +47,53 @@ enum ScopeInstances {
     var waiting: [UInt32: [Waiting]] = [:]
     /// Per label: the instance of a named scope.
     var named: [UInt32: UInt32] = [:]
+    /// How many instances fired so far: the next fire's `Waiting.order`.
+    var fires: UInt64 = 0
+    /// Per call-site label: the source place of its call (nil: none known), resolved the first time a re-track
+    /// needs it (`continuingSamePlace`).
+    var places: [UInt32: SourcePlace?] = [:]
+
+    /// Takes the waiting instance a run of `label` continues: the handler's own (a re-track from `onChange`), else
+    /// the first fired of this thread's; nil when there is none.
+    mutating func take(_ label: UInt32, firing: Firing?, thread: UInt32) -> UInt32? {
+      guard let queue = waiting[label], !queue.isEmpty else { return nil }
+      let handlers = firing.flatMap { firing in
+        firing.label == label ? queue.firstIndex { $0.instance == firing.instance } : nil
+      }
+      guard let index = handlers ?? (thread == 0 ? nil : queue.firstIndex { $0.thread == thread }) else { return nil }
+      return remove(label, at: index)
+    }
+
+    /// Removes the waiting instance at `index` of `label`'s queue and returns it.
+    mutating func remove(_ label: UInt32, at index: Int) -> UInt32 {
+      var queue = waiting[label]!
+      let instance = queue.remove(at: index).instance
+      waiting[label] = queue.isEmpty ? nil : queue
+      ScopeInstances.waitingCount.subtract(1, ordering: .releasing)
+      return instance
+    }
+
+    /// The labels other than `label` with an instance a run on `thread` (or in `firing`'s handler) could continue,
+    /// leaving out those whose places are known to differ from `label`'s (none when `label` is known to have none).
+    func otherLabels(than label: UInt32, firing: Firing?, thread: UInt32) -> [UInt32] {
+      let place = places[label]
+      if case .some(.none) = place { return [] }
+      func mayMatch(_ other: UInt32) -> Bool {
+        guard let place, let otherPlace = places[other] else { return true }
+        return otherPlace == place
+      }
+      var labels: [UInt32] = []
+      if let firing, firing.label != label, mayMatch(firing.label),
+        waiting[firing.label]?.contains(where: { $0.instance == firing.instance }) == true
+      {
+        labels.append(firing.label)
+      }
+      guard thread != 0 else { return labels }
+      for (other, queue) in waiting where other != label && !labels.contains(other) && mayMatch(other) {
+        if queue.contains(where: { $0.thread == thread }) { labels.append(other) }
+      }
+      return labels
+    }
   }
 
   /// A label's queue of fired instances is capped: an observer that is never re-tracked is not kept forever.
@@ -53,7 +105,7 @@ enum ScopeInstances {
   /// first: with none waiting (a scope that never fired, the common case) it needs neither the lock nor the
   /// task-local `firing`. A fire on this thread is counted before its handler runs, so a re-track from the handler
   /// always sees it.
-  private static let waitingCount = Atomic<Int>(0)
+  fileprivate static let waitingCount = Atomic<Int>(0)
 
   /// Whether no instance waits to be re-tracked: a run under `afterFire` is then a new instance.
   static var noneWaiting: Bool {
@@ -81,22 +133,61 @@ enum ScopeInstances {
       if waitingCount.load(ordering: .acquiring) == 0 { return newInstance() }
       let firing = firing
       let thread = obstrace_current_thread_id()
-      let found: UInt32? = state.withLock { state in
-        guard var queue = state.waiting[label], !queue.isEmpty else { return nil }
+      let (found, others): (UInt32?, [UInt32]) = state.withLock { state in
         // The handler's own instance (a re-track from `onChange`), else the first fired of this thread's.
-        let handlers = firing.flatMap { firing in
-          firing.label == label ? queue.firstIndex { $0.instance == firing.instance } : nil
-        }
-        guard
-          let index = handlers ?? (thread == 0 ? nil : queue.firstIndex { $0.thread == thread })
-        else { return nil }
-        let instance = queue.remove(at: index).instance
-        state.waiting[label] = queue.isEmpty ? nil : queue
-        waitingCount.subtract(1, ordering: .releasing)
+        if let instance = state.take(label, firing: firing, thread: thread) { return (instance, []) }
+        return (nil, state.otherLabels(than: label, firing: firing, thread: thread))
+      }
+      if let found { return found }
+      if !others.isEmpty, let instance = continuingSamePlace(label, others: others, firing: firing, thread: thread) {
         return instance
       }
-      return found ?? newInstance()
+      return newInstance()
     }
+  }
+
+  /// The waiting instance of another label whose call is at the same place in the source as `label`'s, taken as
+  /// `take` takes one of the label's own (the handler's, else the first fired of this thread's), or nil.
+  ///
+  /// An optimized build copies a function into each of its callers: a `withObservationTracking` inside it is then a
+  /// call instruction per caller, a return address and a label each, and a re-track from another caller found no
+  /// instance of its label (every run a new instance in a release build, one instance in a debug build). The
+  /// places are the calls' innermost frames (file, line and column, from the line table through the recorder's
+  /// libdw session), resolved only here, a re-track that would otherwise begin a new instance while other labels
+  /// wait on its thread, once per label. A label without a place (no debug information, a named scope) is never
+  /// matched: its runs are new instances as before.
+  static func continuingSamePlace(_ label: UInt32, others: [UInt32], firing: Firing?, thread: UInt32) -> UInt32? {
+    guard let place = place(ofLabel: label) else { return nil }
+    let matching = others.filter { self.place(ofLabel: $0) == place }
+    guard !matching.isEmpty else { return nil }
+    return state.withLock { state in
+      if let firing, matching.contains(firing.label),
+        let index = state.waiting[firing.label]?.firstIndex(where: { $0.instance == firing.instance })
+      {
+        return state.remove(firing.label, at: index)
+      }
+      guard thread != 0 else { return nil }
+      var first: (label: UInt32, index: Int, order: UInt64)?
+      for other in matching {
+        guard let queue = state.waiting[other], let index = queue.firstIndex(where: { $0.thread == thread }) else {
+          continue
+        }
+        if first == nil || queue[index].order < first!.order { first = (other, index, queue[index].order) }
+      }
+      return first.map { state.remove($0.label, at: $0.index) }
+    }
+  }
+
+  /// The source place of call-site label `label`'s call, resolved once (outside the lock: it may open the
+  /// process's symbol tables); nil for a label that is no call site or whose call has no line.
+  static func place(ofLabel label: UInt32) -> SourcePlace? {
+    let known: SourcePlace?? = state.withLock { $0.places[label] }
+    if let known { return known }
+    let place = Interner.shared.callSiteAddress(ofLabel: label).flatMap {
+      SymbolCache.innermostPlace(ofReturnAddress: UInt64($0))
+    }
+    state.withLock { $0.places[label] = .some(place) }
+    return place
   }
 
   /// Records that `instance` of `label`, last run on `thread`, fired: a later re-track of the label (from its
@@ -109,7 +200,8 @@ enum ScopeInstances {
       } else {
         waitingCount.add(1, ordering: .releasing)
       }
-      queue.append(Waiting(instance: instance, thread: thread))
+      queue.append(Waiting(instance: instance, thread: thread, order: state.fires))
+      state.fires += 1
       state.waiting[label] = queue
     }
   }

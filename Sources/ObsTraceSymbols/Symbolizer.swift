@@ -118,9 +118,9 @@ public final class Symbolizer {
       var frame = SymbolizedFrame(address: address, function: function, module: moduleName)
       if var unit = compileUnit(module, lookup) {
         let target = lookup &- unit.bias
-        if let (file, line) = Self.line(in: &unit.die, at: target, isReturnAddress: isReturnAddress) {
-          frame.file = file
-          frame.line = UInt32(line)
+        if let place = Self.line(in: &unit.die, at: target, isReturnAddress: isReturnAddress) {
+          frame.file = place.file
+          frame.line = UInt32(place.line)
         }
         expandInlined(&frame, in: &unit.die, at: target)
       } else if let source = dwfl_module_getsrc(module, lookup) {
@@ -137,7 +137,41 @@ public final class Symbolizer {
   }
 }
 
+/// A place in the source: the file, line and column of the line table's row for an address.
+public struct SourcePlace: Hashable, Sendable {
+  public var file: String
+  public var line: UInt32
+  public var column: UInt32
+
+  public init(file: String, line: UInt32, column: UInt32) {
+    self.file = file
+    self.line = line
+    self.column = column
+  }
+}
+
 extension Symbolizer {
+  /// The source place of the innermost frame at `address` (of a function inlined there, its own line: the line
+  /// table's row), with its column; nil when no debug information gives it a line. A return address is looked up
+  /// as `resolve` does, one byte before. Two call instructions at one place are the same call in the source: an
+  /// optimized build copies a function into each of its callers (the recorder's re-track rule, `ScopeInstances`).
+  public func innermostPlace(at address: UInt64, isReturnAddress: Bool) -> SourcePlace? {
+    let lookup = Dwarf_Addr(isReturnAddress ? address &- 1 : address)
+    guard let module = dwfl_addrmodule(session, lookup) else { return nil }
+    var place: (file: String, line: Int32, column: Int32)?
+    if var unit = compileUnit(module, lookup) {
+      place = Self.line(in: &unit.die, at: lookup &- unit.bias, isReturnAddress: isReturnAddress)
+    } else if let source = dwfl_module_getsrc(module, lookup) {
+      var line: Int32 = 0
+      var column: Int32 = 0
+      if let path = dwfl_lineinfo(source, nil, &line, &column, nil, nil) {
+        place = (String(cString: path), line, column)
+      }
+    }
+    guard let place, place.line > 0, !place.file.isEmpty else { return nil }
+    return SourcePlace(file: place.file, line: UInt32(place.line), column: UInt32(max(0, place.column)))
+  }
+
   /// The compile units of a module with their address ranges (DWARF addresses, without the load bias).
   struct UnitIndex {
     var bias: Dwarf_Addr
@@ -168,7 +202,9 @@ extension Symbolizer {
   /// from line-0 code that precedes the statement's own row): the site is the next row that names a line. When
   /// the return address is where the next row begins, the call ended the code before it (a coroutine's
   /// resumption after the statement's body): the site is the last row before it that names a line.
-  static func line(in unit: inout Dwarf_Die, at target: Dwarf_Addr, isReturnAddress: Bool) -> (String, Int32)? {
+  static func line(in unit: inout Dwarf_Die, at target: Dwarf_Addr, isReturnAddress: Bool) -> (
+    file: String, line: Int32, column: Int32
+  )? {
     var lines: OpaquePointer?
     var count = 0
     guard dwarf_getsrclines(&unit, &lines, &count) == 0, let lines, count > 0 else { return nil }
@@ -185,11 +221,13 @@ extension Symbolizer {
       else { return nil }
       return row
     }
-    func location(_ index: Int) -> (String, Int32)? {
+    func location(_ index: Int) -> (file: String, line: Int32, column: Int32)? {
       guard let raw = dwarf_onesrcline(lines, index), let path = dwarf_linesrc(raw, nil, nil),
         let row = row(index)
       else { return nil }
-      return (String(cString: path), row.line)
+      var column: Int32 = 0
+      if dwarf_linecol(raw, &column) != 0 { column = 0 }
+      return (String(cString: path), row.line, column)
     }
     // The row that covers the address: the last one at or before it (libdw sorts rows by address), unless it
     // ends a sequence.

@@ -90,6 +90,52 @@ struct UntracedObservationsTests {
   }
 }
 
+@Suite("Re-tracked instances")
+struct RetrackTests {
+  /// The scopes of a report in JSON: label → (instances, runs).
+  func scopes(_ trace: String) throws -> [String: (instances: Int, runs: Int)] {
+    let result = Run.command(["report", "--format", "json", trace])
+    let report = try #require(
+      try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
+    var scopes: [String: (instances: Int, runs: Int)] = [:]
+    for scope in report["scopes"] as? [[String: Any]] ?? [] {
+      scopes[scope["label"] as? String ?? ""] = (scope["instances"] as? Int ?? -1, scope["runs"] as? Int ?? -1)
+    }
+    return scopes
+  }
+
+  @Test(
+    "a function re-tracked by calling it again after each fire is one instance in debug and release builds, and prints what it prints untraced",
+    arguments: ["-Onone", "-O"])
+  func oneInstanceInAnyBuild(optimization: String) throws {
+    let source = Paths.root + "/Tests/Fixtures/Retrack/main.swift"
+    let program = try FixtureBuild.compile([source], module: "Retrack", optimization: optimization)
+    let trace = Paths.temporary("retrack\(optimization).trc")
+    let traced = try Run.program(program, [], environment: ["OBSTRACE_OUTPUT": trace])
+    #expect(traced.status == 0, "\(traced.standardError)")
+    #expect(traced.standardError.isEmpty, "\(traced.standardError)")
+    // The same program with Observation's own withObservationTracking (without the import) prints the same.
+    let text = try String(contentsOfFile: source, encoding: .utf8)
+    let untracedSource = Paths.temporary("main.swift")
+    try text.replacingOccurrences(of: "import ObsTrace\n", with: "").write(
+      toFile: untracedSource, atomically: true, encoding: .utf8)
+    let untraced = try Run.program(
+      try FixtureBuild.compile([untracedSource], module: "RetrackUntraced", optimization: optimization), [])
+    #expect(untraced.status == 0)
+    #expect(untraced.standardOutput.contains("  invalidated\n"))
+    #expect(traced.standardOutput == untraced.standardOutput)
+    // Three runs of render() (one continued twice) and two of renderOther(), each its own instance: in an optimized
+    // build each call of the inlined function is its own call instruction, and its runs were three instances.
+    let marks = try FixtureBuild.siteMarks(source)
+    let scopes = try scopes(trace)
+    let render = try #require(scopes["Retrack/main.swift:\(marks["render"] ?? 0)"], "\(scopes)")
+    let other = try #require(scopes["Retrack/main.swift:\(marks["other"] ?? 0)"], "\(scopes)")
+    #expect(render.instances == 1 && render.runs == 3, "\(scopes)")
+    #expect(other.instances == 1 && other.runs == 2, "\(scopes)")
+    #expect(scopes.count == 2, "\(scopes)")
+  }
+}
+
 /// Compiles a one-file program that imports ObsTrace against the modules and objects `swift build` made.
 enum FixtureBuild {
   /// `swiftc` with the built modules (and the C modules they import) on its search paths.
