@@ -670,3 +670,37 @@ __attribute__((noinline)) void obstrace_frame_record_into(int level, uintptr_t *
   if (ring == NULL || ring->stack_high == 0 || level < 0 || level > 6) return;
   *out = record_at_level(ring, __builtin_frame_address(0), level);
 }
+
+// The Swift concurrency runtime's own entry points (exported by libswift_Concurrency, Swift's calling convention):
+// the executor the calling thread runs a job of (a null identity: none, or the generic executor), the main actor's
+// executor, the task running on the calling thread (null: none).
+typedef struct {
+  const void *identity;
+  uintptr_t implementation;
+} obstrace_executor_ref;
+extern __attribute__((swiftcall)) obstrace_executor_ref swift_task_getCurrentExecutor(void);
+extern __attribute__((swiftcall)) obstrace_executor_ref swift_task_getMainExecutor(void);
+extern __attribute__((swiftcall)) void *swift_task_getCurrent(void);
+
+static const void *main_executor_identity = NULL;
+/// Whether the calling thread is the process's main thread: 0 not known yet, 1 yes, 2 no.
+static __thread uint8_t is_main_thread = 0;
+
+uint64_t obstrace_run_context(void) {
+  const void *identity = swift_task_getCurrentExecutor().identity;
+  if (identity != NULL) return (uint64_t)(uintptr_t)identity;
+  if (is_main_thread == 0) is_main_thread = syscall(SYS_gettid) == getpid() ? 1 : 2;
+  if (is_main_thread == 1) {
+    // Code on the main thread runs on the main actor, as MainActor.assumeIsolated accepts it.
+    const void *main = __atomic_load_n(&main_executor_identity, __ATOMIC_RELAXED);
+    if (main == NULL) {
+      main = swift_task_getMainExecutor().identity;
+      __atomic_store_n(&main_executor_identity, main, __ATOMIC_RELAXED);
+    }
+    if (main != NULL) return (uint64_t)(uintptr_t)main;
+  }
+  void *task = swift_task_getCurrent();
+  if (task != NULL) return (uint64_t)(uintptr_t)task | 1;
+  uint32_t thread = obstrace_current_thread_id();
+  return thread == 0 ? 0 : (uint64_t)thread | (UINT64_C(1) << 63);
+}

@@ -9,11 +9,13 @@ import Synchronization
 /// - a named scope (`withTrackingScope(named:)`) is one instance per name;
 /// - `withObservationTracking` called directly continues an instance of the same label that fired and has not
 ///   been re-tracked yet: the one whose change handler is running on this thread (a re-track from inside
-///   `onChange`), else, of those whose last run was on this thread, the one that fired first; with none, it is a
-///   new instance. An instance last run on another thread is never taken outside its handler: several threads
-///   re-tracking one label each continue their own, whatever the timing. The same label is the same call in the
-///   source: labels of calls at one place (an optimized build's inlined copies) continue each other's instances
-///   (`continuingSamePlace`).
+///   `onChange`), else, of those whose last run was in this run's context, the one that fired first; with none, it
+///   is a new instance. The context is the actor the code runs on (the main actor for any code on the main thread),
+///   else the task, else the thread (`obstrace_run_context`): a main-actor loop that awaits between re-tracks
+///   resumes on other threads, and is one context. An instance last run in another context is never taken outside
+///   its handler: several threads re-tracking one label each continue their own, whatever the timing. The same
+///   label is the same call in the source: labels of calls at one place (an optimized build's inlined copies)
+///   continue each other's instances (`continuingSamePlace`).
 public enum InstanceRule: Sendable {
   /// This instance, whatever the label (an iterator's serial, a harness's serial).
   case continuing(UInt32)
@@ -24,19 +26,19 @@ public enum InstanceRule: Sendable {
 }
 
 enum ScopeInstances {
-  /// The instance whose change handler runs on this thread, set while it runs; `thread`: the thread its run was on
-  /// (the trace's id, 0 when that thread had no ring).
+  /// The instance whose change handler runs on this thread, set while it runs; `context`: the context its run was in
+  /// (`obstrace_run_context`, 0 when none is known).
   struct Firing: Sendable {
     var label: UInt32
     var instance: UInt32
-    var thread: UInt32
+    var context: UInt64
   }
 
-  /// An instance that fired and waits to be re-tracked, with the thread its last run was on and when it fired
+  /// An instance that fired and waits to be re-tracked, with the context its last run was in and when it fired
   /// (among all labels' fires).
   struct Waiting {
     var instance: UInt32
-    var thread: UInt32
+    var context: UInt64
     var order: UInt64
   }
 
@@ -54,13 +56,15 @@ enum ScopeInstances {
     var places: [UInt32: SourcePlace?] = [:]
 
     /// Takes the waiting instance a run of `label` continues: the handler's own (a re-track from `onChange`), else
-    /// the first fired of this thread's; nil when there is none.
-    mutating func take(_ label: UInt32, firing: Firing?, thread: UInt32) -> UInt32? {
+    /// the first fired of this context's; nil when there is none.
+    mutating func take(_ label: UInt32, firing: Firing?, context: UInt64) -> UInt32? {
       guard let queue = waiting[label], !queue.isEmpty else { return nil }
       let handlers = firing.flatMap { firing in
         firing.label == label ? queue.firstIndex { $0.instance == firing.instance } : nil
       }
-      guard let index = handlers ?? (thread == 0 ? nil : queue.firstIndex { $0.thread == thread }) else { return nil }
+      guard let index = handlers ?? (context == 0 ? nil : queue.firstIndex { $0.context == context }) else {
+        return nil
+      }
       return remove(label, at: index)
     }
 
@@ -73,9 +77,9 @@ enum ScopeInstances {
       return instance
     }
 
-    /// The labels other than `label` with an instance a run on `thread` (or in `firing`'s handler) could continue,
+    /// The labels other than `label` with an instance a run in `context` (or in `firing`'s handler) could continue,
     /// leaving out those whose places are known to differ from `label`'s (none when `label` is known to have none).
-    func otherLabels(than label: UInt32, firing: Firing?, thread: UInt32) -> [UInt32] {
+    func otherLabels(than label: UInt32, firing: Firing?, context: UInt64) -> [UInt32] {
       let place = places[label]
       if case .some(.none) = place { return [] }
       func mayMatch(_ other: UInt32) -> Bool {
@@ -88,9 +92,9 @@ enum ScopeInstances {
       {
         labels.append(firing.label)
       }
-      guard thread != 0 else { return labels }
+      guard context != 0 else { return labels }
       for (other, queue) in waiting where other != label && !labels.contains(other) && mayMatch(other) {
-        if queue.contains(where: { $0.thread == thread }) { labels.append(other) }
+        if queue.contains(where: { $0.context == context }) { labels.append(other) }
       }
       return labels
     }
@@ -132,14 +136,14 @@ enum ScopeInstances {
       // Acquiring: pairs with the releasing updates under the lock (a fire on another thread).
       if waitingCount.load(ordering: .acquiring) == 0 { return newInstance() }
       let firing = firing
-      let thread = obstrace_current_thread_id()
+      let context = obstrace_run_context()
       let (found, others): (UInt32?, [UInt32]) = state.withLock { state in
-        // The handler's own instance (a re-track from `onChange`), else the first fired of this thread's.
-        if let instance = state.take(label, firing: firing, thread: thread) { return (instance, []) }
-        return (nil, state.otherLabels(than: label, firing: firing, thread: thread))
+        // The handler's own instance (a re-track from `onChange`), else the first fired of this context's.
+        if let instance = state.take(label, firing: firing, context: context) { return (instance, []) }
+        return (nil, state.otherLabels(than: label, firing: firing, context: context))
       }
       if let found { return found }
-      if !others.isEmpty, let instance = continuingSamePlace(label, others: others, firing: firing, thread: thread) {
+      if !others.isEmpty, let instance = continuingSamePlace(label, others: others, firing: firing, context: context) {
         return instance
       }
       return newInstance()
@@ -147,16 +151,16 @@ enum ScopeInstances {
   }
 
   /// The waiting instance of another label whose call is at the same place in the source as `label`'s, taken as
-  /// `take` takes one of the label's own (the handler's, else the first fired of this thread's), or nil.
+  /// `take` takes one of the label's own (the handler's, else the first fired of this context's), or nil.
   ///
   /// An optimized build copies a function into each of its callers: a `withObservationTracking` inside it is then a
   /// call instruction per caller, a return address and a label each, and a re-track from another caller found no
   /// instance of its label (every run a new instance in a release build, one instance in a debug build). The
   /// places are the calls' innermost frames (file, line and column, from the line table through the recorder's
   /// libdw session), resolved only here, a re-track that would otherwise begin a new instance while other labels
-  /// wait on its thread, once per label. A label without a place (no debug information, a named scope) is never
+  /// wait in its context, once per label. A label without a place (no debug information, a named scope) is never
   /// matched: its runs are new instances as before.
-  static func continuingSamePlace(_ label: UInt32, others: [UInt32], firing: Firing?, thread: UInt32) -> UInt32? {
+  static func continuingSamePlace(_ label: UInt32, others: [UInt32], firing: Firing?, context: UInt64) -> UInt32? {
     guard let place = place(ofLabel: label) else { return nil }
     let matching = others.filter { self.place(ofLabel: $0) == place }
     guard !matching.isEmpty else { return nil }
@@ -166,10 +170,10 @@ enum ScopeInstances {
       {
         return state.remove(firing.label, at: index)
       }
-      guard thread != 0 else { return nil }
+      guard context != 0 else { return nil }
       var first: (label: UInt32, index: Int, order: UInt64)?
       for other in matching {
-        guard let queue = state.waiting[other], let index = queue.firstIndex(where: { $0.thread == thread }) else {
+        guard let queue = state.waiting[other], let index = queue.firstIndex(where: { $0.context == context }) else {
           continue
         }
         if first == nil || queue[index].order < first!.order { first = (other, index, queue[index].order) }
@@ -190,9 +194,9 @@ enum ScopeInstances {
     return place
   }
 
-  /// Records that `instance` of `label`, last run on `thread`, fired: a later re-track of the label (from its
-  /// handler, or on that thread) may continue it.
-  static func fired(label: UInt32, instance: UInt32, thread: UInt32) {
+  /// Records that `instance` of `label`, last run in `context`, fired: a later re-track of the label (from its
+  /// handler, or in that context) may continue it.
+  static func fired(label: UInt32, instance: UInt32, context: UInt64) {
     state.withLock { state in
       var queue = state.waiting[label] ?? []
       if queue.count >= maximumWaiting {
@@ -200,7 +204,7 @@ enum ScopeInstances {
       } else {
         waitingCount.add(1, ordering: .releasing)
       }
-      queue.append(Waiting(instance: instance, thread: thread, order: state.fires))
+      queue.append(Waiting(instance: instance, context: context, order: state.fires))
       state.fires += 1
       state.waiting[label] = queue
     }

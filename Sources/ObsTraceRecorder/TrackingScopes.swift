@@ -182,7 +182,7 @@ public enum TracedTracking {
     }
     let firing =
       rule.continuesAfterFire
-      ? ScopeInstances.Firing(label: labelID, instance: instance, thread: obstrace_current_thread_id()) : nil
+      ? ScopeInstances.Firing(label: labelID, instance: instance, context: obstrace_run_context()) : nil
     if tracking == nil && obstrace_can_own_tracking() {
       return (trackOutsideTracking(scope, firing: firing, apply, onChange: onChange()), scope)
     }
@@ -268,7 +268,7 @@ public enum TracedTracking {
   static func runFired(_ scope: UInt32, _ handler: @Sendable () -> Void, firing: ScopeInstances.Firing?) {
     TrackingScopes.fired(scope)
     if let firing {
-      ScopeInstances.fired(label: firing.label, instance: firing.instance, thread: firing.thread)
+      ScopeInstances.fired(label: firing.label, instance: firing.instance, context: firing.context)
       ScopeInstances.$firing.withValue(firing) { handler() }
     } else {
       handler()

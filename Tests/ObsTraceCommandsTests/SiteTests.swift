@@ -94,23 +94,28 @@ struct UntracedObservationsTests {
 struct RetrackTests {
   /// The scopes of a report in JSON: label → (instances, runs).
   func scopes(_ trace: String) throws -> [String: (instances: Int, runs: Int)] {
+    try report(trace).scopes.mapValues { ($0["instances"] as? Int ?? -1, $0["runs"] as? Int ?? -1) }
+  }
+
+  /// A report in JSON: its scopes by label and its properties by name.
+  func report(_ trace: String) throws -> (scopes: [String: [String: Any]], properties: [String: [String: Any]]) {
     let result = Run.command(["report", "--format", "json", trace])
     let report = try #require(
       try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
-    var scopes: [String: (instances: Int, runs: Int)] = [:]
-    for scope in report["scopes"] as? [[String: Any]] ?? [] {
-      scopes[scope["label"] as? String ?? ""] = (scope["instances"] as? Int ?? -1, scope["runs"] as? Int ?? -1)
+    var scopes: [String: [String: Any]] = [:]
+    for scope in report["scopes"] as? [[String: Any]] ?? [] { scopes[scope["label"] as? String ?? ""] = scope }
+    var properties: [String: [String: Any]] = [:]
+    for property in report["properties"] as? [[String: Any]] ?? [] {
+      properties[property["property"] as? String ?? ""] = property
     }
-    return scopes
+    return (scopes, properties)
   }
 
-  @Test(
-    "a function re-tracked by calling it again after each fire is one instance in debug and release builds, and prints what it prints untraced",
-    arguments: ["-Onone", "-O"])
-  func oneInstanceInAnyBuild(optimization: String) throws {
-    let source = Paths.root + "/Tests/Fixtures/Retrack/main.swift"
-    let program = try FixtureBuild.compile([source], module: "Retrack", optimization: optimization)
-    let trace = Paths.temporary("retrack\(optimization).trc")
+  /// Compiles `source` with and without the import, runs both (the traced one recording), checks that they print
+  /// the same, and returns the trace.
+  func tracedSideBySide(_ source: String, module: String, optimization: String) throws -> String {
+    let program = try FixtureBuild.compile([source], module: module, optimization: optimization)
+    let trace = Paths.temporary("\(module)\(optimization).trc")
     let traced = try Run.program(program, [], environment: ["OBSTRACE_OUTPUT": trace])
     #expect(traced.status == 0, "\(traced.standardError)")
     #expect(traced.standardError.isEmpty, "\(traced.standardError)")
@@ -120,10 +125,19 @@ struct RetrackTests {
     try text.replacingOccurrences(of: "import ObsTrace\n", with: "").write(
       toFile: untracedSource, atomically: true, encoding: .utf8)
     let untraced = try Run.program(
-      try FixtureBuild.compile([untracedSource], module: "RetrackUntraced", optimization: optimization), [])
+      try FixtureBuild.compile([untracedSource], module: module + "Untraced", optimization: optimization), [])
     #expect(untraced.status == 0)
     #expect(untraced.standardOutput.contains("  invalidated\n"))
     #expect(traced.standardOutput == untraced.standardOutput)
+    return trace
+  }
+
+  @Test(
+    "a function re-tracked by calling it again after each fire is one instance in debug and release builds, and prints what it prints untraced",
+    arguments: ["-Onone", "-O"])
+  func oneInstanceInAnyBuild(optimization: String) throws {
+    let source = Paths.root + "/Tests/Fixtures/Retrack/main.swift"
+    let trace = try tracedSideBySide(source, module: "Retrack", optimization: optimization)
     // Three runs of render() (one continued twice) and two of renderOther(), each its own instance: in an optimized
     // build each call of the inlined function is its own call instruction, and its runs were three instances.
     let marks = try FixtureBuild.siteMarks(source)
@@ -133,6 +147,24 @@ struct RetrackTests {
     #expect(render.instances == 1 && render.runs == 3, "\(scopes)")
     #expect(other.instances == 1 && other.runs == 2, "\(scopes)")
     #expect(scopes.count == 2, "\(scopes)")
+  }
+
+  @Test(
+    "a @MainActor loop that re-tracks and awaits between writes is one instance, and only its writes after a fire are coalesced",
+    arguments: ["-Onone", "-O"])
+  func mainActorLoopAcrossAwaits(optimization: String) throws {
+    let source = Paths.root + "/Tests/Fixtures/RetrackAsync/main.swift"
+    let trace = try tracedSideBySide(source, module: "RetrackAsync", optimization: optimization)
+    let marks = try FixtureBuild.siteMarks(source)
+    let report = try report(trace)
+    let loop = try #require(report.scopes["RetrackAsync/main.swift:\(marks["loop"] ?? 0)"], "\(report.scopes)")
+    // Three runs, each fired by `+= step`; the `+= 0` after each fire is coalesced into the one waiting instance.
+    // Before, the runs after the first await (on another thread) were a second instance, and every write after
+    // the first run's fire was coalesced into the first too: instances 2, coalesced 7.
+    #expect(loop["instances"] as? Int == 1 && loop["runs"] as? Int == 3, "\(loop)")
+    #expect(loop["coalescedWrites"] as? Int == 3, "\(loop)")
+    let property = try #require(report.properties["Box.value"], "\(report.properties)")
+    #expect(property["writes"] as? Int == 7 && property["coalescedWrites"] as? Int == 3, "\(property)")
   }
 }
 
