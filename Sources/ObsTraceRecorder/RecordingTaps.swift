@@ -5,7 +5,9 @@ import Synchronization
 
 /// In-test recordings: each gets a tag; objects created and scopes begun while the tag is bound (a task local)
 /// carry it, and the flusher copies every event of a tagged object or scope to that recording's buffer. Tests
-/// that run in parallel therefore see only their own events.
+/// that run in parallel therefore see only their own events. An object made before the block and read by one of
+/// its scopes is the block's too from that read on (its writes can invalidate the block's scopes): its later
+/// reads and writes outside any other recording's scopes are copied as well.
 public enum RecordingTaps {
   /// The tag of the in-test recording around the current code, or 0.
   @TaskLocal public static var currentTag: UInt32 = 0
@@ -23,6 +25,8 @@ public enum RecordingTaps {
     var taps: [UInt32: Tap] = [:]
     var objectTags: [UInt32: UInt32] = [:]
     var scopeTags: [UInt32: UInt32] = [:]
+    /// Objects made outside any in-test recording and read by a scope of one (or several): their tags.
+    var adoptedObjects: [UInt32: [UInt32]] = [:]
   }
 
   static let routing = LockedValue(Routing())
@@ -51,6 +55,10 @@ public enum RecordingTaps {
       let tap = routing.taps.removeValue(forKey: tag)
       routing.objectTags = routing.objectTags.filter { $0.value != tag }
       routing.scopeTags = routing.scopeTags.filter { $0.value != tag }
+      for (object, tags) in routing.adoptedObjects where tags.contains(tag) {
+        let others = tags.filter { $0 != tag }
+        routing.adoptedObjects[object] = others.isEmpty ? nil : others
+      }
       return (tap?.events ?? [], tap?.droppedBefore ?? 0)
     }
   }
@@ -69,7 +77,7 @@ public enum RecordingTaps {
   /// Called by the flusher for each drained record, while any tap is open.
   static func route(_ record: obstrace_record, time: UInt64, thread: UInt32) {
     routing.withLock { routing in
-      let kind = EventKind(rawValue: record.kind)
+      guard let kind = EventKind(rawValue: record.kind) else { return }
       var tag: UInt32 = 0
       switch kind {
       case .objectCreated:
@@ -78,16 +86,40 @@ public enum RecordingTaps {
       case .scopeBegin:
         // Its object is the instance, not an object: the scope was tagged where it began.
         tag = routing.scopeTags[record.scope] ?? 0
+      case .access, .willSet, .didSet, .objectFreed, .objectBound:
+        tag = routing.objectTags[record.object] ?? 0
+        if tag == 0 && record.object != 0 {
+          // An object made outside every in-test recording: the recordings whose scopes read it, and the one whose
+          // scope this event is in. A read in a recording's scope makes the object that recording's from now on.
+          let scopeTag = routing.scopeTags[record.scope] ?? 0
+          var tags = routing.adoptedObjects[record.object] ?? []
+          if scopeTag != 0 && !tags.contains(scopeTag) {
+            if kind == .access { routing.adoptedObjects[record.object, default: []].append(scopeTag) }
+            tags.append(scopeTag)
+          }
+          // Never into another recording's scope: that recording's replay alone knows it.
+          for adopter in tags where scopeTag == 0 || scopeTag == adopter {
+            Self.append(record, kind, time: time, thread: thread, to: adopter, &routing)
+          }
+          return
+        }
       default:
         tag = routing.objectTags[record.object] ?? routing.scopeTags[record.scope] ?? 0
       }
-      guard tag != 0, routing.taps[tag] != nil, let kind else { return }
-      var event = TraceEvent(
-        kind: kind, flags: record.flags, thread: thread, time: time, depth: record.depth, object: record.object,
-        key: record.key, scope: record.scope, aux: record.aux, stack: record.stack)
-      if kind == .objectCreated { event.aux = 0 }
-      routing.taps[tag]!.events.append(event)
+      Self.append(record, kind, time: time, thread: thread, to: tag, &routing)
     }
+  }
+
+  private static func append(
+    _ record: obstrace_record, _ kind: EventKind, time: UInt64, thread: UInt32, to tag: UInt32,
+    _ routing: inout Routing
+  ) {
+    guard tag != 0, routing.taps[tag] != nil else { return }
+    var event = TraceEvent(
+      kind: kind, flags: record.flags, thread: thread, time: time, depth: record.depth, object: record.object,
+      key: record.key, scope: record.scope, aux: record.aux, stack: record.stack)
+    if kind == .objectCreated { event.aux = 0 }
+    routing.taps[tag]!.events.append(event)
   }
 }
 

@@ -327,6 +327,27 @@ struct RecordedObservationTests {
     #expect(recorded.writes(of: "Row.title") == 1)
   }
 
+  @Test("an object made before the block and read by its view: its writes from that read on count, as the view saw them")
+  func outsideObjectReadByTheBlock() async throws {
+    let recorded = try await RecordingTestLock.shared {
+      let list = RowList()  // a fixture made first, as a suite's init makes it
+      list.rows.append(Row())  // before the block: not the block's
+      return try recordObservation {
+        let view = RenderHarness("SharedView.body") { list.rows.count }
+        view.render()
+        list.rows.append(Row())  // invalidates the view
+        view.flush()  // re-runs it
+        list.rows.append(Row())  // and again
+      }
+    }
+    #expect(recorded.runs(of: "SharedView.body") == 2)
+    #expect(recorded.writes(of: "RowList.rows") == 2)
+    #expect(recorded.invalidations(of: "RowList.rows") == 2)
+    #expect(recorded.invalidations(ofScope: "SharedView.body") == 2)
+    #expect(recorded.findings(.unrecordedWrite).isEmpty)
+    #expect(recorded.findings(.inconsistentTrace).isEmpty)
+  }
+
   @Test(
     "a block's objects of a class with @Observable at two levels: one object each, of its own type; untouched ones are registrars"
   )
