@@ -70,13 +70,15 @@ final class Interner: Sendable {
 
   // MARK: Interning (slow paths)
 
-  /// The id of `keyPath`, with `equatableBit` set when its member type is Equatable.
+  /// The id of `keyPath`, with `equatableBit` set when its member type is Equatable: from the thread's cache when it
+  /// has it, without touching `shared` (whose lazy initialization is checked by a call, `swift_once`, at every use),
+  /// else interned by the shared instance.
   @inline(__always)
-  func keyPathID(_ keyPath: AnyKeyPath, root: Any.Type, member: Any.Type) -> UInt32 {
+  static func keyPathID(_ keyPath: AnyKeyPath, root: Any.Type, member: Any.Type) -> UInt32 {
     let pointer = UnsafeRawPointer(Unmanaged.passUnretained(keyPath).toOpaque())
     let cached = obstrace_cached_id(pointer)
     if cached != 0 { return cached }
-    return internKeyPath(keyPath, pointer, root: root, member: member)
+    return shared.internKeyPath(keyPath, pointer, root: root, member: member)
   }
 
   @inline(never)

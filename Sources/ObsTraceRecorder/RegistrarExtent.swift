@@ -121,7 +121,7 @@ final class RegistrarExtent: Sendable {
   func recordAccessInFull(
     _ keyPath: AnyKeyPath, _ subject: Any.Type, _ member: Any.Type, _ address: UnsafeRawPointer?
   ) -> Bool {
-    let key = Interner.shared.keyPathID(keyPath, root: subject, member: member) & ~Interner.equatableBit
+    let key = Interner.keyPathID(keyPath, root: subject, member: member) & ~Interner.equatableBit
     let (object, type) = identity(address, subject)
     if obstrace_stack_level() >= 2 {
       if obstrace_access_is_suppressed() { return false }
@@ -167,19 +167,21 @@ final class RegistrarExtent: Sendable {
     guard obstrace_is_enabled() else { return nil }
     // Untraced scopes that ended before this write end before it in the trace (a write inside one does not fire it).
     if obstrace_has_foreign_scopes() { obstrace_sync_foreign() }
-    let id = Interner.shared.keyPathID(keyPath, root: subject, member: member)
+    let id = Interner.keyPathID(keyPath, root: subject, member: member)
     let key = id & ~Interner.equatableBit
     let stack = obstrace_stack_level() >= 1 ? StackCapture.current() : 0
     let (object, type) = identity(address, subject)
     let flags = inWithMutation ? EventFlags.willSetInWithMutation : EventFlags.willSetDirect
-    obstrace_emit(EventKind.willSet.rawValue, flags, object, key, obstrace_innermost_scope(), type, stack)
+    // The event and its window (`obstrace_set_writing`), in one call with one load of the thread's ring.
+    let saved = obstrace_record_will_set(EventKind.willSet.rawValue, flags, object, key, type, stack)
     // A setter's write (withMutation) is never compared: the macro skips an equal Equatable value itself. Only a
     // `_modify` looks for its stored field (which may name the getter, once per property).
     let plan = inWithMutation ? WriteComparisonPlan(key: key, field: 0, equatable: false) : comparison(id)
-    return WillSetWindow(key: key, comparison: plan, saved: obstrace_set_writing(object, key))
+    return WillSetWindow(key: key, comparison: plan, saved: saved)
   }
 
-  @usableFromInline
+  /// Closes the window: inlined (one store into the thread's ring), not a call.
+  @inlinable
   func endWillSet(_ window: WillSetWindow) {
     obstrace_restore_writing(window.saved)
   }
@@ -202,7 +204,7 @@ final class RegistrarExtent: Sendable {
   @usableFromInline
   func didSetKey(_ keyPath: AnyKeyPath, _ subject: Any.Type, _ member: Any.Type) -> WriteComparisonPlan? {
     guard obstrace_is_enabled() else { return nil }
-    return comparison(Interner.shared.keyPathID(keyPath, root: subject, member: member))
+    return comparison(Interner.keyPathID(keyPath, root: subject, member: member))
   }
 
   /// Records a didSet of the property `key` (from `didSetKey`, or the setter's willSet window).
@@ -265,7 +267,7 @@ struct WillSetWindow {
   @usableFromInline let key: UInt32
   @usableFromInline let comparison: WriteComparisonPlan
   /// The window this one interrupted, packed (object << 32 | key).
-  let saved: UInt64
+  @usableFromInline let saved: UInt64
 
   init(key: UInt32, comparison: WriteComparisonPlan, saved: UInt64) {
     self.key = key

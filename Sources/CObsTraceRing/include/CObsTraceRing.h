@@ -476,6 +476,24 @@ static inline uint64_t obstrace_set_writing(uint32_t object, uint32_t key) {
   return saved;
 }
 
+/// A willSet: records it (kind `kind`, timed, in the innermost of ObsTrace's scopes) and opens its window, as
+/// `obstrace_emit` then `obstrace_set_writing` would, with one load of the thread's ring. Returns the window it
+/// interrupts, packed as `obstrace_set_writing` returns it (0 on a thread without a ring).
+static inline __attribute__((always_inline)) uint64_t obstrace_record_will_set(uint8_t kind, uint8_t flags,
+                                                                                uint32_t object, uint32_t key,
+                                                                                uint32_t type, uint32_t stack) {
+  obstrace_ring *ring = obstrace_current_ring();
+  if (__builtin_expect(ring == NULL, 0)) {
+    obstrace_note_ringless_event();
+    return 0;
+  }
+  obstrace_store_in(ring, true, kind, flags, object, key, obstrace_innermost_of(ring), type, stack);
+  uint64_t saved = ((uint64_t)ring->writing_object << 32) | ring->writing_key;
+  ring->writing_object = object;
+  ring->writing_key = key;
+  return saved;
+}
+
 static inline void obstrace_restore_writing(uint64_t saved) {
   obstrace_ring *ring = obstrace_thread_ring;
   if (ring == NULL) return;
