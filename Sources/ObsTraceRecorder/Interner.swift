@@ -186,13 +186,24 @@ final class Interner: Sendable {
   /// from it: an `Observations` sequence interns its label at its first recorded run, on the thread and stack that
   /// iterate it, where the initializer's call site is not (two sequences iterated by one loop were both named from
   /// the loop's stack, and left unnamed). A call site in ObsTrace's own code (machinery) is passed over as before.
+  /// The stack ends before Observation's own frames (a call from a change handler).
   private func stackStarting(at returnAddress: UInt) -> UInt32 {
     let capacity = Int(OBSTRACE_MAX_STACK_DEPTH)
     return withUnsafeTemporaryAllocation(of: UInt.self, capacity: capacity + 1) { buffer in
       buffer[0] = returnAddress
       let depth = min(max(Int32(obstrace_stack_depth()), 12), OBSTRACE_MAX_STACK_DEPTH)
-      let count = Int(obstrace_capture_stack(buffer.baseAddress! + 1, depth, 1))
-      let frames = UnsafeBufferPointer(rebasing: buffer[0..<(count + 1)])
+      var count = Int(obstrace_capture_stack(buffer.baseAddress! + 1, depth, 1)) + 1
+      // Cut before Observation's own frames: a call made from a change handler (which Observation runs from the
+      // willSet of a write) is named by its call site, not, as tracking ObsTrace does not own is, by the frames
+      // around Observation's (`SiteFilter.callerLabelName`: the write's caller, or "(tracked closure)").
+      if case .success(let runtime) = UntracedTracking.runtime,
+        let observation = buffer[1..<count].firstIndex(where: { address in
+          runtime.code.contains { $0.contains(address) }
+        })
+      {
+        count = observation
+      }
+      let frames = UnsafeBufferPointer(rebasing: buffer[0..<count])
       return stackID(frames, hash: obstrace_hash_frames(frames.baseAddress, Int32(frames.count)))
     }
   }

@@ -138,15 +138,21 @@ struct RetrackTests {
   func oneInstanceInAnyBuild(optimization: String) throws {
     let source = Paths.root + "/Tests/Fixtures/Retrack/main.swift"
     let trace = try tracedSideBySide(source, module: "Retrack", optimization: optimization)
-    // Three runs of render() (one continued twice) and two of renderOther(), each its own instance: in an optimized
-    // build each call of the inlined function is its own call instruction, and its runs were three instances.
+    // Three runs of render() (one continued twice), two of renderOther() and three of observe() (re-tracked from its
+    // handler), each one instance: in an optimized build each call of an inlined function is its own call
+    // instruction, and render()'s runs were three instances, observe()'s two (the handler's call is another, and
+    // was named "(tracked closure)": a call from a change handler was named by the frames around Observation's).
+    // late(), first called from that handler, is named by its line in both builds.
     let marks = try FixtureBuild.siteMarks(source)
     let scopes = try scopes(trace)
-    let render = try #require(scopes["Retrack/main.swift:\(marks["render"] ?? 0)"], "\(scopes)")
-    let other = try #require(scopes["Retrack/main.swift:\(marks["other"] ?? 0)"], "\(scopes)")
-    #expect(render.instances == 1 && render.runs == 3, "\(scopes)")
-    #expect(other.instances == 1 && other.runs == 2, "\(scopes)")
-    #expect(scopes.count == 2, "\(scopes)")
+    func scope(_ mark: String) throws -> (instances: Int, runs: Int) {
+      try #require(scopes["Retrack/main.swift:\(marks[mark] ?? 0)"], "\(mark): \(scopes)")
+    }
+    #expect(try scope("render") == (1, 3), "\(scopes)")
+    #expect(try scope("other") == (1, 2), "\(scopes)")
+    #expect(try scope("observe") == (1, 3), "\(scopes)")
+    #expect(try scope("late") == (1, 1), "\(scopes)")
+    #expect(scopes.count == 4, "\(scopes)")
   }
 
   @Test(
