@@ -196,12 +196,18 @@ extension Symbolizer {
 
   /// The file and line of DWARF address `target` from the unit's line table.
   ///
-  /// Swift marks compiler-generated code with line 0: the set-up of a call (loading `self` before calling a
-  /// `_modify` coroutine), a coroutine's resumption, cleanups. At a return address inside such a row, the call
-  /// is the set-up of the statement that follows (in a debug build `model.count += 1` calls its `_modify`
-  /// from line-0 code that precedes the statement's own row): the site is the next row that names a line. When
-  /// the return address is where the next row begins, the call ended the code before it (a coroutine's
-  /// resumption after the statement's body): the site is the last row before it that names a line.
+  /// Swift marks code that has no line of its own with line 0, in one of two files. In the statement's own file
+  /// (`main.swift`, line 0) is the set-up of a call that the next statement makes: loading `self` and the
+  /// arguments before a debug build's `_modify` call (`model.count += 1`), or an optimized build's call through a
+  /// protocol witness. In the file `<compiler-generated>` is what the compiler adds after a statement's body: a
+  /// coroutine's resumption, the releases of its cleanup (a `ReferenceWritableKeyPath` write is made there, when
+  /// the writeback buffer is released). So at a return address inside a line-0 row, the call belongs to the next
+  /// row that names a line when the row is in a source file, and to the last row before it that names a line when
+  /// the row is `<compiler-generated>`. Before, the side was chosen by where the row ended: a row that ended right
+  /// at the return address took the line before, and named the line of a function inlined just before a call
+  /// through a protocol witness; a cleanup that ran on into the next statement's row took that statement's line.
+  /// An address that is not a return address takes the last line before it. With no such row on the chosen side
+  /// (the end of the sequence), the other side's.
   static func line(in unit: inout Dwarf_Die, at target: Dwarf_Addr, isReturnAddress: Bool) -> (
     file: String, line: Int32, column: Int32
   )? {
@@ -221,13 +227,15 @@ extension Symbolizer {
       else { return nil }
       return row
     }
+    func file(_ index: Int) -> String? {
+      guard let raw = dwarf_onesrcline(lines, index), let path = dwarf_linesrc(raw, nil, nil) else { return nil }
+      return String(cString: path)
+    }
     func location(_ index: Int) -> (file: String, line: Int32, column: Int32)? {
-      guard let raw = dwarf_onesrcline(lines, index), let path = dwarf_linesrc(raw, nil, nil),
-        let row = row(index)
-      else { return nil }
+      guard let raw = dwarf_onesrcline(lines, index), let file = file(index), let row = row(index) else { return nil }
       var column: Int32 = 0
       if dwarf_linecol(raw, &column) != 0 { column = 0 }
-      return (String(cString: path), row.line, column)
+      return (file, row.line, column)
     }
     // The row that covers the address: the last one at or before it (libdw sorts rows by address), unless it
     // ends a sequence.
@@ -240,20 +248,28 @@ extension Symbolizer {
     let covering = low - 1
     guard covering >= 0, let coveringRow = row(covering), !coveringRow.endsSequence else { return nil }
     if coveringRow.line > 0 { return location(covering) }
-    // Does the line-0 row go on past the return address (the call set up what follows)?
-    if isReturnAddress, let next = row(covering + 1), next.address > target + 1 {
-      var index = covering + 1
-      while index < count, let next = row(index), !next.endsSequence {
-        if next.line > 0 { return location(index) }
-        index += 1
+    // The nearest rows that name a line, after and before the line-0 row, within its sequence.
+    var following: Int?
+    var index = covering + 1
+    while index < count, let next = row(index), !next.endsSequence {
+      if next.line > 0 {
+        following = index
+        break
       }
+      index += 1
     }
-    var index = covering - 1
+    var preceding: Int?
+    index = covering - 1
     while index >= 0, let previous = row(index), !previous.endsSequence {
-      if previous.line > 0 { return location(index) }
+      if previous.line > 0 {
+        preceding = index
+        break
+      }
       index -= 1
     }
-    return nil
+    let cleanup = file(covering)?.hasSuffix("<compiler-generated>") ?? false
+    let chosen = isReturnAddress && !cleanup ? following ?? preceding : preceding ?? following
+    return chosen.flatMap(location)
   }
 
   /// Adds to `frame` the functions inlined at DWARF address `target`: each `DW_TAG_inlined_subroutine` scope that

@@ -3,8 +3,9 @@ import ObsTraceFormat
 import Testing
 
 /// Sites are the user's file and line in debug and optimized builds: through the frames an optimized build
-/// inlines (the `@Observable` accessors, the registrar), and through the line-0 code a debug build puts before a
-/// `_modify` call. The fixture `Tests/Fixtures/Sites/main.swift` is compiled here both ways against the
+/// inlines (the `@Observable` accessors, the registrar), and through line-0 code: the set-up a debug build puts
+/// before a `_modify` call and an optimized build before a call through a protocol witness, and the cleanup after a
+/// statement where a key path's writeback runs the setter. The fixture `Tests/Fixtures/Sites/main.swift` is compiled here both ways against the
 /// package's built modules, as a user's release build would inline them.
 @Suite("Sites")
 struct SiteTests {
@@ -38,13 +39,15 @@ struct SiteTests {
         + expected(["modify inlined", "set inlined"], in: "SitesFixture.bump")
         + expected(["modify in local function", "set in local function"], in: "write #1 ")
         + expected(["modify in nested closure", "modify in nested closure"], in: closure)
-        + expected(["modify box", "set box"], in: "SitesFixture.writeBox"))
+        + expected(["modify box", "set box"], in: "SitesFixture.writeBox")
+        + expected(["modify key path", "set after key path"], in: "SitesFixture.writeThroughKeyPath")
+        + expected(["modify existential", "set after existential"], in: "main"))
     // How each write was made: the flags tell _modify from withMutation, the stack the setter from an explicit one.
     let kinds = events.filter { $0.kind == .willSet }.map { reader.definitions.writeKind(of: $0) }
     #expect(
       kinds == [
         .set, .modify, .modify, .withMutation, .modify, .set, .modify, .set, .modify, .set, .modify, .modify, .modify,
-        .set,
+        .set, .set, .set, .modify, .set,
       ])
     // Reads: the writes through _modify read first; inside withObservationTracking (the label's two runs); in the
     // closure; in and after the inlined function.
@@ -57,10 +60,16 @@ struct SiteTests {
         + expected(["read after inlined"], in: "SitesFixture.callsInlined")
         + expected(["modify in local function"], in: "write #1 ")
         + expected(["modify in nested closure", "modify in nested closure"], in: closure)
-        + expected(["modify box"], in: "SitesFixture.writeBox"))
+        + expected(["modify box"], in: "SitesFixture.writeBox")
+        + expected(["modify key path"], in: "SitesFixture.writeThroughKeyPath")
+        + expected(["tracking price body"], in: closure)
+        + expected(["modify existential"], in: "main"))
     // One call site of withObservationTracking reached from two functions: one label, the call site's.
     let labels = events.filter { $0.kind == .scopeBegin }.map { reader.definitions.labelName($0.key) }
-    #expect(labels == Array(repeating: "SitesFixture/main.swift:\(marks["tracking"] ?? 0)", count: 2))
+    #expect(
+      labels
+        == Array(repeating: "SitesFixture/main.swift:\(marks["tracking"] ?? 0)", count: 2)
+        + ["SitesFixture/main.swift:\(marks["tracking price"] ?? 0)"])
   }
 }
 

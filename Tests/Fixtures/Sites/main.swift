@@ -79,6 +79,28 @@ import Observation
   box.value = 9  // site: set box
 }
 
+// A write through a key path made at run time: the setter runs from the release of the key path's writeback
+// buffer, in the statement's cleanup (line-0 code that runs on into the next statement's row).
+@inline(never) func writeThroughKeyPath(_ counter: Counter, _ path: ReferenceWritableKeyPath<Counter, Int>) {
+  counter[keyPath: path] += 1  // site: modify key path
+  counter.count = 4  // site: set after key path
+}
+
+// A write through an existential whose property is `{ get set }`: the `_modify` is called through the protocol
+// witness, from line-0 code right after a function inlined into main (its withObservationTracking's rows).
+protocol Priced: AnyObject {
+  var price: Int { get set }
+}
+@Observable final class Item: Priced {
+  var price = 0
+}
+@inline(__always) func trackPrice(_ item: Item) {
+  withObservationTracking {  // site: tracking price
+    _ = item.price  // site: tracking price body
+  } onChange: {
+  }
+}
+
 let counter = Counter()
 try Recorder.start(to: CommandLine.arguments[1], options: RecordingOptions(backtraces: .all))
 writeEveryWay(counter)
@@ -88,4 +110,10 @@ writeInClosures(counter)
 callsInlined(counter)
 writeInLocalFunctions(counter)
 writeBox(Box(0))
+writeThroughKeyPath(counter, \Counter.count)
+let item = Item()
+trackPrice(item)
+let priced: any Priced = item
+priced.price += 1  // site: modify existential
+counter.count = 8  // site: set after existential
 Recorder.stop()
