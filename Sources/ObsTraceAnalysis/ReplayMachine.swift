@@ -275,6 +275,10 @@ public struct ReplayMachine {
   /// went to Observation's own registrar (an `@Observable` declared without `import ObsTrace`) has such a list: its
   /// `trackingInstalled` follows its end on its thread, and the run is put back then (see `installed`).
   private var endedWithoutTracedReads: [UInt32: (scope: UInt32, run: Run)] = [:]
+  /// Untraced runs the machine ended at their predicted fire, before the recorder recorded their end (by scope, with
+  /// the label): the recorder ends such a run only at its thread's next event, often the next run's first read, so
+  /// its `scopeEnd` (and a read it may still make) comes after; neither is of an unknown scope. See `predictFires`.
+  private var untracedEndedAtFire: [UInt32: UInt32] = [:]
   private var instances = DenseTable<Instance>()
   /// Instances that fired and have not run again since, with their label: a write of what they read is coalesced
   /// into their next run. Apart from `instances`, so that a write looks up a word, not an instance and its reads.
@@ -403,8 +407,13 @@ public struct ReplayMachine {
         thread: event.thread, time: event.time)
       runs[event.scope] = Run(
         fact: fact, beginSequence: sequence, reads: OrderedKeySet(reusing: spareReadLists.popLast()))
+      // An untraced run's end is recorded late (or never): its instance runs again from here, and a write after its
+      // begin is not coalesced into a run still to come.
+      if kind == .untraced && !awaitingRerun.isEmpty { awaitingRerun[instance] = nil }
       consumer.consume(.runBegan(fact))
     case .scopeEnd:
+      // An untraced run the machine ended at its predicted fire: this is its late recorded end.
+      if !untracedEndedAtFire.isEmpty, untracedEndedAtFire.removeValue(forKey: event.scope) != nil { return }
       turn &+= 1
       moment &+= 1
       endRun(event, &consumer)
@@ -588,17 +597,25 @@ public struct ReplayMachine {
     var label: UInt32 = 0
     if event.scope != 0 {
       // In place, in one access: reading `runs[scope]` would copy the run out (retaining what it holds).
+      var untracedFirstRead = false
       if let placed = runs.withExisting(
         event.scope,
         { run -> UInt32? in
           guard !run.ended else { return nil }
-          run.reads.insert(key)
+          if run.reads.insert(key) && run.fact.kind == .untraced { untracedFirstRead = true }
           if stale { run.readStale = true }
           if racing { run.readRacing = true }
           return run.fact.label
         }), let placed
       {
         label = placed
+        // Observation installs an untraced run's tracking as its closure returns, which the recorder does not see
+        // (it records the end at the thread's next event): from its read on, a write on another thread may find it
+        // installed (`predictFires`).
+        if untracedFirstRead { keys.withState(key) { keyOverflow.subscribeUntraced(event.scope, key, &$0) } }
+      } else if let ended = untracedEndedAtFire[event.scope] {
+        // A read of an untraced run after the machine ended it at a predicted fire: see `predictFires`.
+        label = ended
       } else {
         // Not placed in a run (label 0), and not an untracked read either: the recorder saw a scope open.
         anomaly(.accessInUnknownScope, event, &consumer, key: key)
@@ -651,12 +668,33 @@ public struct ReplayMachine {
   }
 
   /// The fires of the untraced runs subscribed to what a willSet writes (`predictFire`). Out of line: a rare case.
+  ///
+  /// An untraced run is installed by Observation as its closure returns, after its last read; the recorder records
+  /// its end only at its thread's next event (often the next run's first read, or never), so a run still open here
+  /// may have been installed long ago. A write on another thread after its last read is taken as after its install:
+  /// the run ends here and fires (each `Observations` value after the first follows such a fire). On the run's own
+  /// thread a write while it is open is inside its closure (its end would have come first): it fires nothing. If
+  /// the run reads again after such a fire, the write came while its closure still ran and fired nothing in the
+  /// program: the trace shows it only then, and the fire stays counted (docs/analysis.md, Predicted invalidations).
   @inline(never)
   private mutating func predictFires<Consumer: ReplayConsumer>(
     _ scopes: [UInt32], _ event: TraceEvent, _ key: PropertyKey, _ consumer: inout Consumer
   ) {
-    for scope in scopes where runs.withExisting(scope, { $0.subscribed }) == true {
-      predictFire(scope, event, key, &consumer)
+    for scope in scopes {
+      guard let (subscribed, ended, thread) = runs.withExisting(scope, { ($0.subscribed, $0.ended, $0.fact.thread) })
+      else { continue }
+      if subscribed {
+        predictFire(scope, event, key, &consumer)
+      } else if !ended && thread != event.thread {
+        untracedEndedAtFire[scope] = runs.withExisting(scope, { $0.fact.label })
+        turn &+= 1
+        moment &+= 1
+        endRun(TraceEvent(kind: .scopeEnd, thread: thread, time: event.time, scope: scope), &consumer)
+        predictFire(scope, event, key, &consumer)
+      } else if !ended {
+        // Written inside its own closure: it still reads, and is installed later.
+        keys.withState(key) { keyOverflow.subscribeUntraced(scope, key, &$0) }
+      }
     }
   }
 

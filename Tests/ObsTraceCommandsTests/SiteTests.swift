@@ -97,6 +97,62 @@ struct UntracedObservationsTests {
     #expect(graph.contains("\"s:\(label)\""), "\(graph)")
     for output in [report, timeline, graph] { #expect(!output.contains("<call site of stack")) }
   }
+
+  @Test(
+    "each value of an untraced Observations loop is a run, and each write names the run it woke",
+    arguments: ["-Onone", "-O"])
+  func everyRunAndItsWake(optimization: String) throws {
+    let folder = Paths.root + "/Tests/Fixtures/UntracedObservationsLoop"
+    let sources = [folder + "/main.swift", folder + "/Loop.swift"]
+    let traced = try FixtureBuild.compile(
+      sources, module: "UntracedLoop", optimization: optimization, flags: ["-DOBSTRACE"])
+    let untraced = try FixtureBuild.compile(sources, module: "UntracedLoop", optimization: optimization)
+    let trace = Paths.temporary("untraced-loop\(optimization).trc")
+    let run = try Run.program(traced, [], environment: ["OBSTRACE_OUTPUT": trace])
+    let alone = try Run.program(untraced, [])
+    #expect(run.status == 0, "\(run.standardError)")
+    #expect(alone.status == 0, "\(alone.standardError)")
+    // Side by side: the program prints the same with ObsTrace recording and with Observation alone.
+    #expect(run.standardOutput == "values: [0, 1, 2, 3]\n")
+    #expect(alone.standardOutput == run.standardOutput)
+    let marks = try FixtureBuild.siteMarks(folder + "/main.swift")
+    let line = try #require(try FixtureBuild.siteMarks(folder + "/Loop.swift")["observations"])
+    let label = "UntracedLoop/Loop.swift:\(line) (Observations closure)"
+    let timeline = Run.command(["timeline", trace]).standardOutput
+    let lines = timeline.split(separator: "\n")
+    // The runs, in order, by their ids: one per value the loop got (the recorder's scopeBegin events).
+    let runs = lines.compactMap { line in
+      line.range(of: "run \(label) (untraced, #").map { String(line[$0.upperBound...].prefix { $0.isNumber }) }
+    }
+    let reader = try TraceReader(path: trace)
+    var begins = 0
+    reader.forEachEvent { if $0.kind == .scopeBegin { begins += 1 } }
+    #expect(begins == 4)
+    #expect(runs.count == 4, "\(timeline)")
+    // Each write woke the run after the one before it: the writes of 1, 2 and 3 the runs of the first three
+    // values, and the write after the loop ended the last value's tracking, still installed.
+    let writes = lines.filter { $0.contains("write Model#") }
+    #expect(writes.count == 4, "\(timeline)")
+    let sites = [marks["write"]!, marks["write"]!, marks["write"]!, marks["after"]!]
+    for (index, write) in writes.enumerated() where index < runs.count {
+      #expect(write.contains("invalidated \(label) (#\(runs[index]), predicted)"), "\(write)")
+      #expect(write.contains("at main.swift:\(sites[index])"), "\(write)")
+    }
+    // Each run after the first began after the write that woke it.
+    let order = lines.filter { $0.contains("run \(label)") || $0.contains("write Model#") }.map {
+      $0.contains("write Model#") ? "w" : "r"
+    }
+    #expect(order == ["r", "w", "r", "w", "r", "w", "r", "w"], "\(timeline)")
+    let report = Run.command(["report", trace, "--format", "json"]).standardOutput
+    let json = try JSONSerialization.jsonObject(with: Data(report.utf8)) as? [String: Any]
+    let scope = (json?["scopes"] as? [[String: Any]])?.first { $0["label"] as? String == label }
+    #expect(scope?["runs"] as? Int == 4, "\(report)")
+    #expect(scope?["invalidations"] as? Int == 4)
+    #expect(scope?["predictedInvalidations"] as? Int == 4)
+    let graph = Run.command(["graph", "--dot", trace]).standardOutput
+    #expect(graph.contains("4 runs"), "\(graph)")
+    #expect(!report.contains("inconsistent"))
+  }
 }
 
 @Suite("Re-tracked instances")
@@ -202,11 +258,13 @@ enum FixtureBuild {
   }
 
   /// Compiles a program of several files (the first is its main.swift) as module `module`.
-  static func compile(_ sources: [String], module: String, optimization: String) throws -> String {
-    let output = Paths.temporary("\(module)\(optimization)")
+  static func compile(_ sources: [String], module: String, optimization: String, flags: [String] = []) throws
+    -> String
+  {
+    let output = Paths.temporary("\(module)\(optimization)\(flags.joined())")
     let built = Paths.binaries
     var arguments =
-      swiftc(module: module) + [
+      swiftc(module: module) + flags + [
         optimization, "-g",
         // As `swift build` does in debug and release: without frame pointers stacks lose frames.
         "-Xcc", "-fno-omit-frame-pointer",

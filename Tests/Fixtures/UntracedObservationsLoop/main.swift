@@ -1,0 +1,42 @@
+// A program whose `Observations` loop is in a file without `import ObsTrace` (Loop.swift), its model written from
+// here on a thread of its own: each write waits for the loop's previous value, so it comes after that value's
+// tracking was installed (which the recorder does not see) and wakes the next value. Built by
+// Tests/ObsTraceCommandsTests/SiteTests.swift with -DOBSTRACE (traced) and without (Observation alone), -Onone and
+// -O; both print the same.
+#if OBSTRACE
+  import ObsTrace
+#endif
+import Foundation
+import Observation
+
+@Observable final class Model: @unchecked Sendable {
+  var value = 0
+}
+
+/// Writes 1, 2, 3 on a thread, each after the loop got the value before it, then 4 after the loop ended.
+func drive(_ model: Model) async -> String {
+  let lock = NSLock()
+  let got = DispatchSemaphore(value: 0)
+  let ended = DispatchSemaphore(value: 0)
+  let watcher = Task.detached {
+    let values = await watch(model, lock, got)
+    ended.signal()
+    return values
+  }
+  await withCheckedContinuation { (written: CheckedContinuation<Void, Never>) in
+    Thread {
+      for step in 1...3 {
+        got.wait()
+        lock.withLock { model.value = step }  // site: write
+      }
+      got.wait()
+      // The loop has ended: this write finds its last value's tracking still installed and wakes nothing.
+      ended.wait()
+      lock.withLock { model.value = 4 }  // site: after
+      written.resume()
+    }.start()
+  }
+  return "values: \(await watcher.value)"
+}
+
+print(await drive(Model()))
