@@ -173,12 +173,16 @@ public struct Finding: Sendable, Equatable {
   /// The frame `site` names (file path and line), for outputs that point into the source: GitHub annotations,
   /// the HTML report.
   public var location: SymbolizedFrame? = nil
+  /// Of a kind that is a warning when it shows a cost, found without one: a `noop-write` whose writes invalidated no
+  /// scope run (nothing watched the value then) is information.
+  public var withoutCost = false
 
   /// Warnings cost something or rest on evidence of a fault; `untracked-read`, `alive-at-end`, `running-at-stop`,
   /// `cross-thread-write` and `off-main-thread` are information (what happened, no fault shown: a race among
-  /// writes is `concurrent-write`).
+  /// writes is `concurrent-write`), and so is a finding `withoutCost`.
   public var isInformational: Bool {
-    switch kind {
+    if withoutCost { return true }
+    return switch kind {
     case .untrackedRead, .aliveAtEnd, .runningAtStop, .crossThreadWrite, .offMainThread: true
     default: false
     }

@@ -16,15 +16,22 @@ enum Findings {
     for (key, count) in evidence.noopWrites {
       let property = definitions.propertyName(key.property)
       let wasted = evidence.noopWastedInvalidations[key] ?? 0
+      // A warning only with its cost: scope runs these writes invalidated. Without one, what happened (information).
       findings.append(
         Finding(
           kind: .noopWrite, property: property, scope: nil, site: site(key.stack), count: count,
           message: "\(count) write\(count == 1 ? "" : "s") to \(property) left the value unchanged"
-            + (wasted > 0 ? " and still invalidated \(wasted) scope run\(wasted == 1 ? "" : "s")" : ""),
-          hint: "writes through _modify (x.items[i].y = v, x.n += 0) notify even when nothing changes; "
-            + "compare before writing, or assign the whole value so the setter's equality check applies",
-          evidence: "didSet events marked unchanged: the recorder compared the value before and after the write",
-          location: location(key.stack)))
+            + (wasted > 0
+              ? " and still invalidated \(wasted) scope run\(wasted == 1 ? "" : "s")" : " and invalidated no scope run"),
+          hint: wasted > 0
+            ? "writes through _modify (x.items[i].y = v, x.n += 0) notify even when nothing changes; "
+              + "compare before writing, or assign the whole value so the setter's equality check applies"
+            : "no scope ObsTrace saw was subscribed to it at these writes, so they invalidated nothing here; writes "
+              + "through _modify (x.items[i].y = v, x.n += 0) notify even when nothing changes, and would invalidate a "
+              + "scope that read it",
+          evidence: "didSet events marked unchanged: the recorder compared the value before and after the write"
+            + (wasted > 0 ? "" : "; none of these writes fired a scope"),
+          location: location(key.stack), withoutCost: wasted == 0))
     }
     for (key, count) in evidence.staleReads {
       let property = definitions.propertyName(key.property)

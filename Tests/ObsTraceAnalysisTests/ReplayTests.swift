@@ -607,6 +607,31 @@ struct ReplayTests {
     #expect(noops.allSatisfy { $0.message.hasSuffix("still invalidated 1 scope run") }, "\(noops.map(\.message))")
   }
 
+  @Test(
+    "a no-op write finding is a warning only when its writes invalidated a scope run; without that cost, information"
+  )
+  func noopWriteWarnsOnlyWithACost() {
+    var script = EventScript()
+    script.created(1)
+    // Site 1: a no-op write while nothing reads the property; then one after the run it fired, once per run.
+    script.write(1, 1, firing: [], unchanged: true, stack: 1)
+    script.run(1, label: 1, reads: [(1, 1)])
+    script.write(1, 1, firing: [1], unchanged: false, stack: 3)
+    script.write(1, 1, firing: [], unchanged: true, stack: 1)
+    // Site 2: a no-op write that invalidates a run.
+    script.run(2, label: 2, reads: [(1, 1)])
+    script.write(1, 1, firing: [2], unchanged: true, stack: 2)
+    let (replay, _) = script.replay()
+    let noops = TraceAnalysis.findings(of: replay, definitions: TraceDefinitions()).filter { $0.kind == .noopWrite }
+    let free = noops.filter { $0.count == 2 }
+    let costly = noops.filter { $0.count == 1 }
+    #expect(free.count == 1 && costly.count == 1, "\(noops)")
+    #expect(free.first?.isInformational == true)
+    #expect(free.first?.message.hasSuffix("left the value unchanged and invalidated no scope run") == true)
+    #expect(costly.first?.isInformational == false)
+    #expect(costly.first?.message.hasSuffix("and still invalidated 1 scope run") == true)
+  }
+
   @Test("memory holds live scopes, not finished ones: ten thousand one-shot runs leave nothing behind")
   func finishedRunsAreForgotten() {
     var script = EventScript()
