@@ -213,7 +213,9 @@ public enum SiteFilter {
   /// `Module/File.swift:line`, the shape of `#fileID:#line`, for a scope labelled by its call site.
   public static func callSiteLabel(_ frame: SymbolizedFrame) -> String {
     let file = frame.file.split(separator: "/").last.map(String.init) ?? frame.file
-    let module = moduleName(ofFunction: frame.function)
+    // Top-level code's name (`main`, `async_MainTY1_`) has no module: DWARF's, when the symbolizer found it.
+    let named = moduleName(ofFunction: frame.function)
+    let module = named.isEmpty ? frame.declaringModule : named
     return (module.isEmpty ? "" : module + "/") + "\(file):\(frame.line)"
   }
 

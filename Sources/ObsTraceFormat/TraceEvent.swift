@@ -80,6 +80,10 @@ public struct SymbolizedFrame: Sendable, Equatable {
   public var module: String
   /// The frames inlined at this address, innermost first (empty when nothing was inlined or DWARF is missing).
   public var inlined: [SymbolizedFrame]
+  /// The Swift module whose code this is, from DWARF (the `DW_TAG_module` its function is declared in), set by the
+  /// symbolizer only where the function's name does not say it: an executable's top-level code (`main`,
+  /// `async_Main`, `async_MainTY1_`). Not stored in a trace: the call-site labels made from it are.
+  public var declaringModule = ""
 
   public init(
     address: UInt64, function: String, file: String = "", line: UInt32 = 0, module: String = "",

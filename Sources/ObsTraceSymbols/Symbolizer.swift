@@ -123,6 +123,9 @@ public final class Symbolizer {
           frame.line = UInt32(place.line)
         }
         expandInlined(&frame, in: &unit.die, at: target)
+        if !function.isEmpty, SiteFilter.moduleName(ofFunction: function).isEmpty {
+          frame.declaringModule = Self.declaringModule(in: &unit.die, at: target)
+        }
       } else if let source = dwfl_module_getsrc(module, lookup) {
         var line: Int32 = 0
         var column: Int32 = 0
@@ -307,6 +310,29 @@ extension Symbolizer {
     frame.inlined = inlined
     frame.file = place.file
     frame.line = place.line
+  }
+
+  /// The name of the `DW_TAG_module` of the unit whose functions include the one that contains `target`, or "".
+  /// Swift declares a unit's code under its module's entry (top-level code too, though its symbol, `main` or
+  /// `async_Main…`, names no module); a C unit has none.
+  static func declaringModule(in unit: inout Dwarf_Die, at target: Dwarf_Addr) -> String {
+    var child = Dwarf_Die()
+    guard dwarf_child(&unit, &child) == 0 else { return "" }
+    while true {
+      if Int(dwarf_tag(&child)) == DW_TAG_module, let name = dwarf_diename(&child) {
+        var functions: [Dwarf_Die] = []
+        collectFunctions(in: &child, into: &functions)
+        if functions.contains(where: { function in
+          var function = function
+          return dwarf_haspc(&function, target) == 1
+        }) {
+          return String(cString: name)
+        }
+      }
+      var sibling = Dwarf_Die()
+      guard dwarf_siblingof(&child, &sibling) == 0 else { return "" }
+      child = sibling
+    }
   }
 
   /// The `DW_TAG_inlined_subroutine` scopes that contain `target`, innermost first.

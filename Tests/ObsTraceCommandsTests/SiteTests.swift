@@ -239,6 +239,44 @@ struct RetrackTests {
   }
 }
 
+@Suite("Top-level labels")
+struct TopLevelLabelTests {
+  @Test(
+    "withObservationTracking in top-level code is labelled with its module, as one in a function",
+    arguments: [[], ["-DASYNC"]])
+  func moduleOfTopLevelCode(flags: [String]) throws {
+    let source = Paths.root + "/Tests/Fixtures/TopLevel/main.swift"
+    let program = try FixtureBuild.compile([source], module: "TopLevel", optimization: "-Onone", flags: flags)
+    let trace = Paths.temporary("top-level\(flags.joined()).trc")
+    let run = try Run.program(program, [trace])
+    #expect(run.status == 0, "\(run.standardError)")
+    let marks = try FixtureBuild.siteMarks(source)
+    let reader = try TraceReader(path: trace)
+    var labels: [String] = []
+    var functions: [String] = []
+    reader.forEachEvent { event in
+      guard event.kind == .scopeBegin else { return }
+      labels.append(reader.definitions.labelName(event.key))
+      functions.append(reader.definitions.site(ofStack: event.stack)?.function ?? "")
+    }
+    let expected = ["top level", "function", "top level later"].map { "TopLevel/main.swift:\(marks[$0] ?? 0)" }
+    #expect(labels.sorted() == expected.sorted(), "\(functions)")
+    // Top-level code's function names no module: `main`, or `async_Main` (and its pieces) once it awaits.
+    #expect(
+      functions.filter { $0 == "main" || $0.hasPrefix("async_Main") }.count == 2, "\(functions)")
+    // Each label as the timeline prints it is one a command takes back.
+    let timeline = Run.command(["timeline", trace]).standardOutput
+    for label in expected {
+      #expect(timeline.contains("run \(label) (tracking, #"), "\(timeline)")
+      let scoped = Run.command(["timeline", trace, "--scope", label])
+      #expect(scoped.status == 0, "\(scoped.standardError)")
+      #expect(scoped.standardOutput.contains("run \(label) (tracking, #"))
+      let checked = Run.command(["check", trace, "--max", "\(label):runs<=1"])
+      #expect(checked.status == 0, "\(checked.standardOutput)\(checked.standardError)")
+    }
+  }
+}
+
 /// Compiles a one-file program that imports ObsTrace against the modules and objects `swift build` made.
 enum FixtureBuild {
   /// `swiftc` with the built modules (and the C modules they import) on its search paths.
