@@ -236,8 +236,8 @@ public struct ReplayMachine {
   public private(set) var firstTime: UInt64?
   public private(set) var lastTime: UInt64 = 0
   private var threadSeen = DenseTable<Bool>()
-  /// The thread of the previous event: runs of one thread's events are the rule, and `threadSeen` is not touched
-  /// again for them.
+  /// The thread of the previous event: runs of one thread's events are the rule, and `threadSeen` and
+  /// `untrackedAccessLast` are not touched again for them.
   private var lastThread = TraceFormat.reservedThread
   /// Threads that recorded events.
   public var threadsSeen: Set<UInt32> { Set(threadSeen.map(\.key)) }
@@ -251,11 +251,15 @@ public struct ReplayMachine {
   public private(set) var mainActorThreads: Set<UInt32> = []
 
   private var sequence: UInt64 = 0
-  /// Threads whose last event was a read outside any scope, with that read (until the thread's next event): a
-  /// direct willSet (`_modify`) of the same property next on the thread makes it the write's own access
-  /// (`WriteBeganFact.ownAccess`). Per thread, since the events of several threads interleave in time order; by
-  /// thread id (an array: a thread that exited after such a read keeps its entry, which costs no other thread's
-  /// event anything), looked at only while it holds one.
+  /// The read outside any scope that was the last event of `lastThread` (the previous event's thread), if it was:
+  /// a direct willSet (`_modify`) of the same property next on the thread makes it the write's own access
+  /// (`WriteBeganFact.ownAccess`). Kept here while the thread's events follow each other (the rule: one field read
+  /// and cleared per event), put in `untrackedAccessLast` when another thread's event comes.
+  private var lastThreadUntrackedAccess: UntrackedAccess?
+  /// The other threads whose last event was a read outside any scope, with that read (until the thread's next
+  /// event). Per thread, since the events of several threads interleave in time order; by thread id (an array: a
+  /// thread that exited after such a read keeps its entry, which costs no other thread's event anything), looked
+  /// at only when the thread changes and while it holds one.
   private var untrackedAccessLast = DenseTable<UntrackedAccess>()
   /// Writes between their willSet and didSet, over all threads: while none is, a read races nothing.
   private var writesInProgress = 0
@@ -352,13 +356,14 @@ public struct ReplayMachine {
     sequence += 1
     if firstTime == nil { firstTime = event.time }
     lastTime = max(lastTime, event.time)
-    if event.thread != lastThread {
-      lastThread = event.thread
-      threadSeen[event.thread] = true
-    }
     // The thread's previous event, if it was a read outside any scope: taken, whatever this event is.
     var previousUntrackedAccess: UntrackedAccess?
-    if !untrackedAccessLast.isEmpty { previousUntrackedAccess = untrackedAccessLast.removeValue(event.thread) }
+    if event.thread == lastThread {
+      previousUntrackedAccess = lastThreadUntrackedAccess
+      lastThreadUntrackedAccess = nil
+    } else {
+      previousUntrackedAccess = switchThread(to: event.thread)
+    }
     switch event.kind {
     case .objectCreated:
       if accountsObjects {
@@ -453,6 +458,19 @@ public struct ReplayMachine {
             time: event.time, thread: event.thread, sequence: event.key, label: sequences[event.key]?.label ?? 0,
             ending: ending)))
     }
+  }
+
+  /// The previous event was of another thread: its last read outside any scope, if it had one, goes to the table,
+  /// and the one of `thread`, if it has one, is taken from it. Out of line: runs of one thread's events are the rule.
+  @inline(never)
+  private mutating func switchThread(to thread: UInt32) -> UntrackedAccess? {
+    if let access = lastThreadUntrackedAccess {
+      untrackedAccessLast[lastThread] = access
+      lastThreadUntrackedAccess = nil
+    }
+    lastThread = thread
+    threadSeen[thread] = true
+    return untrackedAccessLast.isEmpty ? nil : untrackedAccessLast.removeValue(thread)
   }
 
   /// A run's observers were installed: it subscribes to each object it read. Out of line (as the other scope
@@ -622,7 +640,8 @@ public struct ReplayMachine {
       }
     }
     let scope = event.scope
-    if scope == 0 { untrackedAccessLast[event.thread] = UntrackedAccess(key: key, stack: event.stack) }
+    // The thread's last event now (`lastThread` is this event's).
+    if scope == 0 { lastThreadUntrackedAccess = UntrackedAccess(key: key, stack: event.stack) }
     consumer.consume(
       .read(
         ReadFact(

@@ -515,6 +515,40 @@ struct ReplayTests {
     #expect(owned == [[1, 1], [2, 2], [1, 1], [1, 0]])
   }
 
+  @Test("a thread's read outside any scope stays its own while other threads' events come between it and its willSet")
+  func modifyAccessesOfThreeThreadsHeldAtOnce() {
+    var script = EventScript()
+    script.created(1)
+    script.created(2)
+    script.created(3)
+    // Three threads each read their own object's property outside any scope, then write it through _modify: the
+    // three reads wait at once, each behind the other threads' events, and each is its own thread's write's access.
+    script.read(1, 1, thread: 1, stack: 1)
+    script.read(2, 1, thread: 2, stack: 2)
+    script.read(3, 1, thread: 3, stack: 3)
+    script.write(3, 1, willSetFlags: EventFlags.willSetDirect, thread: 3)
+    script.write(1, 1, willSetFlags: EventFlags.willSetDirect, thread: 1)
+    script.write(2, 1, willSetFlags: EventFlags.willSetDirect, thread: 2)
+    // Thread 1's read of 1.1 waits while thread 2 writes 1.1 directly after its own didSet: thread 2's write has no
+    // access of its own (thread 1's read is not its), and thread 1's write that follows has.
+    script.read(1, 1, thread: 1, stack: 1)
+    script.write(1, 1, willSetFlags: EventFlags.willSetDirect, thread: 2)
+    script.write(1, 1, willSetFlags: EventFlags.willSetDirect, thread: 1)
+    let (replay, facts) = script.replay()
+    let owned = facts.compactMap { fact -> [UInt32]? in
+      guard case .writeBegan(let write) = fact else { return nil }
+      return [write.thread, write.ownAccess ? write.ownAccessStack : 0]
+    }
+    #expect(owned == [[3, 3], [1, 1], [2, 2], [2, 0], [1, 1]])
+    // Every read was a write's own access: none is counted, and none is an untracked read.
+    #expect(replay.properties[1]?.reads == 0)
+    #expect(replay.properties[1]?.writes == 5)
+    let untracked = TraceAnalysis.findings(of: replay, definitions: TraceDefinitions()).filter {
+      $0.kind == .untrackedRead
+    }
+    #expect(untracked.isEmpty)
+  }
+
   @Test("the rule for _modify accesses gives the same counts in every interleaving of two threads' events")
   func modifyAccessesInEveryInterleaving() {
     // Two threads, each: a read the program makes (site 1), then x.count += 1 (access at site 2, willSet, didSet),
