@@ -33,12 +33,11 @@ public enum Observation {
   public typealias Observations<Element: Sendable, Failure: Error> = ObsTraceRecorder.Observations<Element, Failure>
 
   /// `Observation.withObservationTracking(_:onChange:)`, traced; see the unqualified form.
-  @inline(never)  // its frame is where its call site is found
+  @_transparent  // inlined into the caller, whose code takes the call site (`CallSite.here()`)
   public static func withObservationTracking<T>(
     _ apply: () -> T, onChange: @autoclosure () -> @Sendable () -> Void
   ) -> T {
-    TracedTracking.withObservationTracking(
-      apply, onChange: onChange(), label: .callSiteFrame(CallSite.ofCaller()))
+    TracedTracking.withObservationTracking(apply, onChange: onChange(), label: .callSiteFrame(CallSite.here()))
   }
 }
 
@@ -53,12 +52,17 @@ public typealias ObservationRegistrar = TracingRegistrar
 /// call site (`Module/File.swift:line`, resolved from the caller's return address when recording stops).
 ///
 /// The signature is Observation's own, so that this declaration shadows it in files that import ObsTrace.
-@inline(never)  // its frame is where its call site is found
+///
+/// Transparent, so inlined into the caller in every build (mandatory inlining, even at -Onone), its code at the
+/// caller's line: the call site is taken there, by a call (`CallSite.here()`) that returns into the caller's own
+/// code. As a function of its own, its return address was the call site, and a call that is its function's last
+/// statement, made a jump in an optimized build, left the caller no frame: the call site was then in the caller's
+/// caller.
+@_transparent
 public func withObservationTracking<T>(
   _ apply: () -> T, onChange: @autoclosure () -> @Sendable () -> Void
 ) -> T {
-  TracedTracking.withObservationTracking(
-    apply, onChange: onChange(), label: .callSiteFrame(CallSite.ofCaller()))
+  TracedTracking.withObservationTracking(apply, onChange: onChange(), label: .callSiteFrame(CallSite.here()))
 }
 
 /// `withObservationTracking(_:onChange:)` recorded as a scope with a name of your choosing

@@ -324,7 +324,7 @@ enum StackCapture {
     }
   }
 
-  /// The id of the stack from frame record `record` (`CallSite.ofCaller()`, of a frame still running) on: its first
+  /// The id of the stack from frame record `record` (`CallSite.here()`'s own, still running) on: its first
   /// frame is the record's return address.
   static func from(record: UInt) -> UInt32 {
     withUnsafeTemporaryAllocation(of: UInt.self, capacity: Int(OBSTRACE_MAX_STACK_DEPTH)) { buffer in

@@ -8,9 +8,8 @@ public enum ScopeLabel: Sendable {
   /// (`CallSite.returnAddressOfCaller()`). One call site is one label, whatever path led to it; 0 (unknown): the
   /// first frame of user code on the stack.
   case callSite(UInt)
-  /// The call site of the traced function the user called, with that function's frame record
-  /// (`CallSite.ofCaller()`): with call stacks on, the scope's stack is walked from the record, whose return address
-  /// is the call site. A record whose return address is no longer the call site (its frame ended) is not walked.
+  /// The call site of the traced function the user called, from inside the user's function (`CallSite.here()`,
+  /// called by a `@_transparent` shadow), with the stack from it when call stacks are on.
   case callSiteFrame(CallSite.Frame)
   case name(String)
   /// A label interned earlier (an `Observations` sequence labels every value's run with its init's call site).
@@ -40,23 +39,31 @@ public enum CallSite {
     return address
   }
 
-  /// A call site and the frame record that holds it as its return address.
+  /// A call site and, with call stacks on, the stack from it.
   public struct Frame: Sendable {
-    /// The frame record's address (0: none found).
-    public var record: UInt
-    /// The call site: the record's return address when it was found.
+    /// The interned stack from the call site on, its first frame the call site (0: none captured).
+    public var stack: UInt32
+    /// The call site: the address a call in the user's code returns to.
     public var returnAddress: UInt
   }
 
-  /// The call site of the function that calls this one (what `returnAddressOfCaller()` returns) and that function's
-  /// frame record; zeros when not recording or when the chain cannot be followed. Called as `returnAddressOfCaller()`
-  /// is, directly from the body of a function that is never inlined.
+  /// Where this call returns to, in the function that calls it, and with call stacks on the stack from there on
+  /// (the caller's frames, not this one's); zeros when not recording or when the chain cannot be followed. For
+  /// ObsTrace's `@_transparent` shadows, inlined into the user's function at the user's line: their call of this
+  /// function is that line's code and is never a tail call (the traced call follows it), so its return address is
+  /// in the user's function even when the traced call itself is the function's last and becomes a jump that leaves
+  /// the user's function no frame (the traced function's own return address was then in the user's caller).
   @inline(never)
-  public static func ofCaller() -> Frame {
-    guard obstrace_is_enabled() else { return Frame(record: 0, returnAddress: 0) }
+  public static func here() -> Frame {
+    guard obstrace_is_enabled() else { return Frame(stack: 0, returnAddress: 0) }
+    // Level 1 from the C function: this function's own frame record, whose return address is the call site, still
+    // running while the stack is walked from it.
     var record: UInt = 0
-    obstrace_frame_record_into(2, &record)
-    return Frame(record: record, returnAddress: record == 0 ? 0 : UnsafePointer<UInt>(bitPattern: record)![1])
+    obstrace_frame_record_into(1, &record)
+    guard record != 0 else { return Frame(stack: 0, returnAddress: 0) }
+    let returnAddress = UnsafePointer<UInt>(bitPattern: record)![1]
+    let stack = obstrace_stack_level() >= 1 ? StackCapture.from(record: record) : 0
+    return Frame(stack: stack, returnAddress: returnAddress)
   }
 }
 
@@ -84,13 +91,8 @@ public enum TrackingScopes {
     case .callSiteFrame(let frame):
       labelID = Interner.shared.callSiteLabelID(returnAddress: frame.returnAddress)
       if obstrace_stack_level() >= 1 {
-        // Walked from the call site's frame, still running (its return address unchanged): the stack from the call
-        // site on, without ObsTrace's own frames, and no walk of those.
-        if frame.record != 0 && UnsafePointer<UInt>(bitPattern: frame.record)![1] == frame.returnAddress {
-          stack = StackCapture.from(record: frame.record)
-        } else {
-          stack = StackCapture.current()
-        }
+        // Walked where the call site was taken: the stack from the call site on, without ObsTrace's own frames.
+        stack = frame.stack != 0 ? frame.stack : StackCapture.current()
       }
     case .interned(let id):
       labelID = id

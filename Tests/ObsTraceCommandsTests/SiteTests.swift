@@ -21,12 +21,17 @@ struct SiteTests {
     var events: [TraceEvent] = []
     reader.forEachEvent { events.append($0) }
     let marks = try FixtureBuild.siteMarks(source)
-    func sites(_ kind: EventKind) -> [String] {
-      events.filter { $0.kind == kind }.map { event in
-        guard let site = reader.definitions.site(ofStack: event.stack) else { return "no site" }
-        return "\(site.file.split(separator: "/").last ?? ""):\(site.line) \(site.function.prefix { $0 != "(" })"
+    func described(_ site: SymbolizedFrame?) -> String {
+      guard let site else { return "no site" }
+      return "\(site.file.split(separator: "/").last ?? ""):\(site.line) \(site.function.prefix { $0 != "(" })"
+    }
+    func sites(_ kind: EventKind, outside scopes: Set<UInt32> = []) -> [String] {
+      events.filter { $0.kind == kind && !scopes.contains($0.scope) }.map {
+        described(reader.definitions.site(ofStack: $0.stack))
       }
     }
+    // The scopes of the tail-position observers (the five after track's two).
+    let observers = Set(events.filter { $0.kind == .scopeBegin }.dropFirst(2).prefix(5).map(\.scope))
     func expected(_ names: [String], in function: String = "SitesFixture.writeEveryWay") -> [String] {
       names.map { "main.swift:\(marks[$0] ?? 0) \(function)" }
     }
@@ -49,10 +54,11 @@ struct SiteTests {
         .set, .modify, .modify, .withMutation, .modify, .set, .modify, .set, .modify, .set, .modify, .modify, .modify,
         .set, .set, .set, .modify, .set,
       ])
-    // Reads: the writes through _modify read first; inside withObservationTracking (the label's two runs); in the
-    // closure; in and after the inlined function.
+    // Reads (but those of the observers' closures, whose sites are what the optimizer made of them: a read that ends
+    // a closure is a jump too): the writes through _modify read first; inside withObservationTracking (the label's
+    // two runs); in the closure; in and after the inlined function.
     #expect(
-      sites(.access)
+      sites(.access, outside: observers)
         == expected(["modify count", "modify items", "read count"])
         + expected(["tracking body", "tracking body"], in: closure)
         + expected(["modify in closure", "read in closure"], in: closure)
@@ -64,12 +70,31 @@ struct SiteTests {
         + expected(["modify key path"], in: "SitesFixture.writeThroughKeyPath")
         + expected(["tracking price body"], in: closure)
         + expected(["modify existential"], in: "main"))
-    // One call site of withObservationTracking reached from two functions: one label, the call site's.
+    // One call site of withObservationTracking reached from two functions: one label, the call site's. A Void one
+    // as its function's last statement (a jump in an optimized build), called from two lines: one label, its own
+    // line, not its callers' (and so the qualified `Observation.withObservationTracking`). One nested as the last
+    // statement of the outer one's closure: its own line.
     let labels = events.filter { $0.kind == .scopeBegin }.map { reader.definitions.labelName($0.key) }
     #expect(
       labels
-        == Array(repeating: "SitesFixture/main.swift:\(marks["tracking"] ?? 0)", count: 2)
-        + ["SitesFixture/main.swift:\(marks["tracking price"] ?? 0)"])
+        == [
+          "tracking", "tracking", "tail tracking", "tail tracking", "qualified tracking", "outer tracking",
+          "nested tracking", "tracking price",
+        ].map {
+          "SitesFixture/main.swift:\(marks[$0] ?? 0)"
+        })
+    // Each scope's stack (backtraces are on) begins at its call site, in the user's function: no frame of ObsTrace
+    // before it.
+    let scopeStacks = events.filter { $0.kind == .scopeBegin }.map {
+      described(reader.definitions.frames(ofStack: $0.stack).first)
+    }
+    #expect(
+      scopeStacks
+        == expected(["tracking", "tracking"], in: "SitesFixture.track")
+        + expected(["tail tracking", "tail tracking"], in: "SitesFixture.watch")
+        + expected(["qualified tracking"], in: "SitesFixture.watchQualified")
+        + expected(["outer tracking"], in: "SitesFixture.watchNested") + expected(["nested tracking"], in: closure)
+        + expected(["tracking price"], in: "SitesFixture.trackPrice"))
   }
 }
 

@@ -28,6 +28,32 @@ import Observation
 @inline(never) func firstPath(_ counter: Counter) { track(counter) }
 @inline(never) func secondPath(_ counter: Counter) { track(counter) }
 
+// The ordinary observer: a Void withObservationTracking as its function's last statement, which an optimized build
+// makes a jump, leaving the function no frame; called from two lines, one label, the tracking call's line. And a
+// nested one as the last statement of the outer one's closure: its own label, not the outer one's.
+@inline(never) func watch(_ counter: Counter) {
+  withObservationTracking {  // site: tail tracking
+    _ = counter.count
+  } onChange: {
+  }
+}
+@inline(never) func watchQualified(_ counter: Counter) {
+  Observation.withObservationTracking {  // site: qualified tracking
+    _ = counter.items.count
+  } onChange: {
+  }
+}
+@inline(never) func watchNested(_ counter: Counter) {
+  withObservationTracking {  // site: outer tracking
+    _ = counter.count
+    withObservationTracking {  // site: nested tracking
+      _ = counter.items.count
+    } onChange: {
+    }
+  } onChange: {
+  }
+}
+
 @inline(never) func run(_ body: @escaping () -> Void) { body() }
 
 // Writes and reads in a closure made in a closure.
@@ -106,6 +132,10 @@ try Recorder.start(to: CommandLine.arguments[1], options: RecordingOptions(backt
 writeEveryWay(counter)
 firstPath(counter)
 secondPath(counter)
+watch(counter)
+watch(counter)
+watchQualified(counter)
+watchNested(counter)
 writeInClosures(counter)
 callsInlined(counter)
 writeInLocalFunctions(counter)
