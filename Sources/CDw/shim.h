@@ -1,3 +1,4 @@
 #include <elfutils/libdwfl.h>
 #include <elfutils/libdw.h>
 #include <dwarf.h>
+#include <gelf.h>

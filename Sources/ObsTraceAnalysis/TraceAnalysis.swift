@@ -220,6 +220,15 @@ public enum TraceAnalysis {
     return unnamed.subtracting(placed).sorted()
   }
 
+  /// The fallback names (`Model.<Int #3>`) of the properties a trace's symbol table does not name, sorted; empty
+  /// without a symbol table (the report says that apart). Asked for by the report command, as
+  /// `binariesWithoutSymbols`.
+  public static func propertiesWithFallbackNames(_ definitions: TraceDefinitions) -> [String] {
+    guard !definitions.symbols.isEmpty else { return [] }
+    return definitions.properties.keys.filter { definitions.symbols.propertyNames[$0] == nil }
+      .map { definitions.propertyName($0) }.sorted()
+  }
+
   static func report(_ replay: Replay, _ reader: TraceReader) -> AnalysisReport {
     var trace = AnalysisReport.Trace(
       path: reader.path, events: replay.events, threads: max(replay.threadsSeen.count, reader.threads.count),

@@ -54,7 +54,8 @@ enum HTMLReport {
   }
 
   static func page(
-    _ report: AnalysisReport, graph: Graph, scopes: WhoReadWhat, binariesWithoutSymbols: [String] = []
+    _ report: AnalysisReport, graph: Graph, scopes: WhoReadWhat, binariesWithoutSymbols: [String] = [],
+    fallbackNames: [String] = []
   ) -> String {
     let trace = report.trace
     let warnings = report.findings.filter { !$0.isInformational }
@@ -103,6 +104,7 @@ enum HTMLReport {
         "No symbols or debug info in \(binariesWithoutSymbols.joined(separator: ", ")) (stripped?): sites in "
           + "that code and names of its properties are not known.")
     }
+    if !fallbackNames.isEmpty { notes.append(ReportPrinter.fallbackNamesLine(fallbackNames) + ".") }
     if !notes.isEmpty { html += "<p class=\"note\">\(notes.map(escape).joined(separator: " "))</p>\n" }
 
     // Findings.

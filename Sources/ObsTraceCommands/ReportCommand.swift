@@ -56,7 +56,8 @@ enum ReportCommand: TraceCommand {
         analysis.replay, analysis.definitions, GraphCommand.Options(sites: true), writes: writes)
       let page = HTMLReport.page(
         analysis.report, graph: HTMLReport.render(dotText: graph), scopes: scopes,
-        binariesWithoutSymbols: TraceAnalysis.binariesWithoutSymbols(analysis.definitions))
+        binariesWithoutSymbols: TraceAnalysis.binariesWithoutSymbols(analysis.definitions),
+        fallbackNames: TraceAnalysis.propertiesWithFallbackNames(analysis.definitions))
       try TraceInput.write(
         page, to: parsed.value("output"), output: output, command: name, inputs: [(path, "the trace")])
       return 0
@@ -73,7 +74,10 @@ enum ReportCommand: TraceCommand {
     switch format {
     case "json": printed = ReportPrinter.json(report, binariesWithoutSymbols: unnamed)
     case "github": printed = GitHubAnnotations.report(report, root: root)
-    default: printed = ReportPrinter.text(report, top: top, binariesWithoutSymbols: unnamed)
+    default:
+      printed = ReportPrinter.text(
+        report, top: top, binariesWithoutSymbols: unnamed,
+        fallbackNames: TraceAnalysis.propertiesWithFallbackNames(analysis.definitions))
     }
     try TraceInput.write(
       printed, to: parsed.value("output"), output: output, command: name, inputs: [(path, "the trace")])
@@ -163,9 +167,18 @@ extension TraceInput {
 
 /// Renders an `AnalysisReport`; derives nothing.
 enum ReportPrinter {
-  /// The report as text; `binariesWithoutSymbols` (`TraceAnalysis.binariesWithoutSymbols`) is said under the
-  /// header.
-  static func text(_ report: AnalysisReport, top: Int, binariesWithoutSymbols: [String] = []) -> String {
+  /// What the report says under its header of the properties the symbol table does not name.
+  static func fallbackNamesLine(_ names: [String]) -> String {
+    let one = names.count == 1
+    return "\(names.count) propert\(one ? "y is" : "ies are") not named by the symbol table, \(one ? "its" : "their") "
+      + "name\(one ? " is a fallback" : "s are fallbacks"): \(names.joined(separator: ", "))"
+  }
+
+  /// The report as text; `binariesWithoutSymbols` (`TraceAnalysis.binariesWithoutSymbols`) and `fallbackNames`
+  /// (`TraceAnalysis.propertiesWithFallbackNames`) are said under the header.
+  static func text(
+    _ report: AnalysisReport, top: Int, binariesWithoutSymbols: [String] = [], fallbackNames: [String] = []
+  ) -> String {
     var out = TextBuffer()
     let trace = report.trace
     out.line("ObsTrace report: \(trace.path)")
@@ -183,6 +196,9 @@ enum ReportPrinter {
         "  no symbols or debug info in \(binariesWithoutSymbols.joined(separator: ", ")) (stripped?): "
           + "sites in \(many ? "their" : "its") code and names of \(many ? "their" : "its") properties are not "
           + "known; record an unstripped build to see them")
+    }
+    if !fallbackNames.isEmpty {
+      out.line("  " + ReportPrinter.fallbackNamesLine(fallbackNames))
     }
     out.line()
 

@@ -102,8 +102,15 @@ public final class Symbolizer {
     var frames: [UInt64: SymbolizedFrame] = [:]
     for address in addresses {
       let isReturnAddress = returnAddresses.contains(address)
-      let lookup = Dwarf_Addr(isReturnAddress ? address &- 1 : address)
-      guard let module = dwfl_addrmodule(session, lookup) else { continue }
+      var lookup = Dwarf_Addr(isReturnAddress ? address &- 1 : address)
+      guard var module = dwfl_addrmodule(session, lookup) else { continue }
+      // A function pointer (a key path's getter) may be a thunk that only jumps on: name where it jumps.
+      if !isReturnAddress, let target = Self.jumpTarget(module, lookup),
+        let targetModule = dwfl_addrmodule(session, target)
+      {
+        module = targetModule
+        lookup = target
+      }
       var function = ""
       if let raw = dwfl_module_addrname(module, lookup) {
         function = Demangler.demangle(String(cString: raw))
@@ -173,6 +180,41 @@ extension Symbolizer {
     }
     guard let place, place.line > 0, !place.file.isEmpty else { return nil }
     return SourcePlace(file: place.file, line: UInt32(place.line), column: UInt32(max(0, place.column)))
+  }
+
+  /// Where the code at `address` jumps when it does nothing else: `jmp rel32`, after an optional empty frame
+  /// (`push %rbp; mov %rsp,%rbp; pop %rbp`), x86-64 only. An optimized build whose files are compiled on several
+  /// threads (`swift build -c release`) makes such a thunk (DWARF's `keypath_get`, no ELF symbol) for a key path
+  /// built in one file (where the property's getter was inlined) to a property of another file's code: the key
+  /// path's getter is then the thunk, not `key path getter for …`, which it jumps to. Nil for other code.
+  static func jumpTarget(_ module: OpaquePointer, _ address: Dwarf_Addr) -> Dwarf_Addr? {
+    #if arch(x86_64)
+      var bias: Dwarf_Addr = 0
+      guard let elf = dwfl_module_getelf(module, &bias) else { return nil }
+      let address = address &- bias
+      var count = 0
+      guard elf_getphdrnum(elf, &count) == 0 else { return nil }
+      for index in 0..<count {
+        var header = GElf_Phdr()
+        guard gelf_getphdr(elf, Int32(index), &header) != nil, header.p_type == PT_LOAD,
+          address >= header.p_vaddr, address + 14 <= header.p_vaddr + header.p_filesz
+        else { continue }
+        let offset = address - header.p_vaddr + header.p_offset
+        guard let data = elf_getdata_rawchunk(elf, Int64(offset), 14, ELF_T_BYTE), let raw = data.pointee.d_buf
+        else { return nil }
+        let bytes = Array(UnsafeRawBufferPointer(start: raw, count: 14))
+        let frame: [UInt8] = [0x55, 0x48, 0x89, 0xe5, 0x5d]
+        let start = Array(bytes.prefix(5)) == frame ? 5 : 0
+        guard bytes[start] == 0xe9 else { return nil }
+        var displacement: Int32 = 0
+        for shift in 0..<4 { displacement |= Int32(bytes[start + 1 + shift]) << (8 * shift) }
+        let next = Int64(bitPattern: address &+ bias) &+ Int64(start + 5)
+        return Dwarf_Addr(bitPattern: next &+ Int64(displacement))
+      }
+      return nil
+    #else
+      return nil
+    #endif
   }
 
   /// The compile units of a module with their address ranges (DWARF addresses, without the load bias).

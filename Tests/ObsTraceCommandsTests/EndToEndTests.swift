@@ -540,7 +540,7 @@ struct StrippedBinaryTests {
   }
 
   @Test(
-    "a trace of a stripped program says once which binary had no symbols, in text, JSON and HTML; an unstripped one says nothing"
+    "a trace of a stripped program says once which binary had no symbols, in text, JSON and HTML, and which property names are fallbacks; an unstripped one says nothing"
   )
   func strippedDemo() throws {
     let stripped = Paths.temporary("obstrace-demo-stripped")
@@ -556,10 +556,15 @@ struct StrippedBinaryTests {
           + "properties are not known; record an unstripped build to see them"
       ], "\(text)")
     #expect(html.contains("No symbols or debug info in \(binaries.first ?? "")"))
+    // Its properties' names are fallbacks, said under the header as for a trace without a symbol table.
+    let fallbacks = "2 properties are not named by the symbol table, their names are fallbacks: Model.<Int #1>, Model.<Int #2>"
+    #expect(text.contains("\n  \(fallbacks)\n"), "\(text)")
+    #expect(html.contains(fallbacks.replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")))
 
     let (plainBinaries, plainText, plainHTML) = try report(of: Paths.binary("obstrace-demo"), "unstripped")
     #expect(plainBinaries.isEmpty)
     #expect(!plainText.contains("no symbols or debug info"))
     #expect(!plainHTML.contains("No symbols or debug info"))
+    #expect(!plainText.contains("not named by the symbol table") && !plainHTML.contains("not named by the symbol table"))
   }
 }

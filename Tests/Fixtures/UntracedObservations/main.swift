@@ -10,5 +10,6 @@ import Observation
 }
 
 let model = Model()
+let before = peek(model)
 model.value = 1
-print("first value: \(await firstValue(model) ?? -1)")
+print("first value: \(await firstValue(model) ?? -1), before: \(before)")
