@@ -538,7 +538,16 @@ enum Findings {
           hint: "record without OBSTRACE_DROP (lossless), or with a larger OBSTRACE_RING_CAPACITY",
           evidence: "the drop counters the recorder wrote in the chunks' headers"))
     }
-    if trace.truncated, let zeros = trace.zeroTail {
+    if trace.truncated, let holder = trace.recordingProcess {
+      findings.append(
+        Finding(
+          kind: .truncated, property: nil, scope: nil, site: nil, count: 1,
+          message: "the trace is still being recorded by process \(holder): read up to its last whole chunk so far; "
+            + "what happens after is not in it yet, so no leak is concluded",
+          hint: "read it again after that recording stops (the program exits, or stops recording)",
+          evidence: "the file has no footer yet, and process \(holder) holds its lock (/proc/locks), as a recording does "
+            + "until it closes the file"))
+    } else if trace.truncated, let zeros = trace.zeroTail {
       findings.append(
         Finding(
           kind: .truncated, property: nil, scope: nil, site: nil, count: 1,

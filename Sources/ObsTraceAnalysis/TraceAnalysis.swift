@@ -29,6 +29,9 @@ public struct AnalysisReport: Sendable {
     /// References to ids no definition states (the reader's count), and the first of them (`property #5`).
     public var undefinedReferences = 0
     public var firstUndefinedReference: String?
+    /// The process still recording into the trace, holding its lock, when it was read (`TraceReader.recordingProcess`):
+    /// its missing end is not yet written, not lost.
+    public var recordingProcess: Int32?
 
     public init(
       path: String, events: Int, threads: Int, droppedEvents: UInt64, truncated: Bool, damage: [TraceDamage],
@@ -240,6 +243,7 @@ public enum TraceAnalysis {
       ringless: reader.footer?.ringless ?? 0)
     trace.undefinedReferences = reader.unknownIDEvents
     trace.zeroTail = reader.zeroTail
+    trace.recordingProcess = reader.recordingProcess
     trace.firstUndefinedReference = reader.firstUnknownID
     // The main thread: where main-actor work was seen running; else the process's first thread (its OS thread
     // id is the process id), unless it ended early (an async main hands the main actor to another thread).

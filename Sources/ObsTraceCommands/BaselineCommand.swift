@@ -260,9 +260,10 @@ enum CheckCommand: TraceCommand {
     var reasons: [String] = []
     if report.trace.truncated {
       reasons.append(
-        report.trace.zeroTail != nil
-          ? "the trace's end was never written (it ends in zero bytes)"
-          : "the trace was cut short (the process was killed or crashed)")
+        report.trace.recordingProcess.map { "the trace is still being recorded (by process \($0))" }
+          ?? (report.trace.zeroTail != nil
+            ? "the trace's end was never written (it ends in zero bytes)"
+            : "the trace was cut short (the process was killed or crashed)"))
     }
     if report.trace.droppedEvents > 0 { reasons.append("\(report.trace.droppedEvents) events were dropped") }
     if report.trace.lostAtStop > 0 {

@@ -82,7 +82,9 @@ enum DumpCommand: TraceCommand {
         "# inconsistent: \(reader.unknownIDEvents) reference\(reader.unknownIDEvents == 1 ? "" : "s") to ids no "
           + "definition states (first: \(first)); kept under those ids")
     }
-    if let zeros = reader.zeroTail {
+    if reader.truncated, let holder = reader.recordingProcess {
+      line("# truncated: no footer yet: still being recorded by process \(holder); read up to the last whole chunk so far")
+    } else if let zeros = reader.zeroTail {
       // After a footer nothing is missing; the zeros are said all the same.
       line("# \(reader.truncated ? "truncated" : "complete") \(zeros)")
     } else if let cut = reader.cutAt {

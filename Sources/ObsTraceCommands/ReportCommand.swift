@@ -133,6 +133,12 @@ extension TraceInput {
       ? "\(trace.ringless) events not recorded (threads that could not get a ring: memory could not be allocated)"
       : nil
     let missing = [damaged, lost, ringless].compactMap { $0 }
+    if trace.truncated, let holder = trace.recordingProcess {
+      return (
+        "TRUNCATED: still being recorded by process \(holder) (read up to the last whole chunk so far)"
+          + missing.map { ", " + $0 }.joined(), false
+      )
+    }
     if trace.truncated {
       return ("TRUNCATED (read up to the last whole chunk)" + missing.map { ", " + $0 }.joined(), false)
     }

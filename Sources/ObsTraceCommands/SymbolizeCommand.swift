@@ -42,6 +42,13 @@ enum SymbolizeCommand: TraceCommand {
       arguments)
     let path = try TraceInput.singlePath(parsed, command: name)
     let reader = try TraceInput.open(path, command: name)
+    // Its recording writes the symbol table at its stop; a rewrite now would also take the file from under it (the
+    // rest of the recording would go to the replaced file).
+    if reader.footer == nil, let holder = reader.recordingProcess {
+      throw CommandError(
+        "obstrace symbolize: \(path) is still being recorded by process \(holder), which writes its symbol table when "
+          + "it stops; symbolize it after that, if it did not")
+    }
     // Gathers every definition, and the stack each call-site label's `withObservationTracking` scopes began with:
     // a trace recorded before labels stated their own stack names such a label from its first scope's stack (an
     // `Observations` run begins in the iterator, away from the call site its label names: never from there).

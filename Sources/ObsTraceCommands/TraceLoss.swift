@@ -12,7 +12,11 @@ struct TraceLoss {
 
   init(_ reader: TraceReader) {
     var clauses: [String] = []
-    if reader.truncated, let zeros = reader.zeroTail {
+    if reader.truncated, let holder = reader.recordingProcess {
+      clauses.append(
+        "no footer yet: the trace is still being recorded by process \(holder) (it holds the file's lock); read up to "
+          + "its last whole chunk so far")
+    } else if reader.truncated, let zeros = reader.zeroTail {
       clauses.append("\(zeros); read everything whole before it")
     } else if let cut = reader.cutAt {
       clauses.append("the file is cut short \(cut); read up to the last whole chunk")

@@ -147,12 +147,18 @@ public final class TraceFileWriter {
     return frame
   }
 
-  /// Closes the file; later writes fail.
-  public func close() {
-    if descriptor >= 0 {
-      _ = Glibc.close(descriptor)
-      descriptor = -1
-    }
+  /// Closes the file; later writes fail. Returns the error when close(2) fails (an I/O error, or a full quota
+  /// that a network file system reports only then): the descriptor is gone either way, but what was written may
+  /// not all be in the file. EINTR counts too: Linux releases the descriptor and does not say whether the data
+  /// went out. Nil when it closed, or was closed already.
+  @discardableResult public func close() -> TraceFileError? {
+    guard descriptor >= 0 else { return nil }
+    let closed = Glibc.close(descriptor)
+    let failure = errno
+    descriptor = -1
+    guard closed != 0 else { return nil }
+    return TraceFileError(
+      .cannotWrite, path: path, "cannot close the trace file (\(String(cString: strerror(failure))))")
   }
 
   private func writeAll(_ bytes: [UInt8]) throws(TraceFileError) {

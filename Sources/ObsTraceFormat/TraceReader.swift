@@ -62,6 +62,11 @@ public final class TraceReader {
   public private(set) var truncated = false
   /// Where the file ends inside a chunk, when it does.
   public private(set) var cutAt: TraceDamage?
+  /// The process whose recording holds the file's lock, when one did as the trace was opened: that recording is
+  /// still writing it (a recorder locks the file before its header and keeps the lock until it closes the file at
+  /// the stop, or exits), so a missing footer is not yet written, not lost. From /proc/locks; nil when no process
+  /// held it, or the system does not say.
+  public private(set) var recordingProcess: Int32?
   /// Where the file's last bytes, zeros to its end, begin, when reading stopped at them: the end was never written
   /// (a preallocated file, or a crash before the data reached the disk). Everything whole before them is read.
   /// With a footer before them nothing is missing; without one the trace is `truncated`.
@@ -163,7 +168,33 @@ public final class TraceReader {
       throw TraceFileError(.damaged, path: path, offset: 16, "the trace header is malformed")
     }
     firstChunkOffset = UInt64(16 + length + 4)
+    recordingProcess = Self.lockHolder(of: file.descriptor)
     loadTrailingChunks()
+  }
+
+  /// The process that holds a `flock` on the file open as `descriptor`, from /proc/locks (whose lines read
+  /// `1: FLOCK  ADVISORY  WRITE 4242 08:01:1234 0 EOF`: the holder's process id, then the file's device, major and
+  /// minor in hex, and inode; a line with `->` is a process waiting for the lock, not holding it). Reading the
+  /// list takes no lock, so a recorder starting meanwhile is not disturbed.
+  static func lockHolder(of descriptor: Int32) -> Int32? {
+    var status = stat()
+    guard fstat(descriptor, &status) == 0, let file = fopen("/proc/locks", "r") else { return nil }
+    defer { fclose(file) }
+    let device = UInt64(status.st_dev)
+    let major = ((device >> 8) & 0xfff) | ((device >> 32) & ~0xfff)
+    let minor = (device & 0xff) | ((device >> 12) & ~0xff)
+    var line = [CChar](repeating: 0, count: 512)
+    while fgets(&line, Int32(line.count), file) != nil {
+      let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+      let fields = text.split(separator: " ", omittingEmptySubsequences: true)
+      guard fields.count >= 6, fields[1] == "FLOCK" else { continue }
+      let place = fields[5].split(separator: ":")
+      guard place.count == 3, UInt64(place[0], radix: 16) == major, UInt64(place[1], radix: 16) == minor,
+        UInt64(place[2]) == UInt64(status.st_ino), let holder = Int32(fields[4]), holder > 0
+      else { continue }
+      return holder
+    }
+    return nil
   }
 
   /// Calls `body` with every event of the trace, in file order. Definitions met along the way are in

@@ -167,7 +167,12 @@ final class Flusher: @unchecked Sendable {
       durationNanoseconds: clock.latestNanoseconds, chunks: writer.chunksWritten + 1, threads: threads,
       runningAtStop: stillRunning.sorted(), lostAtStop: lostAtStop, ringless: obstrace_ringless_events())
     write(.footer, ChunkPayload.footer(footer))
-    writer.close()
+    // What was written may not all be in the file: said once, unless a write error already said the trace
+    // stopped short.
+    if let error = writer.close(), writeError == nil {
+      writeError = error.description
+      Recorder.reportProblem("obstrace: \(error.description); what was written may not all be in it")
+    }
     if footer.ringless > 0 {
       // Said once, however many threads could not get a ring; the footer keeps the count for the CLI.
       Recorder.reportProblem(

@@ -138,7 +138,7 @@ public struct RecordingSummary: Sendable, Equatable {
   public var threads: Int
   public var chunks: UInt64
   public var bytes: UInt64
-  /// Set when writing failed part-way: the file holds what was written before.
+  /// Set when writing failed part-way (the file holds what was written before), or closing the file failed.
   public var writeError: String?
   /// How the flusher read the rings (`obstrace-bench --profile` prints it).
   public internal(set) var drains = DrainCounts()

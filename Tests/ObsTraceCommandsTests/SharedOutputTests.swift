@@ -116,6 +116,88 @@ struct SharedOutputTests {
     #expect(held.whole && held.writes == 2)
   }
 
+  /// Starts `obstrace-scenarios hold-trace` recording into `trace`; returns once it said it records (it holds the
+  /// file from then on, until its standard input closes).
+  static func startHolding(_ trace: String) throws -> (process: Process, input: Pipe, output: Pipe) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: Paths.binary("obstrace-scenarios"))
+    process.arguments = ["hold-trace"]
+    process.environment = ProcessInfo.processInfo.environment.merging(["OBSTRACE_OUTPUT": trace]) { $1 }
+    let input = Pipe()
+    let output = Pipe()
+    process.standardInput = input
+    process.standardOutput = output
+    try process.run()
+    var started = Data()
+    while !started.contains(UInt8(ascii: "\n")) {
+      let piece = output.fileHandleForReading.availableData
+      if piece.isEmpty { break }
+      started.append(piece)
+    }
+    #expect(String(decoding: started, as: UTF8.self) == "recording\n")
+    return (process, input, output)
+  }
+
+  @Test(
+    "a trace still being recorded is said as such, naming the recording process, not as killed or crashed; once that process is killed it is"
+  )
+  func liveTrace() throws {
+    let trace = Paths.temporary("live.trc")
+    let live = try Self.startHolding(trace)
+    let holder = live.process.processIdentifier
+    let report = Run.command(["report", trace])
+    let timeline = Run.command(["timeline", trace])
+    let dump = Run.command(["dump", trace])
+    let baseline = Run.command(["baseline", trace, "-o", Paths.temporary("live.json")])
+    let symbolize = Run.command(["symbolize", trace])
+    // Reading it did not disturb the recording, nor did symbolize replace the file: it goes on and ends whole, with
+    // both writes.
+    try live.input.fileHandleForWriting.close()
+    #expect(String(decoding: Run.readAll(live.output.fileHandleForReading), as: UTF8.self) == "done: count 2\n")
+    live.process.waitUntilExit()
+    #expect(live.process.terminationStatus == 0)
+    let held = try Self.wholeWrites(trace)
+    #expect(held.whole && held.writes == 2)
+
+    #expect(report.status == 0)
+    #expect(
+      report.standardOutput.contains(
+        "TRUNCATED: still being recorded by process \(holder) (read up to the last whole chunk so far)"),
+      "\(report.standardOutput)")
+    #expect(
+      report.standardOutput.contains("[truncated] the trace is still being recorded by process \(holder)"),
+      "\(report.standardOutput)")
+    #expect((timeline.standardOutput + timeline.standardError).contains("still being recorded by process \(holder) (it holds the file's lock)"))
+    #expect(dump.standardOutput.contains("# truncated: no footer yet: still being recorded by process \(holder);"))
+    #expect(
+      baseline.status == 2
+        && baseline.errorLines == [
+          "obstrace baseline: \(trace): the trace is still being recorded (by process \(holder)): any count may be off, "
+            + "so no baseline is written (--allow-incomplete writes it anyway)"
+        ], "\(baseline.standardError)")
+    #expect(
+      symbolize.status == 2
+        && symbolize.errorLines == [
+          "obstrace symbolize: \(trace) is still being recorded by process \(holder), which writes its symbol table "
+            + "when it stops; symbolize it after that, if it did not"
+        ], "\(symbolize.standardError)")
+    for output in [report.standardOutput, timeline.standardOutput, dump.standardOutput, baseline.standardError] {
+      #expect(!output.contains("killed or crashed") && !output.contains("did not stop cleanly"))
+    }
+    // The finished trace says nothing of it.
+    #expect(!Run.command(["report", trace]).standardOutput.contains("still being recorded"))
+
+    // Killed while it records: no process holds the file, and the trace is one that did not stop cleanly.
+    let killedTrace = Paths.temporary("killed.trc")
+    let killed = try Self.startHolding(killedTrace)
+    kill(killed.process.processIdentifier, SIGKILL)
+    killed.process.waitUntilExit()
+    let after = Run.command(["report", killedTrace]).standardOutput
+    #expect(after.contains("TRUNCATED (read up to the last whole chunk)"), "\(after)")
+    #expect(after.contains("the process was killed or crashed"), "\(after)")
+    #expect(!after.contains("still being recorded"))
+  }
+
   @Test("a file no live recording holds is taken and replaced, as before (a trace left by an earlier run)")
   func staleFileIsReplaced() throws {
     let trace = Paths.temporary("stale.trc")

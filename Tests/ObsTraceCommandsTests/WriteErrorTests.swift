@@ -204,6 +204,58 @@ struct WriteErrorTests {
   }
 
 
+  @Test("the recorder whose trace file fails to close (a late I/O error): one line, the program prints the same")
+  func recorderCloseFails() throws {
+    // A late I/O error (NFS, a quota) that only close(2) reports, without such a file system: a preloaded close()
+    // closes the trace file, then fails with EIO, as such a file system's would. Other descriptors close as usual.
+    let folder = Paths.temporary("close-fails")
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    let shim = folder + "/libclosefails.so"
+    try #"""
+    #define _GNU_SOURCE
+    #include <dlfcn.h>
+    #include <errno.h>
+    #include <stdio.h>
+    #include <stdlib.h>
+    #include <string.h>
+    #include <unistd.h>
+    int close(int descriptor) {
+      static int (*real)(int);
+      if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "close");
+      const char *failing = getenv("CLOSE_FAILS_FOR");
+      char link[64], target[4096];
+      snprintf(link, sizeof link, "/proc/self/fd/%d", descriptor);
+      ssize_t length = readlink(link, target, sizeof target - 1);
+      int fails = 0;
+      if (failing && length > 0) {
+        target[length] = 0;
+        fails = strcmp(target, failing) == 0;
+      }
+      int result = real(descriptor);
+      if (fails && result == 0) {
+        errno = EIO;
+        return -1;
+      }
+      return result;
+    }
+    """#.write(toFile: folder + "/closefails.c", atomically: true, encoding: .utf8)
+    let compiled = try Run.program(
+      "/usr/bin/env", ["cc", "-shared", "-fPIC", "-o", shim, folder + "/closefails.c", "-ldl"])
+    try #require(compiled.status == 0, "\(compiled.standardError)")
+    let untraced = try Run.program("obstrace-demo-untraced", [])
+    let path = folder + "/run.trc"
+    let traced = try Run.program(
+      "obstrace-demo", [], environment: ["OBSTRACE_OUTPUT": path, "LD_PRELOAD": shim, "CLOSE_FAILS_FOR": path])
+    #expect(traced.status == 0)
+    #expect(traced.standardOutput == untraced.standardOutput)
+    #expect(
+      traced.standardError
+        == "obstrace: \(path): cannot close the trace file (Input/output error); what was written may not all be in it\n")
+    // The shim did close it: the trace is whole, as far as this file system goes.
+    let report = Run.command(["report", path])
+    #expect(report.status == 0 && !report.standardOutput.contains("TRUNCATED"), "\(report.standardOutput)")
+  }
+
   @Test("the recorder whose file cannot grow (a file size limit, as a full disk): one line, the program prints the same")
   func recorderOnFullDisk() throws {
     // A full disk mid-run, without filling one: `ulimit -f 1` makes every write past the first KiB fail (EFBIG; the

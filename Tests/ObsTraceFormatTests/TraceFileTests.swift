@@ -700,6 +700,29 @@ struct TraceFileTests {
     }
   }
 
+  @Test("a close that fails is returned, once, naming the file; a close that succeeds returns nil")
+  func closeFails() throws {
+    let header = TraceHeader(
+      startWallClockNanoseconds: 0, processID: 1, executable: "", dropWhenFull: false, ringCapacity: 64, stackLevel: 0)
+    let path = temporaryPath("close.trc")
+    // The descriptor is closed behind the writer's back: its own close(2) then fails (EBADF), as a late I/O error
+    // of a network file system would fail it. It is the process's highest possible descriptor, which no other test
+    // running meanwhile is given (the lowest free one is), so the writer's close cannot close another's file.
+    var limit = rlimit()
+    try #require(getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0)
+    let opened = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+    try #require(opened >= 0)
+    let descriptor = fcntl(opened, F_DUPFD_CLOEXEC, Int32(clamping: limit.rlim_cur - 1))
+    _ = Glibc.close(opened)
+    try #require(descriptor == Int32(clamping: limit.rlim_cur - 1))
+    let writer = try TraceFileWriter(descriptor: descriptor, path: path, header: header)
+    _ = Glibc.close(descriptor)
+    #expect(writer.close()?.description == "\(path): cannot close the trace file (Bad file descriptor)")
+    #expect(writer.close() == nil)
+    let good = try TraceFileWriter(path: temporaryPath("closes.trc"), header: header)
+    #expect(good.close() == nil)
+  }
+
   @Test("a path that is not a regular file is refused before it is opened, saying what it is")
   func notARegularFile() throws {
     let header = TraceHeader(
