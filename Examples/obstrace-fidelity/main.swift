@@ -11,8 +11,9 @@ import Observation
 //   noop       `model.count += 0`, a write that changes nothing (the report finds it, with its site)
 //   levels     classes with @Observable at 1, 2 and 3 levels: some instances read or written, some created and
 //              freed untouched, one of each kept alive to the end (the report counts objects, not registrars)
-//   pileup     12 objects of a class with @Observable at 2 levels, created at one site and never freed, never
-//              touched (their registrars pile up there)
+//   pileup     12 objects of a class with @Observable at 2 levels, created at one site a turn apart (a tracking
+//              run between) and never freed, never touched (their registrars pile up there)
+//   together   the same 12 objects created together, in one turn (a screen's rows): alive at the end, no pile-up
 //   fewlevels  6 objects of a class with @Observable at 3 levels kept, never touched: 18 registrars at one site,
 //              too few objects for a pile-up
 //   tracking   reads outside any tracking between reads inside it (nested too): every tracking fires once
@@ -291,9 +292,22 @@ func levels() {
 
 // MARK: pileup
 
+/// A turn of the program, as a render is: a tracking run (here it reads nothing).
+func turn() {
+  withObservationTracking {} onChange: {}
+}
+
 func pileup() {
-  for _ in 0..<12 { kept.append(Dog()) }
+  for _ in 0..<12 {
+    turn()
+    kept.append(Dog())
+  }
   print("pileup: \(kept.count) dogs kept")
+}
+
+func together() {
+  for _ in 0..<12 { kept.append(Dog()) }
+  print("together: \(kept.count) dogs kept")
 }
 
 func fewLevels() {
@@ -303,7 +317,7 @@ func fewLevels() {
 
 let modes: [String: () -> Void] = [
   "unique": unique, "append": append, "equality": equality, "access": access, "hierarchy": hierarchy, "noop": noop,
-  "levels": levels, "pileup": pileup, "fewlevels": fewLevels, "tracking": tracking,
+  "levels": levels, "pileup": pileup, "together": together, "fewlevels": fewLevels, "tracking": tracking,
 ]
 let mode = CommandLine.arguments.dropFirst().first ?? ""
 guard let run = modes[mode] else {

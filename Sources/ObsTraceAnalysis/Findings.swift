@@ -284,13 +284,13 @@ enum Findings {
       }
     }
     // Registrars that recorded no event name no object: counted as registrars, by where they were created.
-    var aliveRegistrars: [UInt32: Int] = [:]  // by creation stack (0: none recorded)
+    var aliveRegistrars: [UInt32: [UInt32]] = [:]  // serials by creation stack (0: none recorded)
     var registrarsMaybeFreedAfter = 0
     for (serial, stack) in replay.machine.liveRegistrarsWithoutEvents {
       if replay.machine.threadBits(ofObject: serial) & runningAtStop != 0 {
         registrarsMaybeFreedAfter += 1
       } else {
-        aliveRegistrars[stack, default: 0] += 1
+        aliveRegistrars[stack, default: []].append(serial)
       }
     }
     if let trace, !trace.runningAtStop.isEmpty || trace.lostAtStop > 0 {
@@ -381,26 +381,30 @@ enum Findings {
     return findings
   }
 
-  /// Registrars that recorded no event, alive at the end (`alive`: by creation stack, those no thread running at
-  /// the stop used): a pile-up where at least `pileUpThreshold` were created at one site and none created there was
-  /// freed, in a complete trace; the rest information. They name no object, so neither names a type or a count of
-  /// objects: a class with `@Observable` at k levels has k registrars per object.
+  /// Registrars that recorded no event, alive at the end (`alive`: their serials by creation stack, those no thread
+  /// running at the stop used): a pile-up where at least `pileUpThreshold` were left behind at one site (created in
+  /// an earlier turn than the newest registrar created there: a scope run began or ended between their creations;
+  /// none was ever used) and none created there was freed, in a complete trace; the rest information. Registrars
+  /// made together (a screen's rows, made in one turn) are no evidence of a pile-up, however many. They name no
+  /// object, so neither names a type or a count of objects: a class with `@Observable` at k levels has k registrars
+  /// per object.
   static func registrarFindings(
-    _ replay: Replay, _ definitions: TraceDefinitions, alive: [UInt32: Int], incomplete: Bool
+    _ replay: Replay, _ definitions: TraceDefinitions, alive: [UInt32: [UInt32]], incomplete: Bool
   ) -> [Finding] {
     guard !alive.isEmpty else { return [] }
     // By site: stacks that resolve to one site (each level's registrar is created in its own class's init) are one.
-    // `largest`, the most registrars of any one stack there, stands for the objects: each level of a class has a
-    // stack of its own, so the sum over a site counts an object once per level.
-    var aliveBySite: [String: (count: Int, largest: Int, frame: SymbolizedFrame)] = [:]
+    var aliveBySite: [String: (count: Int, stacks: [[UInt32]], frame: SymbolizedFrame)] = [:]
     var unplaced = 0
-    for (stack, count) in alive {
+    for (stack, serials) in alive {
       guard stack != 0, let frame = definitions.creationSite(ofStack: stack) else {
-        unplaced += count
+        unplaced += serials.count
         continue
       }
       let site = SiteFormatting.describe(frame)
-      aliveBySite[site] = ((aliveBySite[site]?.count ?? 0) + count, max(aliveBySite[site]?.largest ?? 0, count), frame)
+      var entry = aliveBySite[site] ?? (0, [], frame)
+      entry.count += serials.count
+      entry.stacks.append(serials)
+      aliveBySite[site] = entry
     }
     var createdBySite: [String: RegistrarStatistics] = [:]
     for (stack, statistics) in replay.machine.registrarsWithoutEvents where stack != 0 {
@@ -414,22 +418,45 @@ enum Findings {
     var remainingSites: [(site: String, count: Int)] = []
     for (site, entry) in aliveBySite.sorted(by: { $0.key < $1.key }) {
       let created = createdBySite[site] ?? RegistrarStatistics()
-      guard !incomplete, entry.largest >= pileUpThreshold, created.freed == 0 else {
+      // Left behind by the newest registrar created at the site. `largest`, the most left behind of any one stack,
+      // stands for the objects: each level of a class has a stack of its own, so the sum over a site counts an
+      // object once per level.
+      let newest = entry.stacks.joined().compactMap { replay.machine.turns(ofObject: $0) }.max {
+        $0.createdAt < $1.createdAt
+      }
+      var leftBehind = 0
+      var largest = 0
+      for serials in entry.stacks {
+        let left = serials.count { serial in
+          guard let newest, let turns = replay.machine.turns(ofObject: serial) else { return false }
+          return turns.isLeftBehind(by: newest)
+        }
+        leftBehind += left
+        largest = max(largest, left)
+      }
+      guard !incomplete, largest >= pileUpThreshold, created.freed == 0 else {
         remaining += entry.count
         remainingSites.append((site, entry.count))
         continue
       }
+      // Those made in the newest one's turn are only alive at the end.
+      if entry.count > leftBehind {
+        remaining += entry.count - leftBehind
+        remainingSites.append((site, entry.count - leftBehind))
+      }
       findings.append(
         Finding(
-          kind: .leakedObject, property: nil, scope: nil, site: site, count: entry.count,
+          kind: .leakedObject, property: nil, scope: nil, site: site, count: leftBehind,
           message: "objects created at \(site) piled up: \(created.created) @Observable registrars were created there "
-            + "in the trace and none was ever freed; their objects were never read or written while recording, so "
-            + "their type and number are not known (an object has one registrar per @Observable level of its class)",
+            + "in the trace and none was ever freed, \(leftBehind) of them left behind by newer ones; their objects "
+            + "were never read or written while recording, so their type and number are not known (an object has one "
+            + "registrar per @Observable level of its class)",
           hint: "something keeps every object created there alive (a cache, an array, a cycle through a closure "
             + "capturing self); find who holds them",
           evidence: "the registrars created at \(site) (the first user frame of the stacks recorded at their "
-            + "creation) grew with each of \(created.created) creations and none was freed, in a complete trace; no "
-            + "event named their object",
+            + "creation) grew with each of \(created.created) creations and none was freed, in a complete trace; "
+            + "\(leftBehind) were created in an earlier turn than the newest one there (a scope run began or ended "
+            + "between their creations); no event named their object",
           location: entry.frame))
     }
     guard remaining > 0 else { return findings }
