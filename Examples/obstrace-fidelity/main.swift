@@ -17,6 +17,8 @@ import Observation
 //   fewlevels  6 objects of a class with @Observable at 3 levels kept, never touched: 18 registrars at one site,
 //              too few objects for a pile-up
 //   tracking   reads outside any tracking between reads inside it (nested too): every tracking fires once
+//   latestart  tracking installed, then (traced build, OBSTRACE_LATE_OUTPUT set) `Recorder.start` from code, then
+//              a write that fires it and one that fires a tracking installed after the start
 #if OBSTRACE
   import ObsTrace
 #endif
@@ -315,9 +317,36 @@ func fewLevels() {
   print("fewlevels: \(kept.count) people kept")
 }
 
+// MARK: latestart
+
+func lateStart() {
+  let gauge = Gauge()
+  let (before, after) = (Count(), Count())
+  withObservationTracking {
+    _ = gauge.level
+  } onChange: {
+    before.value += 1
+  }
+  #if OBSTRACE
+    if let path = getenv("OBSTRACE_LATE_OUTPUT") { try? Recorder.start(to: String(cString: path)) }
+  #endif
+  gauge.level = 1  // fires the tracking installed before the start
+  withObservationTracking {
+    _ = gauge.spare
+  } onChange: {
+    after.value += 1
+  }
+  gauge.spare = 1  // fires the one installed after it
+  #if OBSTRACE
+    Recorder.stop()
+  #endif
+  print("latestart: fired \(before.value) before, \(after.value) after")
+}
+
 let modes: [String: () -> Void] = [
   "unique": unique, "append": append, "equality": equality, "access": access, "hierarchy": hierarchy, "noop": noop,
   "levels": levels, "pileup": pileup, "together": together, "fewlevels": fewLevels, "tracking": tracking,
+  "latestart": lateStart,
 ]
 let mode = CommandLine.arguments.dropFirst().first ?? ""
 guard let run = modes[mode] else {

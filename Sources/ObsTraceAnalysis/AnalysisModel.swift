@@ -159,6 +159,7 @@ public struct Finding: Sendable, Equatable {
     case truncated
     case damagedChunk = "damaged-chunk"
     case runningAtStop = "running-at-stop"
+    case startedWhileRunning = "started-while-running"
   }
 
   public var kind: Kind
@@ -178,12 +179,13 @@ public struct Finding: Sendable, Equatable {
   public var withoutCost = false
 
   /// Warnings cost something or rest on evidence of a fault; `untracked-read`, `alive-at-end`, `running-at-stop`,
-  /// `cross-thread-write` and `off-main-thread` are information (what happened, no fault shown: a race among
-  /// writes is `concurrent-write`), and so is a finding `withoutCost`.
+  /// `cross-thread-write`, `off-main-thread` and `started-while-running` are information (what happened, or what
+  /// the trace could not see; no fault shown: a race among writes is `concurrent-write`), and so is a finding
+  /// `withoutCost`.
   public var isInformational: Bool {
     if withoutCost { return true }
     return switch kind {
-    case .untrackedRead, .aliveAtEnd, .runningAtStop, .crossThreadWrite, .offMainThread: true
+    case .untrackedRead, .aliveAtEnd, .runningAtStop, .crossThreadWrite, .offMainThread, .startedWhileRunning: true
     default: false
     }
   }

@@ -96,6 +96,20 @@ enum Findings {
             + "ObsTrace's scopes (_swift_observation_tls_get)"))
     }
     findings += unrecordedWriteFindings(replay, definitions, trace)
+    if let trace, trace.startedWhileRunning, replay.machine.objectsFromBefore > 0 {
+      let objects = replay.machine.objectsFromBefore
+      findings.append(
+        Finding(
+          kind: .startedWhileRunning, property: nil, scope: nil, site: nil, count: objects,
+          message: "the recording started while the program ran (Recorder.start), and \(objects) object"
+            + (objects == 1 ? "" : "s") + " made before it \(objects == 1 ? "was" : "were") used: tracking begun "
+            + "before the start is not seen, so a write of such an object that invalidated nothing recorded may have "
+            + "invalidated such tracking",
+          hint: "start the recording before the views or loops you want to see track (OBSTRACE_OUTPUT starts it at "
+            + "the program's first model), or let them re-track once after the start",
+          evidence: "the trace's header: started by Recorder.start, not from OBSTRACE_OUTPUT; events of objects "
+            + "whose creation is not in the trace"))
+    }
     var redundantByName: [String: Int] = [:]
     scopes.forEachEntry { label, statistics in
       guard statistics.redundantRuns > 0 else { return }

@@ -310,6 +310,8 @@ public struct ReplayMachine {
   // By object serial (dense in a process): arrays, since every access and write looks its object up.
   private var liveObjects = DenseTable<UInt32>()  // serial → type, created in the trace and not freed
   private var seenObjects = DenseTable<Bool>()
+  /// Objects the trace used but did not see created (made before the recording), freed since or not.
+  public private(set) var objectsFromBefore = 0
   /// Where each live object was created (objectCreated's stack, recorded with call stacks on), by serial.
   private var creationStacks = DenseTable<UInt32>()
   private var objectTypes = DenseTable<UInt32>()
@@ -554,6 +556,7 @@ public struct ReplayMachine {
       liveObjects[event.object] = event.aux
     } else {
       seenObjects[event.object] = true
+      objectsFromBefore += 1
     }
     return event.aux
   }

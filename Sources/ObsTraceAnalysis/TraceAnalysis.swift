@@ -19,6 +19,9 @@ public struct AnalysisReport: Sendable {
     public var symbolized: Bool
     /// Whether the recorder could see tracking ObsTrace does not own; nil when the trace does not say (version 1).
     public var seesUntracedTracking: Bool?
+    /// Whether the recording was started by code while the program ran (`Recorder.start`): tracking begun before it
+    /// is not seen (the header's flag).
+    public var startedWhileRunning = false
     /// Threads still running when the recording stopped (the footer's): what they did after is not in the trace.
     public var runningAtStop: [UInt32] = []
     /// Events stored too late for the recording's final drain (the footer's count): not in the trace.
@@ -242,6 +245,7 @@ public enum TraceAnalysis {
       runningAtStop: reader.footer?.runningAtStop ?? [], lostAtStop: reader.footer?.lostAtStop ?? 0,
       ringless: reader.footer?.ringless ?? 0)
     trace.undefinedReferences = reader.unknownIDEvents
+    trace.startedWhileRunning = reader.header.startedWhileRunning
     trace.zeroTail = reader.zeroTail
     trace.recordingProcess = reader.recordingProcess
     trace.firstUndefinedReference = reader.firstUnknownID

@@ -46,7 +46,9 @@ enum DumpCommand: TraceCommand {
       writer.append(contentsOf: text)
       writer.endLine()
     }
-    line("# \(path): format \(reader.header.version), pid \(reader.header.processID), \(reader.header.executable)")
+    line(
+      "# \(path): format \(reader.header.version), pid \(reader.header.processID), \(reader.header.executable)"
+        + (reader.header.startedWhileRunning ? ", started while the program ran (Recorder.start)" : ""))
     let printer = DumpPrinter(names: names, writer: writer)
     // A stack's frame lines, by stack id, with the frames they were made from: a trace repeats a few stacks for
     // millions of events, and describing a frame is string work. Reused only while the stack's frames (its

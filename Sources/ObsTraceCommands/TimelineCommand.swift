@@ -151,6 +151,13 @@ enum TimelineCommand: TraceCommand {
       writer.append("(nothing matches)")
       writer.endLine()
     }
+    if reader.header.startedWhileRunning {
+      writer.append(
+        contentsOf: "! the recording started while the program ran (Recorder.start): tracking begun before it is "
+          + "not seen; a write of an object made before the start that \"invalidated nothing\" may have invalidated "
+          + "such tracking")
+      writer.endLine()
+    }
     guard let verdict = loss.verdict else { return }
     // Said where the user reads, after the lines (damage is found while reading), and once on standard error.
     writer.append(

@@ -119,10 +119,14 @@ public struct TraceHeader: Sendable, Equatable {
   /// Whether the recorder could see tracking ObsTrace does not own (it found Observation's
   /// `_swift_observation_tls_get`); nil in version-1 files, whose recorder did not look.
   public var seesUntracedTracking: Bool?
+  /// Whether the recording was started by code while the program ran (`Recorder.start`), so that tracking begun
+  /// before it may exist, unseen; false from `OBSTRACE_OUTPUT` and in files written before the flag existed.
+  public var startedWhileRunning: Bool
 
   public init(
     version: UInt16 = TraceFormat.version, startWallClockNanoseconds: UInt64, processID: UInt32, executable: String,
-    dropWhenFull: Bool, ringCapacity: UInt64, stackLevel: UInt8, seesUntracedTracking: Bool? = nil
+    dropWhenFull: Bool, ringCapacity: UInt64, stackLevel: UInt8, seesUntracedTracking: Bool? = nil,
+    startedWhileRunning: Bool = false
   ) {
     self.version = version
     self.startWallClockNanoseconds = startWallClockNanoseconds
@@ -132,6 +136,7 @@ public struct TraceHeader: Sendable, Equatable {
     self.ringCapacity = ringCapacity
     self.stackLevel = stackLevel
     self.seesUntracedTracking = version >= 2 ? seesUntracedTracking ?? false : nil
+    self.startedWhileRunning = version >= 2 && startedWhileRunning
   }
 }
 

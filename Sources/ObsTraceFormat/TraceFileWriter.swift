@@ -68,7 +68,8 @@ public final class TraceFileWriter {
     if header.version >= 2 {
       payload.append(
         (header.dropWhenFull ? HeaderFlags.dropWhenFull : 0)
-          | (header.seesUntracedTracking == true ? HeaderFlags.seesUntracedTracking : 0))
+          | (header.seesUntracedTracking == true ? HeaderFlags.seesUntracedTracking : 0)
+          | (header.startedWhileRunning ? HeaderFlags.startedWhileRunning : 0))
     } else {
       payload.append(header.dropWhenFull ? 1 : 0)
     }

@@ -186,6 +186,9 @@ public enum HeaderFlags {
   public static let dropWhenFull: UInt8 = 1
   /// The recorder found Observation's tracking getter and recorded tracking it does not own as `untraced` scopes.
   public static let seesUntracedTracking: UInt8 = 2
+  /// The recording was started by code while the program ran (`Recorder.start`), not from `OBSTRACE_OUTPUT` at the
+  /// program's first traced object or scope: tracking begun before it may exist, and is not seen.
+  public static let startedWhileRunning: UInt8 = 4
 }
 
 /// Flag bits of an events chunk's header.

@@ -162,7 +162,8 @@ public final class TraceReader {
         return TraceHeader(
           version: version, startWallClockNanoseconds: wall, processID: pid, executable: executable,
           dropWhenFull: drop, ringCapacity: capacity, stackLevel: stackLevel,
-          seesUntracedTracking: version >= 2 ? flags & HeaderFlags.seesUntracedTracking != 0 : nil)
+          seesUntracedTracking: version >= 2 ? flags & HeaderFlags.seesUntracedTracking != 0 : nil,
+          startedWhileRunning: version >= 2 && flags & HeaderFlags.startedWhileRunning != 0)
       }
     } catch {
       throw TraceFileError(.damaged, path: path, offset: 16, "the trace header is malformed")

@@ -48,7 +48,7 @@ final class Flusher: @unchecked Sendable {
     var startedAt: UInt64
   }
 
-  init(path: String, options: RecordingOptions) throws(TraceFileError) {
+  init(path: String, options: RecordingOptions, startedWhileRunning: Bool) throws(TraceFileError) {
     self.options = options
     obstrace_configure(
       UInt64(options.effectiveRingCapacity), options.dropWhenFull, options.backtraces.level,
@@ -59,7 +59,7 @@ final class Flusher: @unchecked Sendable {
       startWallClockNanoseconds: obstrace_wall_clock_nanoseconds(), processID: UInt32(getpid()),
       executable: Self.executablePath(), dropWhenFull: options.dropWhenFull,
       ringCapacity: UInt64(options.effectiveRingCapacity), stackLevel: UInt8(options.backtraces.level),
-      seesUntracedTracking: UntracedTracking.enable())
+      seesUntracedTracking: UntracedTracking.enable(), startedWhileRunning: startedWhileRunning)
     do {
       writer = try TraceFileWriter(path: path, header: header)
       self.path = path

@@ -31,6 +31,12 @@ public enum Recorder {
   /// with its process id before the extension (`run.trc` → `run-4242.trc`; `RecordingSummary.path` says where), and
   /// says so once on standard error: neither trace is damaged, neither is lost in silence.
   public static func start(to path: String, options: RecordingOptions = RecordingOptions()) throws(RecordingError) {
+    try start(to: path, options: options, whileRunning: true)
+  }
+
+  /// `start(to:options:)`; `whileRunning` false only for `OBSTRACE_OUTPUT`'s start, at the program's first traced
+  /// object or scope, before which no traced tracking can have begun. The trace's header says which it was.
+  static func start(to path: String, options: RecordingOptions, whileRunning: Bool) throws(RecordingError) {
     var notice: String?
     let failure: RecordingError? = state.withLock { state in
       if let running = state.flusher {
@@ -39,7 +45,7 @@ public enum Recorder {
           message: "obstrace: already recording to \(running.path); not recording to \(path) as well")
       }
       do {
-        let flusher = try Flusher(path: path, options: options)
+        let flusher = try Flusher(path: path, options: options, startedWhileRunning: whileRunning)
         state.flusher = flusher
         if let held = flusher.heldPath {
           notice =
@@ -97,7 +103,7 @@ public enum Recorder {
     let (options, problems) = RecordingOptions.fromEnvironment(environment)
     for problem in problems { reportProblem("obstrace: \(problem)") }
     do {
-      try start(to: path, options: options)
+      try start(to: path, options: options, whileRunning: false)
     } catch let error as RecordingError {
       if error.code != .alreadyRecording { reportProblem(error.message) }
     } catch {

@@ -50,6 +50,40 @@ struct FidelityTests {
     #expect(traced.standardOutput != untraced.standardOutput)
   }
 
+  @Test(
+    "a recording started from code while tracking is installed prints the same, and says what it could not see"
+  )
+  func lateStart() throws {
+    let untraced = try Run.program("obstrace-fidelity-untraced", ["latestart"])
+    #expect(untraced.standardOutput == "latestart: fired 1 before, 1 after\n")
+    let late = Paths.temporary("late.trc")
+    let traced = try Run.program("obstrace-fidelity", ["latestart"], environment: ["OBSTRACE_LATE_OUTPUT": late])
+    #expect(traced.standardOutput == untraced.standardOutput)
+    #expect(traced.standardError.isEmpty)
+    // The tracking installed before the start fired, unseen: the trace says so rather than leave its write's
+    // "invalidated nothing" as the whole story.
+    let report = try TraceAnalysis.analyze(path: late)
+    let started = report.findings.filter { $0.kind == .startedWhileRunning }
+    #expect(started.count == 1)
+    #expect(started.first?.count == 1)
+    #expect(started.first?.isInformational == true)
+    let timeline = Run.command(["timeline", late])
+    #expect(timeline.status == 0)
+    #expect(timeline.standardOutput.contains("write Gauge#1.level by set written → invalidated nothing"))
+    #expect(timeline.standardOutput.contains("! the recording started while the program ran (Recorder.start)"))
+    #expect(Run.command(["dump", late]).standardOutput.contains("started while the program ran (Recorder.start)"))
+    // Started from OBSTRACE_OUTPUT (at the first model, before any tracking; the code's start then finds a recording
+    // running): everything seen, nothing said.
+    let early = Paths.temporary("early.trc")
+    let whole = try Run.program(
+      "obstrace-fidelity", ["latestart"], environment: ["OBSTRACE_OUTPUT": early, "OBSTRACE_LATE_OUTPUT": late])
+    #expect(whole.standardOutput == untraced.standardOutput)
+    let wholeReport = try TraceAnalysis.analyze(path: early)
+    #expect(!wholeReport.findings.contains { $0.kind == .startedWhileRunning })
+    #expect(wholeReport.properties.first { $0.name == "Gauge.level" }?.statistics.invalidations == 1)
+    #expect(!Run.command(["timeline", early]).standardOutput.contains("started while the program ran"))
+  }
+
   @Test("count += 0 is a no-op write, found by default with its site")
   func noopFound() throws {
     let trace = Paths.temporary("noop.trc")
