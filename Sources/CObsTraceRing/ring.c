@@ -640,10 +640,10 @@ uint32_t obstrace_capture_stack_from(uintptr_t record, uintptr_t *frames, int ca
 /// The frame record `level` records up the chain from `frame` (0: `frame` itself), each validated as `walk_frames`
 /// validates one (inside the stack, aligned, a return address, each link an aligned climb of 8 bytes to 1 MiB); 0
 /// when the chain does not reach it. Only the record wanted is kept: no frames are stored.
-static inline __attribute__((always_inline)) uintptr_t record_at_level(const obstrace_ring *ring,
+static inline __attribute__((always_inline)) uintptr_t record_at_level(uintptr_t low, uintptr_t high,
                                                                         const uintptr_t *frame, int level) {
-  uintptr_t address = (uintptr_t)frame, high = ring->stack_high;
-  if (address < ring->stack_low || (address & (sizeof(uintptr_t) - 1)) != 0) return 0;
+  uintptr_t address = (uintptr_t)frame;
+  if (address < low || (address & (sizeof(uintptr_t) - 1)) != 0) return 0;
   for (;; level--) {
     if (address + 2 * sizeof(uintptr_t) > high || ((const uintptr_t *)address)[1] == 0) return 0;
     if (level == 0) return address;
@@ -660,7 +660,15 @@ __attribute__((noinline)) void obstrace_return_address_into(int level, uintptr_t
   obstrace_ring *ring = obstrace_current_ring();
   *out = 0;
   if (ring == NULL || ring->stack_high == 0 || level < 0 || level > 6) return;
-  uintptr_t record = record_at_level(ring, __builtin_frame_address(0), level);
+  uintptr_t record = record_at_level(ring->stack_low, ring->stack_high, __builtin_frame_address(0), level);
+  if (record != 0) *out = ((const uintptr_t *)record)[1];
+}
+
+__attribute__((noinline)) void obstrace_near_return_address_into(int level, uintptr_t *out) {
+  *out = 0;
+  if (level < 0 || level > 2) return;
+  const uintptr_t *frame = __builtin_frame_address(0);
+  uintptr_t record = record_at_level((uintptr_t)frame, (uintptr_t)frame + ((uintptr_t)1 << 21), frame, level);
   if (record != 0) *out = ((const uintptr_t *)record)[1];
 }
 
@@ -668,7 +676,7 @@ __attribute__((noinline)) void obstrace_frame_record_into(int level, uintptr_t *
   obstrace_ring *ring = obstrace_current_ring();
   *out = 0;
   if (ring == NULL || ring->stack_high == 0 || level < 0 || level > 6) return;
-  *out = record_at_level(ring, __builtin_frame_address(0), level);
+  *out = record_at_level(ring->stack_low, ring->stack_high, __builtin_frame_address(0), level);
 }
 
 // The Swift concurrency runtime's own entry points (exported by libswift_Concurrency, Swift's calling convention):

@@ -99,8 +99,8 @@ public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Se
 
   let shared: Shared
   let emit: Emit
-  /// What labels every run: a name, or the call site of the initializer (0 when it was created while not
-  /// recording). Interned at the first run that is recorded, not here: a sequence of a program that is not
+  /// What labels every run: a name, or the call site of the initializer (found whether recording or not: a sequence
+  /// made before `Recorder.start` is labelled by its line too). Interned at the first run that is recorded, not here: a sequence of a program that is not
   /// recording must do nothing but what Observation's own does (interning walks the stack and gives the thread a
   /// ring, megabytes zeroed, on the thread that creates the sequence).
   let name: String?
@@ -118,7 +118,7 @@ public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Se
   @inline(never)  // its frame is where its call site is found
   public init(@_inheritActorContext _ emit: @escaping @isolated(any) @Sendable () throws(Failure) -> Element) {
     Recorder.startFromEnvironmentIfNeeded()
-    self.init(emit: .element(emit), name: nil, callSite: CallSite.returnAddressOfCaller())
+    self.init(emit: .element(emit), name: nil, callSite: CallSite.returnAddressOfCallerWithoutRing())
   }
 
   /// The same, with runs labelled `name` in traces instead of the call site.
@@ -134,7 +134,7 @@ public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Se
     @_inheritActorContext _ emit: @escaping @isolated(any) @Sendable () throws(Failure) -> Iteration
   ) -> Observations<Element, Failure> {
     Recorder.startFromEnvironmentIfNeeded()
-    return Observations(emit: .iteration(emit), name: nil, callSite: CallSite.returnAddressOfCaller())
+    return Observations(emit: .iteration(emit), name: nil, callSite: CallSite.returnAddressOfCallerWithoutRing())
   }
 
   /// `untilFinished` with runs labelled `name`.

@@ -39,6 +39,16 @@ public enum CallSite {
     return address
   }
 
+  /// `returnAddressOfCaller()` whether recording or not, without a ring: for an `Observations` sequence, which may be
+  /// made before the recording starts and run during it (its label is its initializer's call site). A few loads up
+  /// the frame-pointer chain through ObsTrace's own two frames; nothing allocated, no thread-local touched.
+  @inline(never)
+  public static func returnAddressOfCallerWithoutRing() -> UInt {
+    var address: UInt = 0
+    obstrace_near_return_address_into(2, &address)
+    return address
+  }
+
   /// A call site and, with call stacks on, the stack from it.
   public struct Frame: Sendable {
     /// The interned stack from the call site on, its first frame the call site (0: none captured).

@@ -1,6 +1,7 @@
 import CObsTraceRing
 import Foundation
 import ObsTrace
+import ObsTraceFormat
 import ObsTraceTestSupport
 import Observation
 import Testing
@@ -115,6 +116,28 @@ extension RecorderTests {
       Recorder.stop()
       #expect(second == 1)
       #expect(sequence != nil && sequence != 0)
+    }
+  }
+
+  @Test("an Observations sequence made before the recording started is labelled by its line, as one made during it")
+  func observationsMadeBeforeTheStart() async throws {
+    try await RecordingTestLock.exclusive {
+      try #require(!Recorder.isRecording)
+      let model = SetterOnlyModel()
+      let line = #line + 1
+      var iterator = ObsTraceRecorder.Observations<Int, Never>({ model.value }).makeAsyncIterator()
+      let path = RecordingSupport.temporaryPath("before.trc")
+      try Recorder.start(to: path)
+      let first = await iterator.next()
+      Recorder.stop()
+      #expect(first == model.value)
+      let reader = try TraceReader(path: path)
+      var labels: [String] = []
+      reader.forEachEvent { event in
+        if event.kind == .scopeBegin { labels.append(reader.definitions.labelName(event.key)) }
+      }
+      // Before, the call site was not looked for while not recording: '<call site of stack #N>', named by nothing.
+      #expect(labels == ["ObsTraceRecorderTests/UntouchedPathTests.swift:\(line)"])
     }
   }
 

@@ -759,6 +759,11 @@ uint32_t obstrace_capture_stack_cached(uintptr_t *frames, int capacity, int skip
 /// a tail call (its frame must outlive the call), so the levels are the same in debug and optimized builds.
 void obstrace_return_address_into(int level, uintptr_t *out);
 
+/// `obstrace_return_address_into` for a thread that need not have a ring (nothing is recording), at most 2 levels up,
+/// through ObsTrace's own frames only: the chain is checked step by step as a walk checks it, bounded by this
+/// function's frame below and 2 MiB above it instead of the ring's stack bounds. Touches no ring, no thread-local.
+void obstrace_near_return_address_into(int level, uintptr_t *out);
+
 /// `obstrace_capture_stack_cached` from frame record `record` (from `obstrace_frame_record_into`, of a frame still
 /// running): its return address is the first frame.
 uint32_t obstrace_capture_stack_from(uintptr_t record, uintptr_t *frames, int capacity, int *count, uint64_t *hash);
