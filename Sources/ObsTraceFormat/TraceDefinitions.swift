@@ -203,10 +203,11 @@ public enum SiteFilter {
   static let runtimePrefixes = [
     "obstrace_capture", "obstrace_emit", "swift_", "_swift", "__", "_dispatch", "start_thread", "clone",
   ]
-  /// Accessors the @Observable macro generates, and their helpers.
+  /// Accessors the @Observable macro generates, and their helpers. Not `$defer` itself: the macro's `defer { didSet }`
+  /// is named in its accessor (`$defer #1 () in M.count.modify : Int`), a user's `defer` in the user's function.
   static let accessorMarkers = [
     ".getter :", ".setter :", ".modify :", ".access<", ".withMutation<", "shouldNotifyObservers", "key path getter",
-    "key path setter", "$defer",
+    "key path setter",
   ]
   static let runtimeModules = ["libswift", "libc.so", "libc-", "ld-linux", "libFoundation", "libdispatch"]
 

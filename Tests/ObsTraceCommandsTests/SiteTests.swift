@@ -46,13 +46,14 @@ struct SiteTests {
         + expected(["modify in nested closure", "modify in nested closure"], in: closure)
         + expected(["modify box", "set box"], in: "SitesFixture.writeBox")
         + expected(["modify key path", "set after key path"], in: "SitesFixture.writeThroughKeyPath")
+        + expected(["modify in defer"], in: "$defer #1 ")
         + expected(["modify existential", "set after existential"], in: "main"))
     // How each write was made: the flags tell _modify from withMutation, the stack the setter from an explicit one.
     let kinds = events.filter { $0.kind == .willSet }.map { reader.definitions.writeKind(of: $0) }
     #expect(
       kinds == [
         .set, .modify, .modify, .withMutation, .modify, .set, .modify, .set, .modify, .set, .modify, .modify, .modify,
-        .set, .set, .set, .modify, .set,
+        .set, .set, .set, .modify, .modify, .set,
       ])
     // Reads (but those of the observers' closures, whose sites are what the optimizer made of them: a read that ends
     // a closure is a jump too): the writes through _modify read first; inside withObservationTracking (the label's
@@ -68,6 +69,7 @@ struct SiteTests {
         + expected(["modify in nested closure", "modify in nested closure"], in: closure)
         + expected(["modify box"], in: "SitesFixture.writeBox")
         + expected(["modify key path"], in: "SitesFixture.writeThroughKeyPath")
+        + expected(["modify in defer"], in: "$defer #1 ")
         + expected(["tracking price body"], in: closure)
         + expected(["modify existential"], in: "main"))
     // One call site of withObservationTracking reached from two functions: one label, the call site's. A Void one

@@ -112,6 +112,13 @@ import Observation
   counter.count = 4  // site: set after key path
 }
 
+// A write in the user's own `defer`: its frame is a `$defer` function (optimized, an inlined one), as the macro's own
+// `defer { didSet }` in its accessors is; the accessor in the macro's name tells those apart.
+@inline(never) func writeInDefer(_ counter: Counter) -> Int {
+  defer { counter.count += 1 }  // site: modify in defer
+  return 2
+}
+
 // A write through an existential whose property is `{ get set }`: the `_modify` is called through the protocol
 // witness, from line-0 code right after a function inlined into main (its withObservationTracking's rows).
 protocol Priced: AnyObject {
@@ -141,6 +148,7 @@ callsInlined(counter)
 writeInLocalFunctions(counter)
 writeBox(Box(0))
 writeThroughKeyPath(counter, \Counter.count)
+_ = writeInDefer(counter)
 let item = Item()
 trackPrice(item)
 let priced: any Priced = item
