@@ -9,10 +9,61 @@ import ObsTraceFormat
 /// footer's thread list, a thread not seen yet holds the watermark at 0; without it (a truncated trace), a
 /// thread may appear at any time, so an event is also held until the trace has moved `window` past it. Idle
 /// threads hold the watermark back, so the buffer is capped: past `capacity` events the oldest are released.
+///
+/// Events are released by time, ties in the order they arrived. Held events stay in their chunks' arrays, in
+/// runs: a run is a queue of slices of chunks in time order (a thread's chunks while its times do not go back),
+/// and a small heap of runs by their first event picks the next one: a release costs a comparison or two among
+/// the runs (about one per thread), not a move of the event through a heap of every held event.
 public struct TimeOrderedEvents {
   public static let defaultCapacity = 1 << 20
 
-  private var heap = TimeOrderedHeap<TraceEvent>()  // by time, then arrival
+  /// Events `start..<end` of a chunk; event `i` arrived `order + i`-th.
+  private struct Slice {
+    var events: [TraceEvent]
+    var start: Int
+    var end: Int
+    var order: UInt64
+  }
+
+  /// Slices whose events are in (time, arrival) order, one after the other.
+  private struct Run {
+    var slices: [Slice] = []
+    var head = 0  // the first slice not yet released
+    var lastTime: UInt64 = 0
+    var isEmpty: Bool { head == slices.count }
+
+    /// Removes the first event; returns it and the (time, arrival order) of the one after it, if any.
+    mutating func takeFirst() -> (TraceEvent, (time: UInt64, order: UInt64)?) {
+      let event = slices[head].events[slices[head].start]
+      slices[head].start += 1
+      if slices[head].start == slices[head].end {
+        slices[head].events = []  // the chunk's array is freed as soon as its last held event is released
+        head += 1
+        if head == slices.count {
+          slices.removeAll(keepingCapacity: true)
+          head = 0
+          return (event, nil)
+        }
+        if head >= 64 && head * 2 >= slices.count {
+          slices.removeFirst(head)
+          head = 0
+        }
+      }
+      // Read in place: a copy of the slice would retain and release its chunk's array.
+      let start = slices[head].start
+      return (event, (slices[head].events[start].time, slices[head].order + UInt64(start)))
+    }
+  }
+
+  private var runs: [Run] = []
+  private var freeRuns: [Int] = []
+  /// The run a thread's next events join while their times do not go back.
+  private var runOfThread: [UInt32: Int] = [:]
+  /// Runs holding events, as a min-heap by their first event's (time, arrival order).
+  private var heap: [(time: UInt64, order: UInt64, run: Int)] = []
+  private var held = 0
+  private var nextOrder: UInt64 = 0
+
   private var latestTime: [UInt32: UInt64] = [:]
   private var ended: Set<UInt32> = []
   private let capacity: Int
@@ -43,21 +94,118 @@ public struct TimeOrderedEvents {
     var watermark = latestTime.filter { !ended.contains($0.key) }.values.min() ?? UInt64.max
     if knownThreads == nil { watermark = min(watermark, newestTime > window ? newestTime - window : 0) }
     // The common case, one busy thread: nothing is waiting and the whole chunk is below the watermark, so it
-    // passes through in its own (time) order without touching the heap.
-    if heap.isEmpty, let last = chunk.events.last, last.time <= watermark,
+    // passes through in its own (time) order without being held.
+    if held == 0, let last = chunk.events.last, last.time <= watermark,
       (previousLatest ?? 0) <= (chunk.events.first?.time ?? 0)
     {
+      nextOrder += UInt64(chunk.events.count)
       for event in chunk.events { try body(event) }
       return
     }
-    for event in chunk.events { heap.push(event, time: event.time) }
-    while let first = heap.firstTime, first <= watermark || heap.count > capacity {
-      try body(heap.pop())
+    hold(chunk)
+    while let first = heap.first, first.time <= watermark || held > capacity {
+      try body(release())
     }
   }
 
   /// Releases everything left, at the end of the trace.
   public mutating func finish(_ body: (TraceEvent) throws -> Void) rethrows {
-    while !heap.isEmpty { try body(heap.pop()) }
+    while !heap.isEmpty { try body(release()) }
+  }
+
+  /// Queues the chunk's events: each stretch whose times do not go back joins the thread's run, or a new run
+  /// when it starts before that run's last event.
+  private mutating func hold(_ chunk: EventChunk) {
+    let events = chunk.events
+    guard !events.isEmpty else { return }
+    let order = nextOrder
+    nextOrder += UInt64(events.count)
+    held += events.count
+    var start = 0
+    var previous = events[0].time
+    for index in 1..<events.count {
+      let time = events[index].time
+      if time < previous {
+        append(Slice(events: events, start: start, end: index, order: order), thread: chunk.thread)
+        start = index
+      }
+      previous = time
+    }
+    append(Slice(events: events, start: start, end: events.count, order: order), thread: chunk.thread)
+  }
+
+  private mutating func append(_ slice: Slice, thread: UInt32) {
+    let firstTime = slice.events[slice.start].time
+    if let index = runOfThread[thread], !runs[index].isEmpty, runs[index].lastTime <= firstTime {
+      runs[index].slices.append(slice)
+      runs[index].lastTime = slice.events[slice.end - 1].time
+      return
+    }
+    let index: Int
+    if let reused = runOfThread[thread], runs[reused].isEmpty {
+      index = reused
+    } else if let free = freeRuns.popLast() {
+      index = free
+    } else {
+      index = runs.count
+      runs.append(Run())
+    }
+    runs[index].slices.removeAll(keepingCapacity: true)
+    runs[index].head = 0
+    runs[index].slices.append(slice)
+    runs[index].lastTime = slice.events[slice.end - 1].time
+    if let previous = runOfThread[thread], previous != index, runs[previous].isEmpty { freeRuns.append(previous) }
+    runOfThread[thread] = index
+    heap.append((firstTime, slice.order + UInt64(slice.start), index))
+    siftUp(heap.count - 1)
+  }
+
+  /// Removes and returns the earliest event held; one must be held.
+  private mutating func release() -> TraceEvent {
+    let index = heap[0].run
+    let (event, next) = runs[index].takeFirst()
+    held -= 1
+    if let next {
+      heap[0].time = next.time
+      heap[0].order = next.order
+      siftDown(0)
+    } else {
+      let last = heap.removeLast()
+      if !heap.isEmpty {
+        heap[0] = last
+        siftDown(0)
+      }
+      // An emptied run that is no thread's current one is free again; a thread's stays its own.
+      if !runOfThread.values.contains(index) { freeRuns.append(index) }
+    }
+    return event
+  }
+
+  private mutating func siftUp(_ start: Int) {
+    var child = start
+    while child > 0 {
+      let parent = (child - 1) / 2
+      guard less(child, parent) else { break }
+      heap.swapAt(child, parent)
+      child = parent
+    }
+  }
+
+  private mutating func siftDown(_ start: Int) {
+    var parent = start
+    while true {
+      let left = 2 * parent + 1
+      let right = left + 1
+      var smallest = parent
+      if left < heap.count && less(left, smallest) { smallest = left }
+      if right < heap.count && less(right, smallest) { smallest = right }
+      if smallest == parent { break }
+      heap.swapAt(parent, smallest)
+      parent = smallest
+    }
+  }
+
+  @inline(__always) private func less(_ a: Int, _ b: Int) -> Bool {
+    heap[a].time != heap[b].time ? heap[a].time < heap[b].time : heap[a].order < heap[b].order
   }
 }

@@ -707,6 +707,120 @@ struct TimeOrderTests {
     ordered.add(chunk(1, Array(0..<1000))) { _ in released += 1 }
     #expect(released == 900)
   }
+
+  /// The order the merge is specified to give, written the plain way: every held event in one list, and each
+  /// release the earliest by time, ties by arrival, while it is under the watermark or the list is over capacity.
+  struct Reference {
+    var held: [(time: UInt64, order: Int, event: TraceEvent)] = []
+    var latest: [UInt32: UInt64] = [:]
+    var ended: Set<UInt32> = []
+    var arrived = 0
+    var newest: UInt64 = 0
+    let known: Set<UInt32>?
+    let capacity: Int
+    let window: UInt64
+
+    init(threads: Set<UInt32>?, capacity: Int, window: UInt64) {
+      known = threads
+      self.capacity = capacity
+      self.window = window
+      for thread in threads ?? [] { latest[thread] = 0 }
+    }
+
+    mutating func add(_ chunk: EventChunk, _ out: inout [TraceEvent]) {
+      let previous = latest[chunk.thread]
+      if let last = chunk.events.last {
+        latest[chunk.thread] = max(latest[chunk.thread] ?? 0, last.time)
+      } else if latest[chunk.thread] == nil {
+        latest[chunk.thread] = chunk.firstTime
+      }
+      if chunk.threadEnded { ended.insert(chunk.thread) }
+      newest = max(newest, latest[chunk.thread] ?? 0)
+      var watermark = latest.filter { !ended.contains($0.key) }.values.min() ?? UInt64.max
+      if known == nil { watermark = min(watermark, newest > window ? newest - window : 0) }
+      // Nothing held, the whole chunk under the watermark and after the thread's latest: passed on as it came.
+      if held.isEmpty, let last = chunk.events.last, last.time <= watermark,
+        (previous ?? 0) <= (chunk.events.first?.time ?? 0)
+      {
+        arrived += chunk.events.count
+        out.append(contentsOf: chunk.events)
+        return
+      }
+      for event in chunk.events {
+        held.append((event.time, arrived, event))
+        arrived += 1
+      }
+      while let index = earliest(), held[index].time <= watermark || held.count > capacity {
+        out.append(held.remove(at: index).event)
+      }
+    }
+
+    mutating func finish(_ out: inout [TraceEvent]) {
+      while let index = earliest() { out.append(held.remove(at: index).event) }
+    }
+
+    func earliest() -> Int? {
+      held.indices.min { (held[$0].time, held[$0].order) < (held[$1].time, held[$1].order) }
+    }
+  }
+
+  @Test("the merge releases what the plain rule says, in its order, across threads, ties, times that go back, caps")
+  func sameAsTheRule() {
+    var seed: UInt64 = 0x6d65_7267_6531_32
+    func next(_ bound: UInt64) -> UInt64 {  // SplitMix64: the same cases every run
+      seed &+= 0x9e37_79b9_7f4a_7c15
+      var z = seed
+      z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
+      z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
+      return (z ^ (z >> 31)) % bound
+    }
+    var compared = 0
+    var heldBack = 0
+    for round in 0..<400 {
+      let threadCount = UInt32(1 + next(6))
+      let footer = next(4) != 0
+      let capacity = [4, 16, 100, 1 << 20][Int(next(4))]
+      let window = [5, 50, 1_000_000_000][Int(next(3))] as UInt64
+      var ordered = TimeOrderedEvents(
+        threads: footer ? Set(1...threadCount) : nil, capacity: capacity, window: UInt64(window))
+      var reference = Reference(threads: footer ? Set(1...threadCount) : nil, capacity: capacity, window: window)
+      var clock = [UInt64](repeating: 0, count: Int(threadCount) + 1)
+      var ended = Set<UInt32>()
+      var serial: UInt32 = 0
+      var got: [TraceEvent] = []
+      var expected: [TraceEvent] = []
+      for _ in 0..<(1 + next(40)) {
+        let thread = UInt32(1 + next(UInt64(threadCount)))
+        guard !ended.contains(thread) else { continue }
+        var times: [UInt64] = []
+        for _ in 0..<next(12) {
+          // Mostly forward, sometimes the same time (ties across threads), now and then back (a damaged trace).
+          let step = next(10)
+          if step == 0, clock[Int(thread)] > 20 { clock[Int(thread)] -= next(20) } else { clock[Int(thread)] += step }
+          times.append(clock[Int(thread)])
+        }
+        let end = next(10) == 0
+        if end { ended.insert(thread) }
+        let chunk = EventChunk(
+          offset: 0, thread: thread, osThreadID: 0, sequence: 0, droppedSinceLastChunk: 0,
+          firstTime: times.first ?? clock[Int(thread)], threadEnded: end,
+          events: times.map { time in
+            serial += 1
+            return TraceEvent(kind: .access, thread: thread, time: time, key: serial)
+          })
+        let before = got.count
+        ordered.add(chunk) { got.append($0) }
+        reference.add(chunk, &expected)
+        heldBack += serial > got.count && got.count == before ? 1 : 0
+      }
+      ordered.finish { got.append($0) }
+      reference.finish(&expected)
+      #expect(got.map(\.key) == expected.map(\.key), "round \(round)")
+      compared += expected.count
+    }
+    #expect(compared > 10_000)
+    #expect(heldBack > 1000)  // the cases hold events back, not only pass them through
+  }
 }
 
 @Suite("Replay of concurrency")
