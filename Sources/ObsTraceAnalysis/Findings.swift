@@ -620,8 +620,10 @@ enum Findings {
     findings.sorted { a, b in
       if a.isInformational != b.isInformational { return !a.isInformational }
       if a.count != b.count { return a.count > b.count }
-      return (a.kind.rawValue, a.property ?? "", a.scope ?? "", a.site ?? "") < (
-        b.kind.rawValue, b.property ?? "", b.scope ?? "", b.site ?? ""
+      // Last the message: findings equal in all else (alive-at-end of two types) came in the hash order of the
+      // dictionaries they were gathered in, which changes from run to run.
+      return (a.kind.rawValue, a.property ?? "", a.scope ?? "", a.site ?? "", a.message) < (
+        b.kind.rawValue, b.property ?? "", b.scope ?? "", b.site ?? "", b.message
       )
     }
   }

@@ -48,3 +48,20 @@ struct RecentTableTests {
     #expect(table[4_000_000_000] == nil && table.count == 2)
   }
 }
+
+@Suite("Finding order")
+struct FindingOrderTests {
+  @Test("findings equal in all but their message are ordered by it, whatever order they came in")
+  func tiesByMessage() {
+    func alive(_ type: String) -> Finding {
+      Finding(
+        kind: .aliveAtEnd, property: nil, scope: nil, site: nil, count: 1,
+        message: "1 \(type) object was alive at the end", hint: "")
+    }
+    let dog = alive("Dog")
+    let shop = alive("Shop")
+    // The two orders the dictionaries they were gathered in could give: one answer.
+    #expect(Findings.sorted([shop, dog]).map(\.message) == Findings.sorted([dog, shop]).map(\.message))
+    #expect(Findings.sorted([shop, dog]).map(\.message) == [dog.message, shop.message])
+  }
+}
