@@ -87,22 +87,7 @@ struct SharedOutputTests {
   @Test("record -o a file another process's recording holds: one line, exit 2, the file and its recording untouched")
   func recordRefusesHeldFile() throws {
     let trace = Paths.temporary("held.trc")
-    let first = Process()
-    first.executableURL = URL(fileURLWithPath: Paths.binary("obstrace-scenarios"))
-    first.arguments = ["hold-trace"]
-    first.environment = ProcessInfo.processInfo.environment.merging(["OBSTRACE_OUTPUT": trace]) { $1 }
-    let input = Pipe()
-    let output = Pipe()
-    first.standardInput = input
-    first.standardOutput = output
-    try first.run()
-    var started = Data()
-    while !started.contains(UInt8(ascii: "\n")) {
-      let piece = output.fileHandleForReading.availableData
-      if piece.isEmpty { break }
-      started.append(piece)
-    }
-    #expect(String(decoding: started, as: UTF8.self) == "recording\n")
+    let (first, input, output) = try Self.startHolding(trace)
     let result = Run.command(["record", "-o", trace, "--", Paths.binary("obstrace-demo")])
     try input.fileHandleForWriting.close()
     _ = Run.readAll(output.fileHandleForReading)
