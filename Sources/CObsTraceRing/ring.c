@@ -610,7 +610,7 @@ int obstrace_capture_stack(uintptr_t *frames, int capacity, int skip) {
 }
 
 /// `walk_frames` from `start` and the thread's stack cache: the stack's id when the cache has it, else 0, with the
-/// frames' count and hash for the caller to intern (`obstrace_capture_stack_cached`).
+/// frames' count and hash for the caller to intern (`obstrace_capture_stack_from`).
 static inline __attribute__((always_inline)) uint32_t walk_cached(obstrace_ring *ring, const void *start,
                                                                    uintptr_t *frames, int capacity, int skip,
                                                                    int *count, uint64_t *hash) {
@@ -623,18 +623,70 @@ static inline __attribute__((always_inline)) uint32_t walk_cached(obstrace_ring 
   return ring->stack_hashes[index] == key ? ring->stack_ids[index] : 0;
 }
 
-uint32_t obstrace_capture_stack_cached(uintptr_t *frames, int capacity, int skip, int *count, uint64_t *hash) {
-  obstrace_ring *ring = obstrace_current_ring();
-  *count = 0;
-  if (ring == NULL || ring->stack_high == 0) return 0;
-  return walk_cached(ring, __builtin_frame_address(0), frames, capacity, skip, count, hash);
-}
-
 uint32_t obstrace_capture_stack_from(uintptr_t record, uintptr_t *frames, int capacity, int *count, uint64_t *hash) {
   obstrace_ring *ring = obstrace_current_ring();
   *count = 0;
   if (ring == NULL || ring->stack_high == 0) return 0;
   return walk_cached(ring, (const void *)record, frames, capacity, 0, count, hash);
+}
+
+/// `walk_frames` with `skip` 1 and the hash, the walk of `obstrace_capture_stack_here` (every write's, by default): the
+/// same checks frame by frame, with the skipped frame (the caller's own) passed before the loop and the frames stored
+/// through a pointer, so that the loop holds only the checks that guard its reads. `high` is a thread's stack top.
+static inline __attribute__((always_inline)) int walk_frames_skipping_one(uintptr_t address, uintptr_t low,
+                                                                          uintptr_t high, uintptr_t *frames,
+                                                                          int capacity, uint64_t *hash) {
+  uint64_t key = 1469598103934665603ull;
+  uintptr_t *out = frames;
+  uintptr_t *const end = frames + (capacity > 0 ? capacity : 0);
+  // A record may be read at `address` when it lies below the top: address + 2 words <= high.
+  const uintptr_t top = high - 2 * sizeof(uintptr_t);
+  if (capacity <= 0 || address < low || (address & (sizeof(uintptr_t) - 1)) != 0) goto done;
+  if (address > top || ((const uintptr_t *)address)[1] == 0) goto done;
+  {
+    uintptr_t step = ((const uintptr_t *)address)[0] - address - sizeof(uintptr_t);
+    if (((step >> 3) | (step << (8 * sizeof(uintptr_t) - 3))) >= (1u << 17)) goto done;
+    address = ((const uintptr_t *)address)[0];
+  }
+  while (out < end) {
+    if (address > top) break;
+    const uintptr_t *frame = (const uintptr_t *)address;
+    uintptr_t return_address = frame[1];
+    if (return_address == 0) break;
+    uintptr_t caller = frame[0];
+    *out++ = return_address;
+    key = (key ^ (uint64_t)return_address) * 1099511628211ull;
+    // The one compare of walk_frames: (step - 8) rotated right by 3 is below 2^17 exactly when the step is 8·k,
+    // 1 <= k <= 2^17.
+    uintptr_t step = caller - address - sizeof(uintptr_t);
+    if (((step >> 3) | (step << (8 * sizeof(uintptr_t) - 3))) >= (1u << 17)) break;
+    address = caller;
+  }
+done:
+  *hash = key | 1;
+  return (int)(out - frames);
+}
+
+int obstrace_walk_frames_skipping_one(const void *start, uintptr_t low, uintptr_t high, uintptr_t *frames,
+                                      int capacity, uint64_t *hash) {
+  return walk_frames_skipping_one((uintptr_t)start, low, high, frames, capacity, hash);
+}
+
+uint32_t obstrace_capture_stack_here(int minimum_depth, int *count, uint64_t *hash) {
+  obstrace_ring *ring = obstrace_current_ring();
+  *count = 0;
+  if (ring == NULL || ring->stack_high == 0) return 0;
+  int depth = (int)obstrace_stack_depth();
+  if (depth < minimum_depth) depth = minimum_depth;
+  if (depth > OBSTRACE_MAX_STACK_DEPTH) depth = OBSTRACE_MAX_STACK_DEPTH;
+  uint64_t key;
+  int captured = walk_frames_skipping_one((uintptr_t)__builtin_frame_address(0), ring->stack_low, ring->stack_high,
+                                          ring->captured_frames, depth, &key);
+  *count = captured;
+  if (captured == 0) return 0;
+  *hash = key;
+  size_t index = (size_t)(key >> 7) & (OBSTRACE_STACK_CACHE_SIZE - 1);
+  return ring->stack_hashes[index] == key ? ring->stack_ids[index] : 0;
 }
 
 /// The frame record `level` records up the chain from `frame` (0: `frame` itself), each validated as `walk_frames`

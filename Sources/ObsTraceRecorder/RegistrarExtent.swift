@@ -311,17 +311,24 @@ extension Equatable {
 
 /// Captures and interns the calling thread's stack by walking frame pointers.
 enum StackCapture {
-  /// The id of the calling thread's stack: walked, hashed and looked up in the thread's cache in one C call; the
-  /// interner's lock is taken only for a stack this thread has not met (or has lost from its cache).
+  /// The id of the calling thread's stack: walked into the thread's ring, hashed and looked up in the thread's cache
+  /// in one C call; the interner's lock is taken only for a stack this thread has not met (or has lost from its
+  /// cache). Never inlined: the walk skips this function's own frame, so its callers' frames are the same in any
+  /// build.
+  @inline(never)
   static func current(minimumDepth: Int32 = 0) -> UInt32 {
-    withUnsafeTemporaryAllocation(of: UInt.self, capacity: Int(OBSTRACE_MAX_STACK_DEPTH)) { buffer in
-      let depth = min(max(Int32(obstrace_stack_depth()), minimumDepth), OBSTRACE_MAX_STACK_DEPTH)
-      var count: Int32 = 0
-      var hash: UInt64 = 0
-      let cached = obstrace_capture_stack_cached(buffer.baseAddress!, depth, 1, &count, &hash)
-      if cached != 0 { return cached }
-      return intern(UnsafeBufferPointer(rebasing: buffer[0..<Int(count)]), hash: hash)
-    }
+    var count: Int32 = 0
+    var hash: UInt64 = 0
+    let cached = obstrace_capture_stack_here(minimumDepth, &count, &hash)
+    if cached != 0 { return cached }
+    return count == 0 ? 0 : internCaptured(count: Int(count), hash: hash)
+  }
+
+  /// The frames `obstrace_capture_stack_here` left in the thread's ring, interned.
+  @inline(never)
+  private static func internCaptured(count: Int, hash: UInt64) -> UInt32 {
+    guard let frames = obstrace_captured_frames() else { return 0 }
+    return intern(UnsafeBufferPointer(start: frames, count: count), hash: hash)
   }
 
   /// The id of the stack from frame record `record` (`CallSite.here()`'s own, still running) on: its first

@@ -106,6 +106,8 @@ typedef struct obstrace_ring {
   uint32_t cache_ids[OBSTRACE_POINTER_CACHE_SIZE];
   uint64_t stack_hashes[OBSTRACE_STACK_CACHE_SIZE];  ///< per-thread intern cache: stack hash → stack id
   uint32_t stack_ids[OBSTRACE_STACK_CACHE_SIZE];
+  /// The frames of the thread's last `obstrace_capture_stack_here`, for the caller to intern on a cache miss.
+  uintptr_t captured_frames[OBSTRACE_MAX_STACK_DEPTH];
 
   char producer_padding[64];  // keeps the flusher's line off the producer's
 
@@ -747,10 +749,18 @@ size_t obstrace_encode_common(obstrace_encode_state *restrict state, const obstr
 /// pointer that is null, misaligned, not above the previous one or too far from it ends the walk.
 int obstrace_capture_stack(uintptr_t *frames, int capacity, int skip);
 
-/// `obstrace_capture_stack` and the thread's stack cache in one call, the stack capture of a write: returns the
-/// stack's interned id when the cache has it, else 0 with the frames' count in `*count` (0: no stack) and their hash
-/// (`obstrace_hash_frames`) in `*hash`, for the caller to intern and `obstrace_cache_stack`.
-uint32_t obstrace_capture_stack_cached(uintptr_t *frames, int capacity, int skip, int *count, uint64_t *hash);
+/// The stack capture of an event (every write's, by default): `obstrace_capture_stack` and the thread's stack cache
+/// in one call, skipping one frame (the caller's own), at the depth of the recording's options (at least
+/// `minimum_depth`), into the thread's ring. Returns the stack's interned id when the thread's cache has it; else 0,
+/// with the frames' count in `*count` (0: no stack) and their hash (`obstrace_hash_frames`) in `*hash`, for the caller
+/// to intern and `obstrace_cache_stack`; the frames are at `obstrace_captured_frames()` until the thread's next
+/// capture.
+uint32_t obstrace_capture_stack_here(int minimum_depth, int *count, uint64_t *hash);
+
+/// The frames of the calling thread's last `obstrace_capture_stack_here` (its ring's buffer).
+static inline const uintptr_t *obstrace_captured_frames(void) {
+  return obstrace_thread_ring == NULL ? NULL : obstrace_thread_ring->captured_frames;
+}
 
 /// Stores through `out` the return address `level` frames up the frame-pointer chain (0: where this function
 /// returns to in its caller, 1: where that caller returns to, and so on), validated as `obstrace_capture_stack`
@@ -764,8 +774,8 @@ void obstrace_return_address_into(int level, uintptr_t *out);
 /// function's frame below and 2 MiB above it instead of the ring's stack bounds. Touches no ring, no thread-local.
 void obstrace_near_return_address_into(int level, uintptr_t *out);
 
-/// `obstrace_capture_stack_cached` from frame record `record` (from `obstrace_frame_record_into`, of a frame still
-/// running): its return address is the first frame.
+/// `obstrace_capture_stack_here`, into `frames`, from frame record `record` (from `obstrace_frame_record_into`, of a
+/// frame still running): its return address is the first frame.
 uint32_t obstrace_capture_stack_from(uintptr_t record, uintptr_t *frames, int capacity, int *count, uint64_t *hash);
 
 /// Stores through `out` the address of the frame record `level` frames up the chain, as `obstrace_return_address_into`
@@ -777,6 +787,11 @@ void obstrace_frame_record_into(int level, uintptr_t *out);
 /// frame, exposed so that tests can hand it corrupt chains.
 int obstrace_walk_frames(const void *start, uintptr_t low, uintptr_t high, uintptr_t *frames, int capacity,
                          int skip);
+
+/// The walk of `obstrace_capture_stack_here` from frame record `start` within [low, high): the frames and hash of
+/// `obstrace_walk_frames` with `skip` 1 and `obstrace_hash_frames`, in one pass; exposed for tests.
+int obstrace_walk_frames_skipping_one(const void *start, uintptr_t low, uintptr_t high, uintptr_t *frames,
+                                      int capacity, uint64_t *hash);
 
 /// FNV-1a over the frames: the key of the per-thread stack cache.
 static inline uint64_t obstrace_hash_frames(const uintptr_t *frames, int count) {
