@@ -41,44 +41,43 @@ typedef struct fixed_tail {
   size_t with_stack_length;
 } fixed_tail;
 
-/// One event, as `ChunkEncoder.append` writes it for an event about the stated object, key and scope (the caller has
-/// checked that, and that the buffer has room for `MAXIMUM_EVENT_SIZE` bytes between `*out` and `*end`).
-static inline __attribute__((always_inline)) void encode_one(const obstrace_record *record, uint8_t fixed_mask,
-                                                             const fixed_tail *tail, uint64_t time, uint64_t *last_time,
-                                                             uint8_t **out_pointer, uint8_t **end_pointer) {
-  uint8_t *out = *out_pointer;
-  // Kind, flags and depth are the record's bytes 8 to 11.
-  uint32_t head;
-  memcpy(&head, &record->kind, sizeof head);
-  uint32_t stack = record->stack;
+/// The items of one event that has a depth or a stack (the loop writes the others itself), as `ChunkEncoder.append`
+/// writes them for an event about the stated object, key and scope (the caller has checked that, and that the buffer
+/// has room for `MAXIMUM_EVENT_SIZE` bytes from `out`). Returns the end of what it wrote; the delta is the caller's.
+static inline __attribute__((always_inline)) uint8_t *encode_items(uint32_t head, uint32_t stack, uint8_t fixed_mask,
+                                                                   const fixed_tail *tail, uint64_t delta,
+                                                                   uint8_t *out) {
   uint16_t depth = (uint16_t)(head >> 16);
-  uint64_t delta = time - *last_time;
-  *last_time = time;
   uint32_t mask = fixed_mask | (depth != 0 ? MASK_DEPTH : 0) | (stack != 0 ? MASK_STACK : 0) |
                   (delta == 0 ? MASK_SAME_TIME : 0);
   // Kind, flags and mask in one store (its fourth byte is overwritten by what follows, or is past the items).
   uint32_t word = (head & 0xFFFF) | mask << 16;
   memcpy(out, &word, sizeof word);
   out += 3;
-  if (__builtin_expect(depth != 0, 0)) out = put_varint(out, depth);
+  if (depth != 0) out = put_varint(out, depth);
   // The scope's and the stack's bytes, precomputed (room: MAXIMUM_EVENT_SIZE; only their length counts).
   if (stack != 0) {
     memcpy(out, tail->with_stack, 16);
-    out += tail->with_stack_length;
-  } else {
-    memcpy(out, tail->plain, 16);
-    out += tail->plain_length;
+    return out + tail->with_stack_length;
   }
-  if (delta != 0) {
-    uint8_t *end = *end_pointer;
-    while (delta >= 0x80) {
-      *--end = (uint8_t)delta | 0x80;
-      delta >>= 7;
-    }
-    *--end = (uint8_t)delta;
-    *end_pointer = end;
-  }
-  *out_pointer = out;
+  memcpy(out, tail->plain, 16);
+  return out + tail->plain_length;
+}
+
+/// Ticks since a segment's start to nanoseconds, as `TickMapping.nanoseconds` computes them
+/// (`UInt64(Double(ticks) * slope)`), through the signed conversions: one instruction each way, where the unsigned
+/// ones take about ten on x86-64. They agree for `ticks` and the product below 2^63, which `segment_is_convertible`
+/// makes sure of for every segment the loop converts in.
+static inline __attribute__((always_inline)) uint64_t scaled_ticks(uint64_t ticks, double slope) {
+  return (uint64_t)(int64_t)((double)(int64_t)ticks * slope);
+}
+
+/// Whether the loop may convert ticks in the segment [start_ticks, end_ticks) with `scaled_ticks`: its ticks and its
+/// span in nanoseconds (which bounds the product, give or take rounding) are below 2^62. Any real segment is (2^62
+/// nanoseconds are 146 years); one that is not is left to `TickMapping`.
+static inline bool segment_is_convertible(uint64_t start_ticks, uint64_t end_ticks, uint64_t start_nanoseconds,
+                                          uint64_t end_nanoseconds) {
+  return end_ticks - start_ticks < (UINT64_C(1) << 62) && end_nanoseconds - start_nanoseconds < (UINT64_C(1) << 62);
 }
 
 /// Moves `state` to the segment of the mapping that holds `ticks` (below the latest sample): forward from the current
@@ -101,6 +100,9 @@ static bool move_to_segment(obstrace_encode_state *state, uint64_t ticks) {
   } else {
     while (low + 2 < samples && sample_ticks[low + 1] <= ticks) low++;
   }
+  if (!segment_is_convertible(sample_ticks[low], sample_ticks[low + 1], state->sample_nanoseconds[low],
+                              state->sample_nanoseconds[low + 1]))
+    return false;
   state->segment = low;
   state->segment_ticks = sample_ticks[low];
   state->segment_nanoseconds = state->sample_nanoseconds[low];
@@ -139,9 +141,17 @@ size_t obstrace_encode_common(obstrace_encode_state *restrict state, const obstr
   // The mapping's segment in locals: the byte stores below could alias `state` for the compiler, which would then
   // reload each field per event.
   const uint64_t latest_ticks = state->latest_ticks, latest_nanoseconds = state->latest_nanoseconds;
-  uint64_t segment_ticks = state->segment_ticks, segment_end_ticks = state->segment_end_ticks;
+  uint64_t segment_ticks = state->segment_ticks, segment_span = state->segment_end_ticks - state->segment_ticks;
   uint64_t segment_nanoseconds = state->segment_nanoseconds, segment_end_nanoseconds = state->segment_end_nanoseconds;
   double slope = state->slope;
+  // A segment too long for `scaled_ticks` (none is, in practice): made empty, so that a tick in it goes through
+  // `move_to_segment`, which refuses it, and the event to `append`.
+  if (!segment_is_convertible(segment_ticks, state->segment_end_ticks, segment_nanoseconds, segment_end_nanoseconds))
+    segment_span = 0;
+  // The word of kind, flags and mask of an event at depth 0 without a stack, but for its kind and flags and
+  // `EventMask.sameTime` (bit 23: the mask's bit 7).
+  const uint32_t fixed_word = (uint32_t)fixed_mask << 16;
+  const uint64_t plain_length = tail.plain_length;
   const obstrace_record *record = records, *records_end = records + count;
   bool reached_target = false;
   while (record < records_end && !reached_target) {
@@ -157,53 +167,70 @@ size_t obstrace_encode_common(obstrace_encode_state *restrict state, const obstr
     const obstrace_record *batch_end = (uint64_t)(records_end - record) > safe ? record + safe : records_end;
     for (; record < batch_end; record++) {
       // Access, willSet, didSet (kinds 1-3), about the stated object, property and scope, with no stack or the
-      // stated one.
+      // stated one: one test of all four. The stack's term is 0 exactly when the stack is 0 or the stated one (a
+      // product of two 32-bit values in 64 bits, which cannot wrap to 0).
       uint64_t record_object_and_key;
       memcpy(&record_object_and_key, &record->object, sizeof record_object_and_key);
-      uint32_t stack = record->stack;
-      if ((uint8_t)(record->kind - 1) > 2) goto done;
-      if ((record_object_and_key ^ object_and_key) | (record->scope ^ scope)) goto done;
-      if ((stack != 0) & (stack != stated_stack)) goto done;
-      uint64_t ticks = record->time;
-      // The most common event of all: one that took its thread's previous time (a read, a didSet) at depth 0 and
-      // without a stack. Its time is `last_time` again, so it is kind, flags, a mask saying "same time" and the scope's
-      // bytes: the general path below writes exactly these, in four times the instructions.
-      if (ticks == last_ticks && thread_time <= last_time && stack == 0) {
-        uint32_t head;
-        memcpy(&head, &record->kind, sizeof head);
-        if ((head >> 16) == 0) {
-          uint32_t word = (head & 0xFFFF) | (uint32_t)(fixed_mask | MASK_SAME_TIME) << 16;
-          memcpy(out, &word, sizeof word);
-          out += 3;
-          memcpy(out, tail.plain, 16);
-          out += tail.plain_length;
-          continue;
-        }
-      }
-      if (ticks != last_ticks) {
-        uint64_t nanoseconds;
-        if (ticks >= latest_ticks) {
-          nanoseconds = latest_nanoseconds;
-        } else {
-          if (__builtin_expect(ticks < segment_ticks || ticks >= segment_end_ticks, 0)) {
+      uint32_t head;  // kind, flags and depth: the record's bytes 8 to 11
+      memcpy(&head, &record->kind, sizeof head);
+      const uint32_t stack = record->stack;
+      const uint64_t refused = (uint64_t)((uint8_t)((uint8_t)head - 1) > 2) |
+                               (record_object_and_key ^ object_and_key) | (record->scope ^ scope) |
+                               (uint64_t)stack * (uint64_t)(stack ^ stated_stack);
+      if (refused) goto done;
+      const uint64_t ticks = record->time;
+      uint64_t delta = 0;
+      // An event that took its thread's previous ticks (a didSet, most reads) takes the chunk's previous time: no
+      // conversion, no delta. (Only a call's first event can find the thread's time past the chunk's.)
+      if (ticks != last_ticks || thread_time > last_time) {
+        if (ticks != last_ticks) {
+          uint64_t nanoseconds;
+          // In the segment (most ticks of a drain): one test of both ends, as the segment ends at or before the
+          // latest sample.
+          if (__builtin_expect(ticks - segment_ticks < segment_span, 1)) {
+            nanoseconds = segment_nanoseconds + scaled_ticks(ticks - segment_ticks, slope);
+            if (nanoseconds > segment_end_nanoseconds) nanoseconds = segment_end_nanoseconds;
+          } else if (ticks >= latest_ticks) {
+            nanoseconds = latest_nanoseconds;
+          } else {
             if (!move_to_segment(state, ticks)) goto done;  // before the first sample: TickMapping's answer
             segment_ticks = state->segment_ticks;
-            segment_end_ticks = state->segment_end_ticks;
+            segment_span = state->segment_end_ticks - segment_ticks;
             segment_nanoseconds = state->segment_nanoseconds;
             segment_end_nanoseconds = state->segment_end_nanoseconds;
             slope = state->slope;
+            nanoseconds = segment_nanoseconds + scaled_ticks(ticks - segment_ticks, slope);
+            if (nanoseconds > segment_end_nanoseconds) nanoseconds = segment_end_nanoseconds;
           }
-          uint64_t offset = (uint64_t)((double)(ticks - segment_ticks) * slope);
-          nanoseconds = segment_nanoseconds + offset;
-          if (nanoseconds > segment_end_nanoseconds) nanoseconds = segment_end_nanoseconds;
+          last_ticks = ticks;
+          last_ticks_time = nanoseconds;
+          if (last_ticks_time > thread_time) thread_time = last_ticks_time;
         }
-        last_ticks = ticks;
-        last_ticks_time = nanoseconds;
-        if (last_ticks_time > thread_time) thread_time = last_ticks_time;
+        // From here, what ChunkEncoder.append does: the time never goes back.
+        if (thread_time > last_time) {
+          delta = thread_time - last_time;
+          last_time = thread_time;
+        }
       }
-      // From here, what ChunkEncoder.append does.
-      uint64_t time = thread_time > last_time ? thread_time : last_time;
-      encode_one(record, fixed_mask, &tail, time, &last_time, &out, &end);
+      if (__builtin_expect((head >> 16) == 0 && stack == 0, 1)) {
+        // Depth 0, no stack (most events): kind, flags and mask in one store (its fourth byte is overwritten by
+        // what follows, or is past the items), then the scope's bytes, precomputed (room: MAXIMUM_EVENT_SIZE; only
+        // their length counts).
+        const uint32_t word = (head & 0xFFFF) | fixed_word | (uint32_t)(delta == 0) << 23;
+        memcpy(out, &word, sizeof word);
+        memcpy(out + 3, tail.plain, 16);
+        out += 3 + plain_length;
+      } else {
+        out = encode_items(head, stack, fixed_mask, &tail, delta, out);
+      }
+      // The delta, at the back, its bytes going down (`payload` reverses the column).
+      if (delta != 0) {
+        while (delta >= 0x80) {
+          *--end = (uint8_t)delta | 0x80;
+          delta >>= 7;
+        }
+        *--end = (uint8_t)delta;
+      }
     }
     if (checked && (uint64_t)(end - out) <= full) reached_target = true;
   }

@@ -66,11 +66,13 @@ import Testing
   }
 
   /// Encodes `records` as the flusher does (chunks closed at its target), every event through `append` or not.
-  static func encode(_ records: [obstrace_record], commonLoop: Bool) -> [[UInt8]] {
-    var clock = TickMapping(ticks: 1_000, monotonicNanoseconds: 10_000)
-    clock.add(ticks: 200_000, monotonicNanoseconds: 90_000)
-    clock.add(ticks: 3_000_000, monotonicNanoseconds: 1_100_000)
-    clock.add(ticks: 60_000_000, monotonicNanoseconds: 25_000_000)
+  static func encode(_ records: [obstrace_record], commonLoop: Bool, clock: TickMapping? = nil) -> [[UInt8]] {
+    var clock = clock ?? TickMapping(ticks: 1_000, monotonicNanoseconds: 10_000)
+    if clock.ticks.count == 1 {
+      clock.add(ticks: 200_000, monotonicNanoseconds: 90_000)
+      clock.add(ticks: 3_000_000, monotonicNanoseconds: 1_100_000)
+      clock.add(ticks: 60_000_000, monotonicNanoseconds: 25_000_000)
+    }
     let stamps = DefinitionStamps()
     let definitions = FlusherDefinitions(names: FixedNames())
     var payloads: [[UInt8]] = []
@@ -114,6 +116,28 @@ import Testing
         "seed \(Self.seed): chunk \(index): \(mine.count) bytes against \(theirs.count), first difference at \(differs.map { "\($0)" } ?? "the end")"
       )
     }
+  }
+
+  @Test("ticks in a segment of 2^62 ticks or more are converted as TickMapping converts them, not by the C loop")
+  func commonLoopLeavesHugeSegments() {
+    // The C loop converts with signed conversions (one instruction each), right below 2^63 ticks: a segment longer
+    // than 2^62 is left to `TickMapping`. Ticks past 2^63 in one, converted as signed, would come out negative.
+    var clock = TickMapping(ticks: 1_000, monotonicNanoseconds: 10_000)
+    clock.add(ticks: 1 << 63 | 1 << 62, monotonicNanoseconds: 3_000_000_000)
+    var records: [obstrace_record] = []
+    for index in 0..<2_000 {
+      let ticks: UInt64 = 1 << 63 + UInt64(index / 2) * 1_000
+      records.append(
+        obstrace_record(
+          time: ticks, kind: (index % 2 == 0 ? EventKind.willSet : EventKind.didSet).rawValue, flags: 0, depth: 0,
+          object: 5, key: 2, scope: 0, aux: 7, stack: 0))
+    }
+    let reference = Self.encode(records, commonLoop: false, clock: clock)
+    let flusher = Self.encode(records, commonLoop: true, clock: clock)
+    #expect(flusher == reference)
+    // The times are the mapping's: 2^63 ticks in, about two thirds of its 3 s.
+    let middle = clock.nanoseconds(1 << 63)
+    #expect(middle > 1_900_000_000 && middle < 2_100_000_000)
   }
 
   @Test("the C loop takes a run of common events whole, and stops at the first that needs a definition")
