@@ -68,8 +68,11 @@ let package = Package(
     .target(name: "ObsTraceTestSupport", path: "Tests/Support/ObsTraceTestSupport"),
     // The benchmark (scripts/bench, release builds): what tracing costs, side by side.
     .target(name: "CObsTraceBench", dependencies: ["CObsTraceRing"], path: "Benchmarks/CObsTraceBench"),
+    // The bench's medians, ranges and verdicts, apart so that tests can check the rule.
+    .target(name: "ObsTraceBenchStatistics", path: "Benchmarks/ObsTraceBenchStatistics"),
     .executableTarget(
-      name: "obstrace-bench", dependencies: ["ObsTrace", "CObsTraceBench", "CObsTraceRing", "ObsTraceFormat"],
+      name: "obstrace-bench",
+      dependencies: ["ObsTrace", "CObsTraceBench", "CObsTraceRing", "ObsTraceFormat", "ObsTraceBenchStatistics"],
       path: "Benchmarks/obstrace-bench", swiftSettings: [.swiftLanguageMode(.v5)]),
 
     .testTarget(name: "ObsTraceFormatTests", dependencies: ["ObsTraceFormat"], exclude: ["Fixtures"]),
@@ -88,6 +91,7 @@ let package = Package(
       ]
     ),
     .testTarget(name: "ObsTraceAnalysisTests", dependencies: ["ObsTraceAnalysis", "ObsTraceFormat"]),
+    .testTarget(name: "ObsTraceBenchStatisticsTests", dependencies: ["ObsTraceBenchStatistics"]),
     .testTarget(
       name: "ObsTraceCommandsTests", dependencies: ["ObsTraceCommands", "ObsTraceFormat", "ObsTraceTestSupport"],
       exclude: ["Goldens"]),

@@ -2,6 +2,7 @@
 #include "CObsTraceBench.h"
 #include "CObsTraceRing.h"
 
+#include <sched.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -66,4 +67,35 @@ uint64_t obstrace_bench_process_cpu(void) {
   uint64_t user = (uint64_t)usage.ru_utime.tv_sec * 1000000000u + (uint64_t)usage.ru_utime.tv_usec * 1000u;
   uint64_t system = (uint64_t)usage.ru_stime.tv_sec * 1000000000u + (uint64_t)usage.ru_stime.tv_usec * 1000u;
   return user + system;
+}
+
+// The CPUs the process was allowed at its first call of either function below (taskset's, or all).
+static cpu_set_t allowed;
+static int allowed_read;
+
+static void read_allowed(void) {
+  if (allowed_read) return;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) CPU_ZERO(&allowed);
+  allowed_read = 1;
+}
+
+int obstrace_bench_cpus(void) {
+  read_allowed();
+  return CPU_COUNT(&allowed);
+}
+
+int obstrace_bench_pin(int index) {
+  read_allowed();
+  if (index < 0) return sched_setaffinity(0, sizeof allowed, &allowed);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  int seen = 0;
+  for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+    if (!CPU_ISSET(cpu, &allowed)) continue;
+    if (seen++ == index) {
+      CPU_SET(cpu, &set);
+      return sched_setaffinity(0, sizeof set, &set);
+    }
+  }
+  return -1;
 }

@@ -1,5 +1,6 @@
 // The same models with ObsTrace: this file imports it, so the macro uses the tracing registrar and
 // `withObservationTracking` is ObsTrace's traced one.
+import Foundation
 import ObsTrace
 import Observation
 
@@ -114,4 +115,22 @@ func manyObjectsWorkload(objects: Int, scopes: Int, rounds: Int) {
     }
     for (index, model) in models.enumerated() { model.value = round &+ index }
   }
+}
+
+/// Several threads writing at once, the shape of tryout10's Stress program: `threads` threads, each `writes` times
+/// `+= 1` (through `_modify`) on a model of its own; returns the sum of the models' values.
+func threadsWorkload(threads: Int, writes: Int) -> Int {
+  let total = Locked(0)
+  let group = DispatchGroup()
+  for _ in 0..<threads {
+    group.enter()
+    Thread {
+      let model = TracedCounter()
+      for _ in 0..<writes { model.value += 1 }
+      total.withLock { $0 += model.value }
+      group.leave()
+    }.start()
+  }
+  group.wait()
+  return total.withLock { $0 }
 }

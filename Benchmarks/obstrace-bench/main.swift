@@ -1,10 +1,13 @@
 // obstrace-bench: what tracing costs, as ratios measured in one run (scripts/bench builds it in release).
-// Each case is timed several times and the fastest repeat kept; a ratio compares two cases of this run, whose repeats
-// alternate (baseline, measured, baseline, …), so that a burst of load from other processes falls on both.
+// Every figure is taken several times (repetitions) and printed as its median and range; a ratio is taken
+// repetition by repetition between a case and its baseline timed side by side (alternating, so that a burst of load
+// from other processes falls on both), and its verdict is "met" only when every repetition's ratio meets the target
+// (BenchTarget.verdict).
 import CObsTraceBench
 import CObsTraceRing
 import Foundation
 import ObsTrace
+import ObsTraceBenchStatistics
 import ObsTraceFormat
 
 @inline(never)
@@ -12,42 +15,76 @@ func blackHole<T>(_ value: T) {
   withExtendedLifetime(value) {}
 }
 
-/// The fastest of `repeats` timings of `body(iterations)`, in nanoseconds per iteration. Between repeats the
-/// recorder (when on) is flushed, so that a repeat's events fit its thread's ring: what is measured is the hot
-/// path, never a wait for the flusher (sustained throughput is measured on its own).
-/// Repeats of each timed case (its fastest kept); a repeat is a few milliseconds.
-let caseRepeats = 31
+/// How many times each figure is taken (its repetitions), and how many timings each repetition keeps the fastest
+/// of. A row prints the median of its repetitions and their range (min–max); a ratio's range is that of the ratios
+/// of each repetition, whose case and baseline were timed side by side (`BenchTarget.verdict` says the verdict).
+let repetitions = 7
+let bestOf = 5
 
-func measure(_ iterations: Int, repeats: Int = caseRepeats, _ body: (Int) -> Void) -> Double {
-  var best = Double.infinity
-  for _ in 0..<repeats {
-    Recorder.flush()
-    let start = obstrace_bench_now()
-    body(iterations)
-    let elapsed = obstrace_bench_now() - start
-    best = min(best, Double(elapsed) / Double(iterations))
-  }
-  return best
+/// One timing of `body(iterations)`, in nanoseconds per iteration. The recorder (when on) is flushed first, so that
+/// the timing's events fit its thread's ring: what is measured is the hot path, never a wait for the flusher
+/// (sustained throughput and the whole-cost loop are measured on their own).
+func timeOnce(_ iterations: Int, _ body: (Int) -> Void) -> Double {
+  Recorder.flush()
+  let start = obstrace_bench_now()
+  body(iterations)
+  return Double(obstrace_bench_now() - start) / Double(iterations)
 }
 
-/// The fastest of `repeats` timings of each of `baseline(iterations)` and `measured(iterations)`, in nanoseconds per
-/// iteration, their repeats alternating: on a shared machine a burst of load then slows one repeat of each, and the
-/// fastest repeats of both come from quiet moments, rather than one case's whole block from a loaded one. The
-/// recorder (when on) is flushed before each repeat, as in `measure`.
-func measurePair(_ iterations: Int, repeats: Int = caseRepeats, baseline: (Int) -> Void, measured: (Int) -> Void) -> (
-  baseline: Double, measured: Double
+/// Runs `body` with the calling thread kept on one CPU, the next one each repetition (`repetition` modulo the CPUs),
+/// then lets it run on all of them again. This VM's two CPUs are not equally fast, and which is the slower changes
+/// over minutes: the untraced read outside tracking, pinned with taskset, took 16.7 ns on one and 26 ns on the other
+/// at the same moment (`obstrace-bench --cpus read 30000` shows it); a thread the scheduler moves between them
+/// changes speed by that much, and a case timed on one and its baseline on the other gave ratios 1.5× off (the
+/// untraced loop's 66 and 97 ns, the untraced read's 16.5 and 24.4 ns in /work/notes/s10's runs). Pinned, a
+/// repetition's case and baseline run on the same CPU, and the repetitions cover each CPU. Threads started inside
+/// `body` inherit the pin: start a recording (its flusher) before calling this.
+func withPinnedThread<R>(_ repetition: Int, _ body: () -> R) -> R {
+  let cpus = Int(obstrace_bench_cpus())
+  guard cpus > 1 else { return body() }
+  obstrace_bench_pin(Int32(repetition % cpus))
+  defer { obstrace_bench_pin(-1) }
+  return body()
+}
+
+/// `repetitions` figures of `body(iterations)`, in nanoseconds per iteration, each the fastest of `bestOf` timings.
+func repeated(_ iterations: Int, _ body: (Int) -> Void) -> [Double] {
+  (0..<repetitions).map { repetition in
+    withPinnedThread(repetition) {
+      (0..<bestOf).map { _ in timeOnce(iterations, body) }.min()!
+    }
+  }
+}
+
+/// `repetitions` figures of each of `baseline(iterations)` and `measured(iterations)`, in nanoseconds per
+/// iteration, each the fastest of `bestOf` timings; within a repetition the two alternate (which goes first swaps
+/// each time), so that a burst of load from other processes falls on both sides of that repetition's ratio.
+func repeatedPair(_ iterations: Int, baseline: (Int) -> Void, measured: (Int) -> Void) -> (
+  baseline: [Double], measured: [Double]
 ) {
-  var best = (baseline: Double.infinity, measured: Double.infinity)
-  for _ in 0..<repeats {
-    best.baseline = min(best.baseline, measure(iterations, repeats: 1, baseline))
-    best.measured = min(best.measured, measure(iterations, repeats: 1, measured))
+  var result = (baseline: [Double](), measured: [Double]())
+  for repetition in 0..<repetitions {
+    withPinnedThread(repetition) {
+      var best = (baseline: Double.infinity, measured: Double.infinity)
+      for timing in 0..<bestOf {
+        if timing % 2 == 0 {
+          best.baseline = min(best.baseline, timeOnce(iterations, baseline))
+          best.measured = min(best.measured, timeOnce(iterations, measured))
+        } else {
+          best.measured = min(best.measured, timeOnce(iterations, measured))
+          best.baseline = min(best.baseline, timeOnce(iterations, baseline))
+        }
+      }
+      result.baseline.append(best.baseline)
+      result.measured.append(best.measured)
+    }
   }
-  return best
+  return result
 }
 
-/// The same measured on `threads` threads at once; the slowest thread's ns per iteration.
-func measureThreads(_ threads: Int, _ iterations: Int, _ body: @escaping @Sendable (Int) -> Void) -> Double {
-  // Both threads run their repeats at once; flushes between repeats are per call, so they line up loosely.
+/// The same on `threads` threads at once: the slowest thread's fastest of `bestOf` timings, in ns per iteration.
+func timeThreads(_ threads: Int, _ iterations: Int, _ body: @escaping @Sendable (Int) -> Void) -> Double {
+  // The threads run their timings at once; flushes between timings are per call, so they line up loosely.
   let results = Locked([Double](repeating: 0, count: threads))
   let group = DispatchGroup()
   let start = DispatchSemaphore(value: 0)
@@ -55,7 +92,7 @@ func measureThreads(_ threads: Int, _ iterations: Int, _ body: @escaping @Sendab
     group.enter()
     Thread {
       start.wait()
-      let nanoseconds = measure(iterations, body)
+      let nanoseconds = (0..<bestOf).map { _ in timeOnce(iterations, body) }.min()!
       results.withLock { $0[index] = nanoseconds }
       group.leave()
     }.start()
@@ -102,13 +139,15 @@ final class NaiveRecorder: @unchecked Sendable {
   }
 }
 
+/// A line of the table; every figure already formatted.
 struct Row {
   var name: String
-  var baseline: Double?
+  var baseline = ""
   var measured: String
-  var ratio: Double?
-  var target: String
-  var met: Bool?
+  var ratio = ""
+  var spread = ""
+  var target = ""
+  var verdict: Verdict?
 }
 
 var rows: [Row] = []
@@ -118,12 +157,33 @@ defer { try? FileManager.default.removeItem(atPath: directory) }
 
 func fixed(_ value: Double, _ digits: Int = 1) -> String { String(format: "%.\(digits)f", value) }
 
-func compare(_ name: String, baseline: Double, measured: Double, limit: Double?) {
-  let ratio = measured / baseline
+func range(_ spread: Spread, _ digits: Int = 1, _ unit: String = "") -> String {
+  "\(fixed(spread.low, digits))–\(fixed(spread.high, digits))\(unit)"
+}
+
+/// A ratio row: the medians of the baseline's and the case's repetitions (ns per operation), the median of the
+/// per-repetition ratios and their range, and the verdict on that range.
+func compare(_ name: String, baseline: [Double], measured: [Double], limit: Double?) {
+  let ratios = Spread.ofRatios(measured: measured, baseline: baseline)
+  let target = limit.map { BenchTarget.atMost($0) }
   rows.append(
     Row(
-      name: name, baseline: baseline, measured: fixed(measured), ratio: ratio,
-      target: limit.map { "≤ \(fixed($0, 2))×" } ?? "", met: limit.map { ratio <= $0 }))
+      name: name, baseline: fixed(Spread(baseline).median), measured: fixed(Spread(measured).median),
+      ratio: fixed(ratios.median, 2) + "×", spread: range(ratios, 2, "×"),
+      target: limit.map { "≤ \(fixed($0, 2))×" } ?? "", verdict: target?.verdict(ratios)))
+}
+
+/// A row of one figure taken several times: its median and range (`digits` decimals, then `unit`), and the verdict
+/// on that range when it has a target.
+func figure(
+  _ name: String, _ values: [Double], digits: Int = 1, unit: String = "", target: BenchTarget? = nil,
+  targetText: String = ""
+) {
+  let spread = Spread(values)
+  rows.append(
+    Row(
+      name: name, measured: fixed(spread.median, digits) + unit, spread: range(spread, digits, unit),
+      target: targetText, verdict: target?.verdict(spread)))
 }
 
 /// Records with the default ring (64K records); a repeat emits at most `iterations` × 2 events, which fit.
@@ -134,9 +194,10 @@ func withRecording<T>(_ backtraces: RecordingOptions.Backtraces = .off, _ body: 
   return try body()
 }
 
-// `obstrace-bench --write-trace loop|many PATH N`: only write a trace (for profiling the CLI): `loop`, N iterations
-// of the whole-cost loop (stacks on writes, 3 events an iteration); `many`, N rounds of the many-object workload;
-// `demo`, N rounds of the demo's workload. Options from the environment (`OBSTRACE_BACKTRACES=off` gives the many-
+// `obstrace-bench --write-trace loop|many|demo|threads PATH N`: only write a trace (for profiling the CLI): `loop`, N
+// iterations of the whole-cost loop (stacks on writes, 3 events an iteration); `many`, N rounds of the many-object
+// workload; `demo`, N rounds of the demo's workload; `threads` (`threads32`…), 4 (32…) threads at once, each N
+// writes (the multi-thread rows' workload). Options from the environment (`OBSTRACE_BACKTRACES=off` gives the many-
 // object traces of the report rows, which record without stacks).
 if CommandLine.arguments.count == 5, CommandLine.arguments[1] == "--write-trace",
   let count = Int(CommandLine.arguments[4])
@@ -146,6 +207,8 @@ if CommandLine.arguments.count == 5, CommandLine.arguments[1] == "--write-trace"
   switch CommandLine.arguments[2] {
   case "many": manyObjectsWorkload(objects: 100_000, scopes: 10_000, rounds: count)
   case "demo": demoWorkload(count)
+  case let mode where mode.hasPrefix("threads"):
+    blackHole(threadsWorkload(threads: Int(mode.dropFirst("threads".count)) ?? 4, writes: count))
   default:
     blackHole(tracedLoop(count))
   }
@@ -185,6 +248,32 @@ if CommandLine.arguments.count == 4, CommandLine.arguments[1].hasPrefix("--profi
   exit(0)
 }
 
+// `obstrace-bench --cpus read|write|modify|loop N`: the untraced case and its traced twin (not recording), N operations
+// a timing, the fastest of `bestOf` timings with the thread kept on each CPU in turn, four times over: whether the
+// CPUs run the same code at the same speed (on this VM they often do not; see `withPinnedThread`).
+if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--cpus", let count = Int(CommandLine.arguments[3]) {
+  let kind = CommandLine.arguments[2]
+  func run(_ plain: Bool, _ n: Int) {
+    switch kind {
+    case "read": blackHole(plain ? plainReads(n) : tracedReads(n))
+    case "write": blackHole(plain ? plainWrites(n) : tracedWrites(n))
+    case "modify": blackHole(plain ? plainModifyWrites(n, kind: 2) : tracedModifyWrites(n, kind: 2))
+    default: blackHole(plain ? plainLoop(n) : tracedLoop(n))
+    }
+  }
+  let cpus = Int(obstrace_bench_cpus())
+  for pass in 1...4 {
+    for cpu in 0..<cpus {
+      obstrace_bench_pin(Int32(cpu))
+      let plain = (0..<bestOf).map { _ in timeOnce(count) { run(true, $0) } }.min()!
+      let traced = (0..<bestOf).map { _ in timeOnce(count) { run(false, $0) } }.min()!
+      obstrace_bench_pin(-1)
+      print("pass \(pass), CPU #\(cpu): untraced \(fixed(plain)) ns, traced not recording \(fixed(traced)) ns")
+    }
+  }
+  exit(0)
+}
+
 // `obstrace-bench --threads-effect N`: the untraced loop (`plainLoop`, N iterations) in a process that has had one
 // thread only, then again after one thread was created and joined, and once more: what glibc's locks (taken by
 // Observation's registrar in every willSet and didSet) cost once a process has had a second thread (README, "What
@@ -211,48 +300,58 @@ if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--threads-effe
 
 let iterations = 30_000
 print(
-  "obstrace-bench: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(iterations) operations per repeat, best of \(caseRepeats) repeats, a case and its baseline alternating"
+  "obstrace-bench: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(iterations) operations per timing; each "
+    + "figure taken \(repetitions) times (each the fastest of \(bestOf) timings, a case and its baseline alternating)"
 )
 
 // MARK: Clocks and the event floor
 
-let rdtsc = measure(iterations) { blackHole(obstrace_bench_rdtsc(UInt64($0))) }
-let clockGettime = measure(iterations) { blackHole(obstrace_bench_clock_gettime(UInt64($0))) }
-let continuous = measure(iterations) { n in
-  var last = ContinuousClock.now
-  for _ in 0..<n { last = .now }
-  blackHole(last)
-}
-rows.append(
-  Row(name: "clock: TSC (the hot path's)", baseline: nil, measured: fixed(rdtsc), ratio: nil, target: "", met: nil))
-rows.append(
-  Row(
-    name: "clock: clock_gettime(MONOTONIC)", baseline: nil, measured: fixed(clockGettime), ratio: nil, target: "",
-    met: nil))
-rows.append(
-  Row(name: "clock: ContinuousClock.now", baseline: nil, measured: fixed(continuous), ratio: nil, target: "", met: nil))
+figure("clock: TSC (the hot path's)", repeated(iterations) { blackHole(obstrace_bench_rdtsc(UInt64($0))) })
+figure(
+  "clock: clock_gettime(MONOTONIC)", repeated(iterations) { blackHole(obstrace_bench_clock_gettime(UInt64($0))) })
+figure(
+  "clock: ContinuousClock.now",
+  repeated(iterations) { n in
+    var last = ContinuousClock.now
+    for _ in 0..<n { last = .now }
+    blackHole(last)
+  })
 
 let (floor, emit) = withRecording {
-  measurePair(
+  repeatedPair(
     iterations, baseline: { blackHole(obstrace_bench_floor(UInt64($0))) },
     measured: { blackHole(obstrace_bench_emit(UInt64($0))) })
 }
 compare("one event (1 thread) vs floor: clock + 32-byte store", baseline: floor, measured: emit, limit: 1.5)
 
-let floorTwo = measureThreads(2, iterations) { blackHole(obstrace_bench_floor(UInt64($0))) }
-let emitTwo = withRecording { measureThreads(2, iterations) { blackHole(obstrace_bench_emit(UInt64($0))) } }
+// Two threads at once, repetition by repetition: the floor, then the recorder's event (recording).
+var (floorTwo, emitTwo) = ([Double](), [Double]())
+for _ in 0..<repetitions {
+  floorTwo.append(timeThreads(2, iterations) { blackHole(obstrace_bench_floor(UInt64($0))) })
+  emitTwo.append(withRecording { timeThreads(2, iterations) { blackHole(obstrace_bench_emit(UInt64($0))) } })
+}
 compare("one event (2 threads at once) vs floor, per thread", baseline: floorTwo, measured: emitTwo, limit: 1.5)
 
 let naive = NaiveRecorder()
-let naiveOne = measure(iterations) { n in
-  for index in 0..<n { naive.record(1, UInt32(truncatingIfNeeded: index), 2) }
+let (emitBeside, naiveOne) = withRecording {
+  repeatedPair(
+    iterations, baseline: { blackHole(obstrace_bench_emit(UInt64($0))) },
+    measured: { n in
+      for index in 0..<n { naive.record(1, UInt32(truncatingIfNeeded: index), 2) }
+      naive.reset()
+    })
+}
+compare(
+  "naive recorder (mutex + array), 1 thread, vs ObsTrace's event", baseline: emitBeside, measured: naiveOne,
+  limit: nil)
+var naiveTwo = [Double]()
+for _ in 0..<repetitions {
+  naiveTwo.append(
+    timeThreads(2, iterations) { n in
+      for index in 0..<n { naive.record(1, UInt32(truncatingIfNeeded: index), 2) }
+    })
   naive.reset()
 }
-compare("naive recorder (mutex + array), 1 thread, vs ObsTrace's event", baseline: emit, measured: naiveOne, limit: nil)
-let naiveTwo = measureThreads(2, iterations) { n in
-  for index in 0..<n { naive.record(1, UInt32(truncatingIfNeeded: index), 2) }
-}
-naive.reset()
 compare("naive recorder, 2 threads at once, vs ObsTrace's", baseline: emitTwo, measured: naiveTwo, limit: nil)
 
 // MARK: Observation, with and without ObsTrace (each case and its baseline on a model local to its loop)
@@ -260,7 +359,7 @@ compare("naive recorder, 2 threads at once, vs ObsTrace's", baseline: emitTwo, m
 // Recording is on for both sides of a pair (the untraced baseline records nothing), so that both run beside the
 // flusher thread.
 let (plainRead, tracedRead) = withRecording {
-  measurePair(iterations, baseline: { blackHole(plainReads($0)) }, measured: { blackHole(tracedReads($0)) })
+  repeatedPair(iterations, baseline: { blackHole(plainReads($0)) }, measured: { blackHole(tracedReads($0)) })
 }
 compare("read outside tracking: traced vs untraced", baseline: plainRead, measured: tracedRead, limit: 1.5)
 
@@ -269,7 +368,7 @@ compare("read outside tracking: traced vs untraced", baseline: plainRead, measur
 let (tracedReadUnchecked, tracedReadChecked) = withRecording {
   let getter = unsafeBitCast(obstrace_observation_tracking, to: UnsafeRawPointer?.self)
   defer { obstrace_set_tracking_getter(getter) }
-  return measurePair(
+  return repeatedPair(
     iterations,
     baseline: {
       obstrace_set_tracking_getter(nil)
@@ -285,12 +384,13 @@ compare(
   measured: tracedReadChecked, limit: nil)
 
 // A read inside tracking ObsTrace does not own (`withObservationTracking` from a file without the import):
-// recorded into its untraced scope. Both sides pay Observation's access-list update.
+// recorded into its untraced scope. Both sides pay Observation's access-list update; both models are made here,
+// the same way.
 let readsPerScope = 1000
-let (plainReadInside, tracedReadInside) = withRecording { () -> (Double, Double) in
+let (plainReadInside, tracedReadInside) = withRecording { () -> ([Double], [Double]) in
   let plainModel = PlainCounter()
   let tracedModel = TracedCounter()
-  let pair = measurePair(
+  let pair = repeatedPair(
     iterations / readsPerScope,
     baseline: { n in
       for _ in 0..<n { blackHole(readsInsideObservationTracking(readsPerScope) { plainModel.value }) }
@@ -298,27 +398,27 @@ let (plainReadInside, tracedReadInside) = withRecording { () -> (Double, Double)
     measured: { n in
       for _ in 0..<n { blackHole(readsInsideObservationTracking(readsPerScope) { tracedModel.value }) }
     })
-  return (pair.baseline / Double(readsPerScope), pair.measured / Double(readsPerScope))
+  return (pair.baseline.map { $0 / Double(readsPerScope) }, pair.measured.map { $0 / Double(readsPerScope) })
 }
 compare(
   "read inside untraced tracking (no import there): traced vs untraced", baseline: plainReadInside,
   measured: tracedReadInside, limit: 1.5)
 
-var plainWrite = Double.infinity
+var plainWrite = [Double]()
 for (level, limit) in [(RecordingOptions.Backtraces.off, 1.3), (.writes, 1.6), (.all, nil)] {
   let (plain, tracedWrite) = withRecording(level) {
-    measurePair(iterations, baseline: { blackHole(plainWrites($0)) }, measured: { blackHole(tracedWrites($0)) })
+    repeatedPair(iterations, baseline: { blackHole(plainWrites($0)) }, measured: { blackHole(tracedWrites($0)) })
   }
-  plainWrite = min(plainWrite, plain)
+  plainWrite += plain
   compare("write: traced (stacks \(level.rawValue)) vs untraced", baseline: plain, measured: tracedWrite, limit: limit)
 }
 
-// Writes through `_modify`, on a model each repeat creates (a local in both cases, stored the same way): an append
+// Writes through `_modify`, on a model each timing creates (a local in both cases, stored the same way): an append
 // to an [Int] (not compared by default: O(1), no copy), a field of a struct of Ints and a `+= 0` (both compared
 // bit for bit, the default).
 for (kind, name) in [(0, "array append"), (1, "struct field"), (2, "+= 0 (a no-op, compared)")] {
   let (plainModify, tracedModify) = withRecording(.writes) {
-    measurePair(
+    repeatedPair(
       iterations, baseline: { n in blackHole(plainModifyWrites(n, kind: kind)) },
       measured: { n in blackHole(tracedModifyWrites(n, kind: kind)) })
   }
@@ -330,14 +430,14 @@ for (kind, name) in [(0, "array append"), (1, "struct field"), (2, "+= 0 (a no-o
 // A traced build that is not recording, on the writes and reads real code makes most (`+=` and `append` go through
 // `_modify`; the whole-cost loop below uses the setter): the registrar's flag check, inlined, and the real registrar.
 for (kind, name) in [(2, "+= 0"), (0, "array append")] {
-  let (plainOff, tracedOff) = measurePair(
+  let (plainOff, tracedOff) = repeatedPair(
     iterations, baseline: { n in blackHole(plainModifyWrites(n, kind: kind)) },
     measured: { n in blackHole(tracedModifyWrites(n, kind: kind)) })
   compare(
     "write through _modify, \(name): traced, not recording vs untraced", baseline: plainOff, measured: tracedOff,
     limit: 1.05)
 }
-let (plainReadOff, tracedReadOff) = measurePair(
+let (plainReadOff, tracedReadOff) = repeatedPair(
   iterations, baseline: { blackHole(plainReads($0)) }, measured: { blackHole(tracedReads($0)) })
 compare(
   "read outside tracking: traced, not recording vs untraced", baseline: plainReadOff, measured: tracedReadOff,
@@ -345,7 +445,7 @@ compare(
 
 let scopes = iterations / 6
 let (plainTracking, tracedTracking) = withRecording(.writes) {
-  measurePair(scopes, baseline: { blackHole(plainScopes($0)) }, measured: { blackHole(tracedScopes($0)) })
+  repeatedPair(scopes, baseline: { blackHole(plainScopes($0)) }, measured: { blackHole(tracedScopes($0)) })
 }
 compare(
   "withObservationTracking scope, one read: traced vs untraced", baseline: plainTracking, measured: tracedTracking,
@@ -353,32 +453,62 @@ compare(
 
 // MARK: The whole cost: a loop long enough to overflow the rings, every thread's CPU, start to stop
 
-/// One case of the whole cost: what runs, and whether (with which stacks, into which file) it records.
+/// One case of the whole cost: what runs, and whether (with which stacks, into which file) it records; or, with
+/// `inChild`, the untraced loop in a child process of this binary that starts no thread (`--profile-plain`).
 struct WholeCostCase {
   var backtraces: RecordingOptions.Backtraces?
   var path: String?
-  var body: () -> Void
+  var inChild = false
+  var body: () -> Void = {}
+}
+
+/// One run of `--profile-plain loop N` in a child process: its loop's wall and CPU time, in nanoseconds.
+func singleThreadedLoopRun(_ iterations: Int) -> (wall: Double, cpu: Double) {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+  process.arguments = ["--profile-plain", "loop", String(iterations)]
+  let errors = Pipe()
+  process.standardError = errors
+  try! process.run()
+  let output = errors.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  // "86.1 ns/op; CPU 86.1 ns/op"
+  let fields = String(decoding: output, as: UTF8.self).split(separator: " ")
+  guard fields.count >= 4, let wall = Double(fields[0]), let cpu = Double(fields[3]) else {
+    fatalError("obstrace-bench --profile-plain loop: unexpected output '\(String(decoding: output, as: UTF8.self))'")
+  }
+  return (wall * Double(iterations), cpu * Double(iterations))
 }
 
 /// Wall and whole-process CPU (every thread: the flusher's encoding and compression included) of each case, from
-/// before `Recorder.start` (when it records) to after `Recorder.stop` returned: per case the fastest of `repeats`
-/// runs by wall time, and the lowest CPU. The cases' runs alternate (each case once, then each again…), so that
-/// a burst of load from other processes falls on one run of several cases, not on one case's every run.
-func wholeCost(repeats: Int = 5, _ cases: [WholeCostCase]) -> [(wall: Double, cpu: Double, events: UInt64)] {
-  var results = [(wall: Double, cpu: Double, events: UInt64)](
-    repeating: (.infinity, .infinity, 0), count: cases.count)
-  for _ in 0..<repeats {
-    for (index, run) in cases.enumerated() {
+/// before `Recorder.start` (when it records) to after `Recorder.stop` returned, `repetitions` times: per case, one
+/// value per repetition. Every repetition runs each case once, starting one case later than the repetition before
+/// (so that no case always follows the same one), its program thread kept on one CPU as in `repeated`; a ratio is
+/// taken repetition by repetition, between runs a few hundred milliseconds apart.
+func wholeCost(_ cases: [WholeCostCase], iterations: Int) -> [(wall: [Double], cpu: [Double], events: UInt64)] {
+  var results = [(wall: [Double], cpu: [Double], events: UInt64)](repeating: ([], [], 0), count: cases.count)
+  for repetition in 0..<repetitions {
+    for offset in 0..<cases.count {
+      let index = (repetition + offset) % cases.count
+      let run = cases[index]
+      if run.inChild {
+        // The child inherits the pin.
+        let child = withPinnedThread(repetition) { singleThreadedLoopRun(iterations) }
+        results[index].wall.append(child.wall)
+        results[index].cpu.append(child.cpu)
+        continue
+      }
       let cpuBefore = obstrace_bench_process_cpu()
       let start = obstrace_bench_now()
+      // The recording starts (its flusher thread with it) before the pin, so that the flusher may run anywhere.
       if let backtraces = run.backtraces {
         try! Recorder.start(
           to: run.path ?? directory + "/loop.trc", options: RecordingOptions(backtraces: backtraces))
       }
-      run.body()
+      withPinnedThread(repetition) { run.body() }
       if run.backtraces != nil { results[index].events = Recorder.stop()!.events }
-      results[index].wall = min(results[index].wall, Double(obstrace_bench_now() - start))
-      results[index].cpu = min(results[index].cpu, Double(obstrace_bench_process_cpu() - cpuBefore))
+      results[index].wall.append(Double(obstrace_bench_now() - start))
+      results[index].cpu.append(Double(obstrace_bench_process_cpu() - cpuBefore))
     }
   }
   return results
@@ -386,80 +516,61 @@ func wholeCost(repeats: Int = 5, _ cases: [WholeCostCase]) -> [(wall: Double, cp
 
 let loopIterations = 3_000_000
 let loopTracePath = directory + "/loop-writes.trc"
-let loopCosts = wholeCost([
-  WholeCostCase(backtraces: nil) { blackHole(plainLoop(loopIterations)) },
-  WholeCostCase(backtraces: nil) { blackHole(tracedLoop(loopIterations)) },
-  WholeCostCase(backtraces: .off) { blackHole(tracedLoop(loopIterations)) },
-  WholeCostCase(backtraces: .writes, path: loopTracePath) { blackHole(tracedLoop(loopIterations)) },
-])
-let (loopUntraced, loopNotRecording, loopStacksOff, loopDefault) = (
-  loopCosts[0], loopCosts[1], loopCosts[2], loopCosts[3]
+// The baselines run in this process, which has had other threads for a while (as has any program with a Dispatch
+// queue, a Task or a UI): glibc's locks, which Observation's registrar takes in every willSet and didSet, then take
+// their multi-threaded path. A program that never had a second thread runs the same untraced loop faster, and a
+// recording gives it one (the flusher), for good. So the recording rows are compared with that loop too: the same
+// `plainLoop`, in a child process of this binary that starts no thread (`--profile-plain`), one of the cases.
+let loopCosts = wholeCost(
+  [
+    WholeCostCase(backtraces: nil) { blackHole(plainLoop(loopIterations)) },
+    WholeCostCase(backtraces: nil) { blackHole(tracedLoop(loopIterations)) },
+    WholeCostCase(backtraces: .off) { blackHole(tracedLoop(loopIterations)) },
+    WholeCostCase(backtraces: .writes, path: loopTracePath) { blackHole(tracedLoop(loopIterations)) },
+    WholeCostCase(backtraces: nil, inChild: true),
+  ], iterations: loopIterations)
+let (loopUntraced, loopNotRecording, loopStacksOff, loopDefault, loopSingleThreaded) = (
+  loopCosts[0], loopCosts[1], loopCosts[2], loopCosts[3], loopCosts[4]
 )
 let perIteration = Double(loopIterations)
+func perOp(_ values: [Double]) -> [Double] { values.map { $0 / perIteration } }
 let loopName = "3M × (write; read), local model"
 compare(
-  "\(loopName), wall: traced, not recording vs untraced", baseline: loopUntraced.wall / perIteration,
-  measured: loopNotRecording.wall / perIteration, limit: 1.05)
+  "\(loopName), wall: traced, not recording vs untraced", baseline: perOp(loopUntraced.wall),
+  measured: perOp(loopNotRecording.wall), limit: 1.05)
 compare(
-  "\(loopName), wall: recording (stacks off) vs untraced", baseline: loopUntraced.wall / perIteration,
-  measured: loopStacksOff.wall / perIteration, limit: 1.4)
+  "\(loopName), wall: recording (stacks off) vs untraced", baseline: perOp(loopUntraced.wall),
+  measured: perOp(loopStacksOff.wall), limit: 1.4)
 compare(
-  "\(loopName), wall: recording (stacks writes) vs untraced", baseline: loopUntraced.wall / perIteration,
-  measured: loopDefault.wall / perIteration, limit: 1.6)
+  "\(loopName), wall: recording (stacks writes) vs untraced", baseline: perOp(loopUntraced.wall),
+  measured: perOp(loopDefault.wall), limit: 1.6)
 compare(
-  "\(loopName), CPU all threads: recording (stacks off) vs untraced", baseline: loopUntraced.cpu / perIteration,
-  measured: loopStacksOff.cpu / perIteration, limit: nil)
+  "\(loopName), CPU all threads: recording (stacks off) vs untraced", baseline: perOp(loopUntraced.cpu),
+  measured: perOp(loopStacksOff.cpu), limit: nil)
 compare(
-  "\(loopName), CPU all threads: recording (stacks writes) vs untraced", baseline: loopUntraced.cpu / perIteration,
-  measured: loopDefault.cpu / perIteration, limit: 2.5)
-// The baselines above run in this process, which has had other threads for a while (as has any program with a
-// Dispatch queue, a Task or a UI): glibc's locks, which Observation's registrar takes in every willSet and didSet,
-// then take their multi-threaded path. A program that never had a second thread runs the same untraced loop faster,
-// and a recording gives it one (the flusher), for good. So the recording rows are compared with that loop too: the
-// same `plainLoop`, in a child process of this binary that starts no thread (`--profile-plain`), fastest of 5.
-func singleThreadedLoop() -> Double {
-  var best = Double.infinity
-  for _ in 0..<5 {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-    process.arguments = ["--profile-plain", "loop", String(loopIterations)]
-    let errors = Pipe()
-    process.standardError = errors
-    try! process.run()
-    let output = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    // "86.1 ns/op; CPU 86.1 ns/op"
-    let text = String(decoding: output, as: UTF8.self)
-    if let first = text.split(separator: " ").first, let value = Double(first) { best = min(best, value) }
-  }
-  return best
-}
-let singleThreaded = singleThreadedLoop()
-rows.append(
-  Row(
-    name: "\(loopName), untraced, in a process that never had a second thread (wall, ns an iteration)",
-    baseline: nil, measured: fixed(singleThreaded), ratio: nil, target: "", met: nil))
+  "\(loopName), CPU all threads: recording (stacks writes) vs untraced", baseline: perOp(loopUntraced.cpu),
+  measured: perOp(loopDefault.cpu), limit: 2.5)
+figure(
+  "\(loopName), untraced, in a process that never had a second thread (wall, ns an iteration)",
+  perOp(loopSingleThreaded.wall))
 compare(
-  "\(loopName), wall: recording (stacks off) vs untraced in a single-threaded process", baseline: singleThreaded,
-  measured: loopStacksOff.wall / perIteration, limit: 1.4)
+  "\(loopName), wall: recording (stacks off) vs untraced in a single-threaded process",
+  baseline: perOp(loopSingleThreaded.wall), measured: perOp(loopStacksOff.wall), limit: 1.4)
 compare(
   "\(loopName), wall: recording (stacks writes) vs untraced in a single-threaded process",
-  baseline: singleThreaded, measured: loopDefault.wall / perIteration, limit: 1.6)
+  baseline: perOp(loopSingleThreaded.wall), measured: perOp(loopDefault.wall), limit: 1.6)
 compare(
   "\(loopName), CPU all threads: recording (stacks writes) vs untraced in a single-threaded process",
-  baseline: singleThreaded, measured: loopDefault.cpu / perIteration, limit: 2.5)
-let addedCPUPerEvent = (loopDefault.cpu - loopUntraced.cpu) / Double(max(1, loopDefault.events))
-rows.append(
-  Row(
-    name: "  CPU added per event, all threads (\(loopDefault.events) events, stacks writes)", baseline: nil,
-    measured: fixed(addedCPUPerEvent) + " ns", ratio: nil, target: "≤ 40 ns", met: addedCPUPerEvent <= 40))
-let addedOverSingleThreaded =
-  (loopDefault.cpu - singleThreaded * perIteration) / Double(max(1, loopDefault.events))
-rows.append(
-  Row(
-    name: "  CPU added per event over the single-threaded untraced loop", baseline: nil,
-    measured: fixed(addedOverSingleThreaded) + " ns", ratio: nil, target: "≤ 40 ns", met: addedOverSingleThreaded <= 40)
-)
+  baseline: perOp(loopSingleThreaded.cpu), measured: perOp(loopDefault.cpu), limit: 2.5)
+let loopEvents = Double(max(1, loopDefault.events))
+figure(
+  "  CPU added per event, all threads (\(loopDefault.events) events, stacks writes)",
+  zip(loopDefault.cpu, loopUntraced.cpu).map { ($0 - $1) / loopEvents }, unit: " ns", target: .atMost(40),
+  targetText: "≤ 40 ns")
+figure(
+  "  CPU added per event over the single-threaded untraced loop",
+  zip(loopDefault.cpu, loopSingleThreaded.cpu).map { ($0 - $1) / loopEvents }, unit: " ns", target: .atMost(40),
+  targetText: "≤ 40 ns")
 
 // MARK: Sustained to disk, without loss
 
@@ -468,9 +579,12 @@ rows.append(
 /// `writerEventsPerSecond`: every event over the time until the threads' last write returned (lossless: each waited
 /// for the flusher whenever its ring was full, so at most a ring of events per thread, 64 K, was not yet drained);
 /// `stopSeconds`: the stop alone.
-func sustained(threads: Int, _ body: @escaping @Sendable () -> Void) -> (
+typealias SustainedRun = (
   eventsPerSecond: Double, writerEventsPerSecond: Double, stopSeconds: Double, dropped: UInt64, events: UInt64
-) {
+)
+
+/// The writer threads are kept on CPU `repetition` modulo the CPUs (as `withPinnedThread` does), the flusher on any.
+func sustained(threads: Int, repetition: Int, _ body: @escaping @Sendable () -> Void) -> SustainedRun {
   let path = directory + "/sustained.trc"
   try! Recorder.start(to: path, options: RecordingOptions(backtraces: .off))
   let start = obstrace_bench_now()
@@ -478,7 +592,7 @@ func sustained(threads: Int, _ body: @escaping @Sendable () -> Void) -> (
   for _ in 0..<threads {
     group.enter()
     Thread {
-      body()
+      withPinnedThread(repetition) { body() }
       group.leave()
     }.start()
   }
@@ -492,35 +606,36 @@ func sustained(threads: Int, _ body: @escaping @Sendable () -> Void) -> (
     Double(stopped - written) / 1e9, summary.droppedEvents, summary.events
   )
 }
+/// Repetitions of each sustained run (a second or so each).
+let sustainedRepetitions = 5
 for (name, run) in [
-  ("1 writer thread", { sustained(threads: 1) { blackHole(tracedWrites(5_000_000)) } }),
+  ("1 writer thread", { sustained(threads: 1, repetition: $0) { blackHole(tracedWrites(5_000_000)) } }),
   // The recorder's own sustained rate: a thread of reads, one event each, the densest events a program makes.
-  ("1 thread of reads", { sustained(threads: 1) { blackHole(tracedReads(20_000_000)) } }),
-] {
-  let result = run()
+  ("1 thread of reads", { sustained(threads: 1, repetition: $0) { blackHole(tracedReads(20_000_000)) } }),
+] as [(String, (Int) -> SustainedRun)] {
+  let results = (0..<sustainedRepetitions).map { run($0) }
   let writer = name == "1 writer thread"
+  figure(
+    "sustained to disk, lossless, \(name), stacks off (M events/s to the stop's return, all on disk)",
+    results.map { $0.eventsPerSecond / 1e6 }, unit: " M/s", target: writer ? .atLeast(25) : nil,
+    targetText: writer ? "≥ 25 M/s" : "")
+  let stopMilliseconds = Spread(results.map { $0.stopSeconds * 1e3 })
+  figure(
+    "  the same runs to their last write (M events/s; then the stop: \(fixed(stopMilliseconds.median, 0)) ms, median)",
+    results.map { $0.writerEventsPerSecond / 1e6 }, unit: " M/s")
+  let dropped = results.reduce(0) { $0 + $1.dropped }
+  let events = results.reduce(0) { $0 + $1.events }
   rows.append(
     Row(
-      name: "sustained to disk, lossless, \(name), stacks off (events/s to the stop's return, all on disk)",
-      baseline: nil, measured: fixed(result.eventsPerSecond / 1e6, 1) + " M/s", ratio: nil,
-      target: writer ? "≥ 25 M/s" : "", met: writer ? result.eventsPerSecond >= 25e6 && result.dropped == 0 : nil))
-  rows.append(
-    Row(
-      name: "  the same run to its last write (events/s; then the stop: \(fixed(result.stopSeconds * 1e3, 0)) ms)",
-      baseline: nil, measured: fixed(result.writerEventsPerSecond / 1e6, 1) + " M/s", ratio: nil, target: "",
-      met: nil))
-  rows.append(
-    Row(
-      name: "  dropped in that run", baseline: nil, measured: "\(result.dropped) of \(result.events)",
-      ratio: nil, target: "0", met: result.dropped == 0))
+      name: "  dropped in those \(sustainedRepetitions) runs", measured: "\(dropped) of \(events)", target: "0",
+      verdict: dropped == 0 ? .met : .no))
   if writer {
     // What bounds the writer's rows: a write makes two events (willSet, didSet), and the same writes untraced (on
     // the same local model, stored the same way: `plainWrites` against `tracedWrites`) already take `plainWrite` ns
     // each, so no recorder can carry that thread past this rate.
-    rows.append(
-      Row(
-        name: "  its bound: 2 events per write at the untraced write's cost (events/s)", baseline: nil,
-        measured: fixed(2e3 / plainWrite, 1) + " M/s", ratio: nil, target: "", met: nil))
+    figure(
+      "  its bound: 2 events per write at the untraced write's cost (M events/s)", plainWrite.map { 2e3 / $0 },
+      unit: " M/s")
   }
 }
 
@@ -529,11 +644,11 @@ try! Recorder.start(to: demoPath, options: RecordingOptions())
 demoWorkload(200_000)
 let demoSummary = Recorder.stop()!
 let bytesPerEvent = Double(demoSummary.bytes) / Double(demoSummary.events)
+// One run: the same events compress to the same bytes (the chunks' boundaries move with the flusher's timing only).
 rows.append(
   Row(
-    name: "file bytes per event, the demo's workload (stacks on writes)", baseline: nil,
-    measured: fixed(bytesPerEvent, 2),
-    ratio: nil, target: "≤ 3", met: bytesPerEvent <= 3))
+    name: "file bytes per event, the demo's workload (stacks on writes; one run)", measured: fixed(bytesPerEvent, 2),
+    target: "≤ 3", verdict: BenchTarget.atMost(3).verdict(Spread([bytesPerEvent]))))
 
 // MARK: The CLI reading big traces
 
@@ -541,15 +656,14 @@ let obstracePath = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPa
   "obstrace"
 ).path
 
-/// Repeats of each CLI row (report, timeline, dump), the fastest kept, as every other row keeps the best of its
-/// repeats: a single run of a two-thread command on two shared cores measured whatever else ran at that moment.
-let cliRepeats = 3
+/// Runs of each CLI row (report, timeline, dump): each row's rate is the median of its runs, with their range.
+let cliRuns = 5
 
-/// Runs `obstrace report` on `path` under GNU time, `cliRepeats` times: the fastest run's wall time, the CPU time
-/// (user + system, every thread) of that run, and the largest peak resident memory of the runs.
-func runReport(_ path: String) -> (seconds: Double, cpuSeconds: Double, maxResidentKiB: Int) {
-  var best = (seconds: Double.infinity, cpuSeconds: 0.0, maxResidentKiB: 0)
-  for _ in 0..<cliRepeats {
+/// Runs `obstrace report` on `path` under GNU time, `cliRuns` times: each run's wall time and CPU time (user +
+/// system, every thread), and the largest peak resident memory of the runs.
+func runReport(_ path: String) -> (seconds: [Double], cpuSeconds: [Double], maxResidentKiB: Int) {
+  var result = (seconds: [Double](), cpuSeconds: [Double](), maxResidentKiB: 0)
+  for _ in 0..<cliRuns {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/time")
     process.arguments = ["-f", "%U %S %M", obstracePath, "report", "--format", "json", path]
@@ -563,25 +677,30 @@ func runReport(_ path: String) -> (seconds: Double, cpuSeconds: Double, maxResid
     let seconds = Double(obstrace_bench_now() - start) / 1e9
     let line = String(decoding: output, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
     let fields = line.split(separator: " ").map { String($0).trimmingCharacters(in: .whitespaces) }
-    let cpu = fields.count == 3 ? (Double(fields[0]) ?? 0) + (Double(fields[1]) ?? 0) : 0
-    let resident = fields.count == 3 ? Int(fields[2]) ?? 0 : 0
-    best.maxResidentKiB = max(best.maxResidentKiB, resident)
-    if seconds < best.seconds { (best.seconds, best.cpuSeconds) = (seconds, cpu) }
+    guard process.terminationStatus == 0, fields.count == 3, let user = Double(fields[0]),
+      let system = Double(fields[1]), let resident = Int(fields[2])
+    else {
+      fatalError("obstrace report \(path) failed: '\(String(decoding: output, as: UTF8.self))'")
+    }
+    result.seconds.append(seconds)
+    result.cpuSeconds.append(user + system)
+    result.maxResidentKiB = max(result.maxResidentKiB, resident)
   }
-  return best
+  return result
 }
 
-/// A report row: events per second by the wall time of the fastest run, its CPU time (all threads: more than the
-/// wall time when decoding overlapped the replay) and the peak memory.
+/// A report row: events per second by the wall time of each run (median and range; the verdict on the range), the
+/// median CPU time of the runs (all threads: more than the wall time when decoding overlapped the replay) and the
+/// largest peak memory.
 func reportRow(_ name: String, path: String, events: UInt64) {
   let (seconds, cpuSeconds, resident) = runReport(path)
-  let rate = Double(events) / seconds
+  let rates = Spread(seconds.map { Double(events) / $0 / 1e6 })
   rows.append(
     Row(
-      name: "obstrace report, \(name) (events/s; CPU s of that run; peak memory)", baseline: nil,
-      measured: fixed(rate / 1e6, 1) + " M/s; \(fixed(seconds, 2)) s wall, \(fixed(cpuSeconds, 2)) s CPU; "
-        + "\(resident / 1024) MiB", ratio: nil, target: "≥ 20 M/s, flat memory",
-      met: rate >= 20e6))
+      name: "obstrace report, \(name) (M events/s; median wall and CPU s; peak memory)",
+      measured: fixed(rates.median) + " M/s; \(fixed(Spread(seconds).median, 2)) s wall, "
+        + "\(fixed(Spread(cpuSeconds).median, 2)) s CPU; \(resident / 1024) MiB", spread: range(rates, 1, " M/s"),
+      target: "≥ 20 M/s, flat memory", verdict: BenchTarget.atLeast(20).verdict(rates)))
 }
 
 reportRow(
@@ -605,15 +724,22 @@ for rounds in [1, 2, 4, 16] {
   try? FileManager.default.removeItem(atPath: path)
 }
 
-/// Runs `obstrace arguments` with its output into a pipe (`wc -l` reads it) or into a file, `cliRepeats` times:
-/// lines per second, by the wall time of the whole command, of the fastest run.
-func linesRate(_ arguments: [String], intoFile: Bool = false) -> (linesPerSecond: Double, lines: Int) {
-  var best = (linesPerSecond: 0.0, lines: 0)
-  for _ in 0..<cliRepeats {
+/// Runs `obstrace arguments` with its output into a pipe (`wc -l` reads it) or into a file, `runs` times: lines
+/// per second of each run, by the wall time of the whole command, and the lines (every run must print as many).
+func linesRates(_ arguments: [String], intoFile: Bool = false, runs: Int = cliRuns) -> (
+  linesPerSecond: [Double], lines: Int
+) {
+  var result = (linesPerSecond: [Double](), lines: 0)
+  for _ in 0..<runs {
     let run = linesRateOnce(arguments, intoFile: intoFile)
-    if run.linesPerSecond > best.linesPerSecond { best = run }
+    guard run.lines > 0, result.lines == 0 || run.lines == result.lines else {
+      fatalError(
+        "obstrace \(arguments.joined(separator: " ")): \(run.lines) lines, after \(result.lines) in a run before")
+    }
+    result.lines = run.lines
+    result.linesPerSecond.append(run.linesPerSecond)
   }
-  return best
+  return result
 }
 
 func linesRateOnce(_ arguments: [String], intoFile: Bool) -> (linesPerSecond: Double, lines: Int) {
@@ -643,13 +769,11 @@ func linesRateOnce(_ arguments: [String], intoFile: Bool) -> (linesPerSecond: Do
   return (Double(lines) / seconds, lines)
 }
 
-func linesRow(_ name: String, _ arguments: [String], intoFile: Bool = false) {
-  let rate = linesRate(arguments, intoFile: intoFile)
-  rows.append(
-    Row(
-      name: "\(name) (\(rate.lines) lines; lines/s)", baseline: nil,
-      measured: fixed(rate.linesPerSecond / 1e6, 2) + " M/s", ratio: nil, target: "≥ 1 M/s",
-      met: rate.linesPerSecond >= 1e6))
+func linesRow(_ name: String, _ arguments: [String], intoFile: Bool = false, runs: Int = cliRuns) {
+  let rates = linesRates(arguments, intoFile: intoFile, runs: runs)
+  figure(
+    "\(name) (\(rates.lines) lines; M lines/s)", rates.linesPerSecond.map { $0 / 1e6 }, digits: 2, unit: " M/s",
+    target: .atLeast(1), targetText: "≥ 1 M/s")
 }
 
 let timelineIterations = 1_000_000
@@ -663,14 +787,40 @@ linesRow("obstrace dump into a pipe, the loop's trace", ["dump", timelinePath])
 linesRow("obstrace dump into a file, the loop's trace", ["dump", timelinePath], intoFile: true)
 linesRow("obstrace dump --stacks into a pipe, the loop's trace", ["dump", "--stacks", timelinePath])
 
+/// Runs of the multi-thread timeline rows: fewer than `cliRuns`, as the 32-thread one takes 15–30 s a run here.
+let multiThreadTimelineRuns = 3
+
+// Traces written by several threads at once (the shape of a program with background queues: tryout10's Stress
+// program, N12): `threads` threads, each `+= 1` on a model of its own, default options (stacks on writes), 9.6 M
+// events in all. The report and the timeline merge the threads' events in time order (docs/analysis.md, "Order"),
+// which a one-thread trace never exercises: its rows above do not say what these cost.
+for (threads, writes) in [(4, 800_000), (32, 100_000)] {
+  let path = directory + "/threads-\(threads).trc"
+  try! Recorder.start(to: path, options: RecordingOptions())
+  blackHole(threadsWorkload(threads: threads, writes: writes))
+  let summary = Recorder.stop()!
+  precondition(summary.droppedEvents == 0, "the \(threads)-thread trace lost events")
+  let name = "\(threads) threads × \(writes / 1000)k writes (+= 1), \(fixed(Double(summary.events) / 1e6))M events"
+  reportRow(name, path: path, events: summary.events)
+  linesRow("obstrace timeline into a pipe, \(name)", ["timeline", path], runs: multiThreadTimelineRuns)
+  try? FileManager.default.removeItem(atPath: path)
+}
+
 // MARK: The table
 
 print("")
-print("| case | baseline ns/op | measured | ratio | target | met |")
-print("| --- | ---: | ---: | ---: | --- | --- |")
+print("| case | baseline ns/op | measured (median) | ratio (median) | range (min–max) | target | met |")
+print("| --- | ---: | ---: | ---: | ---: | --- | --- |")
 for row in rows {
-  let baseline = row.baseline.map { fixed($0) } ?? ""
-  let ratio = row.ratio.map { fixed($0, 2) + "×" } ?? ""
-  let met = row.met.map { $0 ? "yes" : "**no**" } ?? ""
-  print("| \(row.name) | \(baseline) | \(row.measured) | \(ratio) | \(row.target) | \(met) |")
+  print(
+    "| \(row.name) | \(row.baseline) | \(row.measured) | \(row.ratio) | \(row.spread) | \(row.target) | "
+      + "\(row.verdict?.rawValue ?? "") |")
 }
+print("")
+print(
+  "Each figure is the median of its repetitions, the range their lowest and highest: timed cases \(repetitions), each "
+    + "the fastest of \(bestOf) timings; the whole-cost loop \(repetitions) runs of each case; sustained "
+    + "\(sustainedRepetitions) runs; CLI rows \(cliRuns) runs (the multi-thread timelines "
+    + "\(multiThreadTimelineRuns)). A ratio's range is that of the repetitions' ratios, each between a case and its "
+    + "baseline run side by side. met: yes when the whole range meets the target, **no** when none of it does, on the "
+    + "line otherwise (this machine cannot tell).")

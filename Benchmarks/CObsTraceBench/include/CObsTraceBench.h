@@ -18,4 +18,9 @@ uint64_t obstrace_bench_now(void);
 uint64_t obstrace_bench_process_cpu(void);
 /// The peak resident set size of the children this process waited for, in KiB.
 long obstrace_bench_children_max_rss(void);
+/// How many CPUs the process may run on (as it started: taskset's, or all).
+int obstrace_bench_cpus(void);
+/// Keeps the calling thread on the `index`-th of those CPUs alone, or, when `index` is negative, lets it run on all of
+/// them again; 0 on success. Threads it creates afterwards inherit the setting.
+int obstrace_bench_pin(int index);
 #endif
