@@ -102,11 +102,12 @@ final class RegistrarExtent: Sendable {
   /// `recordAccessInFull`, which records the same event the same way. The C call reads Observation's tracking
   /// pointer for the read's scope; when it is NULL (no tracking on this thread), forwarding the access would only
   /// call Observation's `access` to read the same pointer again and return, so it is not forwarded.
+  ///
+  /// Called only while recording: `TracingRegistrar.access` has just loaded the recording flag.
   @usableFromInline
   func recordAccess(_ keyPath: AnyKeyPath, _ subject: Any.Type, _ member: Any.Type, _ address: UnsafeRawPointer?)
     -> Bool
   {
-    guard obstrace_is_enabled() else { return true }
     let pointer = UnsafeRawPointer(Unmanaged.passUnretained(keyPath).toOpaque())
     switch obstrace_record_read(pointer, binding.load(ordering: .relaxed)) {
     case OBSTRACE_READ_RECORDED: return true
@@ -155,8 +156,8 @@ final class RegistrarExtent: Sendable {
   }
 
   /// Records a willSet and opens its window: until `endWillSet`, tracking that fires on this thread was fired
-  /// by this write. Returns the window to close, with how the write is to be compared, or nil when not
-  /// recording.
+  /// by this write. Returns the window to close, with how the write is to be compared. Called only while recording:
+  /// `TracingRegistrar`'s `willSet` and `withMutation` have just loaded the recording flag.
   @usableFromInline
   func beginWillSet(
     _ keyPath: AnyKeyPath, _ subject: Any.Type, _ member: Any.Type, _ address: UnsafeRawPointer?,
@@ -164,7 +165,6 @@ final class RegistrarExtent: Sendable {
   )
     -> WillSetWindow?
   {
-    guard obstrace_is_enabled() else { return nil }
     // Untraced scopes that ended before this write end before it in the trace (a write inside one does not fire it).
     if obstrace_has_foreign_scopes() { obstrace_sync_foreign() }
     let id = Interner.keyPathID(keyPath, root: subject, member: member)
