@@ -17,7 +17,7 @@ public enum TraceFormat {
   /// The largest uncompressed chunk a reader accepts (a writer aims for 64–256 KiB).
   public static let maximumChunkSize = 64 << 20
   /// The largest uncompressed events chunk a reader accepts. The flusher closes a chunk as soon as it passes
-  /// 128 KiB, so a chunk it writes is that plus one event and the definitions that event states (each cut by
+  /// 60 KiB, so a chunk it writes is that plus one event and the definitions that event states (each cut by
   /// the recorder's limits below): far under this. A larger events chunk is damage, skipped and reported: a
   /// 65 KB zlib stream can inflate to 64 MiB of four-byte events, 16 M events from one chunk.
   public static let maximumEventsChunkSize = 4 << 20

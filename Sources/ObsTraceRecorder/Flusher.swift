@@ -16,7 +16,11 @@ import Synchronization
 /// measured by scripts/bench (README, "What it costs") and in instructions in docs/trace-format.md ("Choices").
 final class Flusher: @unchecked Sendable {
   static let wakeIntervalMilliseconds: UInt32 = 50
-  static let chunkTarget = 128 << 10
+  /// 60 KiB: a chunk's one deflate stream (its header, items and time column) then fits zlib's 64 KiB window buffer
+  /// (less its 262-byte lookahead) with room for the event that passes the target and its definitions, so zlib never
+  /// slides its window: a slide rehashes 64 K entries, ≈ 23 instructions an event on the bench's write case, twice in
+  /// a chunk of 128 KiB, the size before (docs/trace-format.md, "Choices").
+  static let chunkTarget = 60 << 10
   static let maximumChunkAge: UInt64 = 250_000_000
   static let drainBatch = 4096
 

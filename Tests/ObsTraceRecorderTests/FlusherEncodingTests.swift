@@ -109,7 +109,7 @@ import Testing
     #expect(reference.count > 2)  // chunks closed at the target, by either loop
     #expect(flusher.count == reference.count)
     for (index, (mine, theirs)) in zip(flusher, reference).enumerated() {
-      // The first byte that differs, not the whole chunks (≈ 128 KiB each).
+      // The first byte that differs, not the whole chunks (≈ 60 KiB each).
       let differs = zip(mine, theirs).enumerated().first { $0.element.0 != $0.element.1 }?.offset
       #expect(
         differs == nil && mine.count == theirs.count,

@@ -93,7 +93,9 @@ extension RecorderTests {
     #expect(trace.definitions.stacks.values.allSatisfy { $0.count <= 64 })
   }
 
-  @Test("the flusher closes a chunk as soon as it passes 128 KiB, even when one drain reads a whole ring")
+  @Test(
+    "the flusher closes a chunk as soon as it passes 60 KiB, even when one drain reads a whole ring: its deflate stream fits zlib's window buffer"
+  )
   func chunkSizeBounded() async throws {
     let model = LocalModel()
     let trace = try await RecordingSupport.record(options: RecordingOptions(backtraces: .all)) {
@@ -104,8 +106,10 @@ extension RecorderTests {
     trace.reader.forEachWholeChunk { type, payload in
       if type == .events { largest = max(largest, payload.count) }
     }
-    #expect(largest > 100 << 10)
-    #expect(largest <= (128 << 10) + (16 << 10))
+    #expect(largest > 50 << 10)
+    // zlib's window buffer (2 × 32 KiB) less its lookahead (262 bytes): a stream that passes it makes zlib slide the
+    // window and rehash (`Flusher.chunkTarget`).
+    #expect(largest <= (64 << 10) - 262)
     #expect(trace.events(.didSet).count == 400_000)
   }
 
