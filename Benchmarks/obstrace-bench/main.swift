@@ -35,8 +35,9 @@ func timeOnce(_ iterations: Int, _ body: (Int) -> Void) -> Double {
 /// then lets it run on all of them again. This VM's two CPUs are not equally fast, and which is the slower changes
 /// over minutes: the untraced read outside tracking, pinned with taskset, took 16.7 ns on one and 26 ns on the other
 /// at the same moment (`obstrace-bench --cpus read 30000` shows it); a thread the scheduler moves between them
-/// changes speed by that much, and a case timed on one and its baseline on the other gave ratios 1.5× off (the
-/// untraced loop's 66 and 97 ns, the untraced read's 16.5 and 24.4 ns in /work/notes/s10's runs). Pinned, a
+/// changes speed by that much, and a case timed on one and its baseline on the other is a ratio ≈ 1.5× off (the size
+/// of the jumps between figures of one build in /work/notes/s10's runs: the untraced loop's 66 and 97 ns, the
+/// untraced read's 16.5 and 24.4 ns; inferred from the size, not caught in the act). Pinned, a
 /// repetition's case and baseline run on the same CPU, and the repetitions cover each CPU. Threads started inside
 /// `body` inherit the pin: start a recording (its flusher) before calling this.
 func withPinnedThread<R>(_ repetition: Int, _ body: () -> R) -> R {
