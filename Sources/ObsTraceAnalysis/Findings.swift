@@ -642,6 +642,9 @@ public enum SiteFormatting {
   /// → `render(model:)`.
   public static func shortFunction(_ function: String) -> String {
     let function = String(SiteFilter.withoutQualifiers(Substring(function)))
+    // An executable's top-level code: `main` (swiftc), `Module_main` (SwiftPM), `async_Main` and its pieces
+    // (`async_MainTY5_`, one per await, different in each build) once it awaits. Said as what it is.
+    if SiteFilter.isTopLevelCode(function) { return "top-level code" }
     // `closure #3 () -> () in Demo.Store.reload() -> ()` → `closure #3 in Store.reload()`.
     for closure in ["implicit closure #", "closure #"] where function.hasPrefix(closure) {
       let number = function.dropFirst(closure.count).prefix { $0.isNumber }

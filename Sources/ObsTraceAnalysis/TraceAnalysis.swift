@@ -12,6 +12,8 @@ public struct AnalysisReport: Sendable {
     /// Where the zeros that end the file begin, when reading stopped at them (`TraceReader.zeroTail`): its end was
     /// never written.
     public var zeroTail: TraceDamage?
+    /// Bytes after the trace's footer that are not part of it (`TraceReader.afterFooter`): the trace is whole.
+    public var afterFooter: TraceDamage?
     public var durationNanoseconds: UInt64
     /// The stack level the recording used: off, writes, all.
     public var backtraces: String
@@ -247,6 +249,7 @@ public enum TraceAnalysis {
     trace.undefinedReferences = reader.unknownIDEvents
     trace.startedWhileRunning = reader.header.startedWhileRunning
     trace.zeroTail = reader.zeroTail
+    trace.afterFooter = reader.afterFooter
     trace.recordingProcess = reader.recordingProcess
     trace.firstUndefinedReference = reader.firstUnknownID
     // The main thread: where main-actor work was seen running; else the process's first thread (its OS thread

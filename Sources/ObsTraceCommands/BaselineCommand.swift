@@ -1,5 +1,6 @@
 import Foundation
 import ObsTraceAnalysis
+import ObsTraceFormat
 
 /// `obstrace baseline FILE -o obstrace-baseline.json`: the counts a CI gate compares.
 enum BaselineCommand: TraceCommand {
@@ -41,6 +42,9 @@ enum BaselineCommand: TraceCommand {
       }
       output.writeError(
         "obstrace baseline: \(path): \(reason): any count may be off; written anyway (--allow-incomplete)\n")
+    }
+    if let extra = report.trace.afterFooter {
+      output.writeError("obstrace baseline: note: \(path): \(extra)\n")
     }
     if let ambiguous = Baseline.ambiguousPropertyNames(report).first {
       throw CommandError(
@@ -115,6 +119,23 @@ enum CheckCommand: TraceCommand {
         }
       }
     }
+    // The form is right and the number does not fit a count: said as that, not as a malformed limit.
+    if let colon = text.lastIndex(of: ":"), colon != text.startIndex {
+      let rest = text[text.index(after: colon)...]
+      let comparisons: [BaselineComparison.Limit.Comparison] = [.atMost, .exactly, .below]
+      if let comparison = comparisons.first(where: { rest.contains($0.rawValue) }),
+        let range = rest.firstRange(of: comparison.rawValue)
+      {
+        let number = rest[range.upperBound...]
+        let digits = number.hasPrefix("-") ? number.dropFirst() : number
+        if !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) {
+          if number.hasPrefix("-") {
+            return "obstrace check: --max '\(text)' can never pass: counts are 0 or more (use '<=0' for none at all)"
+          }
+          return "obstrace check: --max '\(text)': \(number) is too large for a count (at most \(Int.max))"
+        }
+      }
+    }
     return "obstrace check: --max '\(text)' is not of the form 'Name:metric<=N' (also < and ==) with a metric of "
       + "'obstrace baseline' (\(metrics))"
   }
@@ -165,7 +186,8 @@ enum CheckCommand: TraceCommand {
       throw CommandError("obstrace check: give --baseline <file> or at least one --max; see 'obstrace check --help'")
     }
     let sites = WriteSites()
-    let report = try TraceInput.analyze(path, Replay.Configuration(), command: name, onFact: sites.note)
+    let (report, _, definitions) = try TraceInput.replay(
+      path, Replay.Configuration(), command: name, collectsEdges: false, onFact: sites.note)
     let current = Baseline(report)
     // A name the trace does not know is a mistake (a typo passes every limit as 0), not a count of 0.
     let properties = report.properties.map(\.name)
@@ -185,6 +207,16 @@ enum CheckCommand: TraceCommand {
             + "timeline prints it; a limit counts every object's: --max '\(named.property):\(value)'")
       }
       let isProperty = Baseline.propertyMetrics.contains(limit.metric) && !Baseline.scopeMetrics.contains(limit.metric)
+      // A trace whose properties are named by type and number (no symbol table, or one that does not name them)
+      // cannot know the user's name: that is said, not that the name is wrong.
+      if Baseline.propertyMetrics.contains(limit.metric), let unnamed = Self.unnamedProperties(report, definitions) {
+        throw CommandError(
+          "obstrace check: --max '\(limit)' names no property or scope of \(path), whose property names are not "
+            + "known: \(unnamed), so they are named by type and number ("
+            + NameSuggestions.describe(limit.name, in: isProperty ? properties : properties + scopes)
+            + "); 'obstrace symbolize \(path)' names them from the binaries it was recorded from, if they are still "
+            + "there")
+      }
       throw CommandError(
         "obstrace check: --max '\(limit)' names no property or scope of \(path); "
           + NameSuggestions.describe(limit.name, in: isProperty ? properties : properties + scopes))
@@ -229,6 +261,11 @@ enum CheckCommand: TraceCommand {
     let untrusted = incompleteness(report)
     let incomplete = parsed.has("allow-incomplete") ? nil : untrusted
     let printed: String
+    // Bytes after the footer take nothing from the trace (its counts are whole), and are said all the same: in the
+    // text's lines, or on standard error beside the other formats.
+    if format != "text", let extra = report.trace.afterFooter {
+      output.writeError("obstrace check: note: \(path): \(extra)\n")
+    }
     switch format {
     case "github":
       printed = GitHubAnnotations.check(
@@ -253,6 +290,27 @@ enum CheckCommand: TraceCommand {
       printed, to: parsed.value("output"), output: output, command: name,
       inputs: [(path, "the trace")] + (parsed.value("baseline").map { [($0, "the baseline")] } ?? []))
     return comparison.failed || incomplete != nil ? 1 : 0
+  }
+
+  /// Why some of the trace's properties have no names of the source's (`Type.<Int #4>`), or nil when all have.
+  static func unnamedProperties(_ report: AnalysisReport, _ definitions: TraceDefinitions) -> String? {
+    guard !report.properties.isEmpty else { return nil }
+    guard definitions.symbols.isEmpty else {
+      let count = TraceAnalysis.propertiesWithFallbackNames(definitions).count
+      guard count > 0 else { return nil }
+      return "\(count) of its \(definitions.properties.count) properties are not named by its symbol table"
+    }
+    let damage = report.trace.damage
+    if !damage.isEmpty, !report.trace.truncated {
+      // A clean stop writes the symbol table just before the footer; the footer is here, the table is not.
+      return "its symbol table is missing, and \(damage.count) damaged chunk\(damage.count == 1 ? " was" : "s were") "
+        + "skipped (first at byte \(damage[0].offset)): the recording stopped cleanly, which writes one, so it was "
+        + "likely damaged"
+    }
+    if report.trace.truncated {
+      return "it has no symbol table (the recording did not stop cleanly, and the table is written at the stop)"
+    }
+    return "it has no symbol table"
   }
 
   /// Why a trace cannot be trusted for a verdict, or nil.
@@ -301,6 +359,7 @@ enum CheckCommand: TraceCommand {
     var out = TextBuffer()
     let against = baseline.map { " against \($0) (tolerance \(Formatting.fixed(tolerance * 100, 0))%)" } ?? ""
     out.line("obstrace check: \(path)\(against)")
+    if let extra = report.trace.afterFooter { out.line("  note: \(extra)") }
     if let allowance {
       // Checked anyway (--allow-incomplete): the verdict is the counts', and the output says what they rest on.
       out.line("  note: \(Self.allowed(allowance))")

@@ -94,6 +94,7 @@ enum DumpCommand: TraceCommand {
     } else if reader.truncated {
       line("# truncated: no footer; read up to the last whole chunk")
     }
+    if let extra = reader.afterFooter { line("# \(extra)") }
     if let footer = reader.footer {
       line("# footer: \(footer.recorded) recorded, \(footer.dropped) dropped, \(footer.chunks) chunks")
     }

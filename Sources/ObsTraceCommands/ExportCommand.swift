@@ -54,6 +54,7 @@ enum ExportCommand: TraceCommand {
     // What the viewer cannot show, said in the file (an instant named by it; Chrome JSON's metadata too) and once on
     // standard error.
     let loss = TraceLoss(reader)
+    if let note = loss.afterFooterNote(path, command: name) { output.writeError(note) }
     if loss.verdict != nil {
       output.writeError(
         "obstrace export: note: \(path) is \(loss.briefSummary)"

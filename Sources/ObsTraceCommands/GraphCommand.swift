@@ -76,6 +76,7 @@ enum GraphCommand: TraceCommand {
     options.givenScope = options.scope
     let (text, loss) = try graph(path, options, command: name)
     output.write(text)
+    if let note = loss.afterFooterNote(path, command: name) { output.writeError(note) }
     if loss.verdict != nil {
       output.writeError("obstrace graph: note: \(path) is \(loss.briefSummary) (said in the graph's title)\n")
     }

@@ -123,6 +123,13 @@ extension TraceInput {
   /// Whether the trace holds every event its process recorded, said plainly: "complete" only when nothing was
   /// dropped, damaged or cut off (what `check` requires); otherwise what is missing.
   static func completeness(_ trace: AnalysisReport.Trace) -> (text: String, complete: Bool) {
+    let verdict = completenessOfEvents(trace)
+    // Bytes after the footer take nothing from the trace, and are said all the same.
+    guard let extra = trace.afterFooter else { return verdict }
+    return (verdict.text + "; \(extra)", verdict.complete)
+  }
+
+  private static func completenessOfEvents(_ trace: AnalysisReport.Trace) -> (text: String, complete: Bool) {
     let damaged =
       trace.damage.isEmpty
       ? nil

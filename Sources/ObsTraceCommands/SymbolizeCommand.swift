@@ -213,19 +213,34 @@ struct BinaryChanges {
       let modified = UInt64(max(0, status.st_mtim.tv_sec)) &* 1_000_000_000 &+ UInt64(max(0, status.st_mtim.tv_nsec))
       guard modified > recordingBegan else { continue }
       paths.insert(module.path)
+      let (after, before) = Self.utcApart(modified, recordingBegan)
       lines.append(
-        "\(module.path) was modified after the recording began (\(Self.utc(modified)) against \(Self.utc(recordingBegan))): "
+        "\(module.path) was modified after the recording began (\(after) against \(before)): "
           + "rebuilt, it would name its addresses wrongly, so they were not looked up")
     }
   }
 
-  /// `2026-12-01 09:20:01 UTC`.
-  static func utc(_ nanoseconds: UInt64) -> String {
+  /// Two times as `utc` says them, with as many digits of the second (none, 3, 6 or 9) as tell them apart: a binary
+  /// rebuilt in the second the recording began is `09:20:01.734 UTC against 09:20:01.201 UTC`, never two equal times.
+  static func utcApart(_ a: UInt64, _ b: UInt64) -> (String, String) {
+    for digits in [0, 3, 6] {
+      let pair = (utc(a, digits: digits), utc(b, digits: digits))
+      if pair.0 != pair.1 { return pair }
+    }
+    return (utc(a, digits: 9), utc(b, digits: 9))
+  }
+
+  /// `2026-12-01 09:20:01 UTC`; with `digits`, that many digits of the second after it (`09:20:01.734 UTC`).
+  static func utc(_ nanoseconds: UInt64, digits: Int = 0) -> String {
     var seconds = time_t(nanoseconds / 1_000_000_000)
     var parts = tm()
     gmtime_r(&seconds, &parts)
     var buffer = [CChar](repeating: 0, count: 32)
     let count = strftime(&buffer, buffer.count, "%Y-%m-%d %H:%M:%S UTC", &parts)
-    return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    let text = String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    guard digits > 0, text.hasSuffix(" UTC") else { return text }
+    let fraction = String(nanoseconds % 1_000_000_000)
+    let padded = String(repeating: "0", count: 9 - fraction.count) + fraction
+    return text.dropLast(4) + "." + padded.prefix(digits) + " UTC"
   }
 }

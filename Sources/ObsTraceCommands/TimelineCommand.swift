@@ -158,6 +158,7 @@ enum TimelineCommand: TraceCommand {
           + "such tracking")
       writer.endLine()
     }
+    if let note = loss.afterFooterNote(path, command: name) { output.writeError(note) }
     guard let verdict = loss.verdict else { return }
     // Said where the user reads, after the lines (damage is found while reading), and once on standard error.
     writer.append(

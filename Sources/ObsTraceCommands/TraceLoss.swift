@@ -9,6 +9,8 @@ struct TraceLoss {
   let verdict: String?
   /// One clause per loss, in the order: cut end, damaged chunks, what each thread misses, drops, the stop, ringless.
   let clauses: [String]
+  /// Bytes after the trace's footer, not part of it (`TraceReader.afterFooter`): not a loss.
+  let afterFooter: TraceDamage?
 
   init(_ reader: TraceReader) {
     var clauses: [String] = []
@@ -45,7 +47,14 @@ struct TraceLoss {
       }
     }
     self.clauses = clauses
+    afterFooter = reader.afterFooter
     verdict = clauses.isEmpty ? nil : (reader.truncated ? "TRUNCATED" : "INCOMPLETE")
+  }
+
+  /// The note on standard error of a command that reads a trace with bytes after its footer (`TraceReader.afterFooter`):
+  /// they take nothing from the trace, and are said all the same. Nil when there are none.
+  func afterFooterNote(_ path: String, command: String) -> String? {
+    afterFooter.map { "obstrace \(command): note: \(path): \($0)\n" }
   }
 
   /// Whether the trace is known to have lost events before any chunk is read: no footer, or a footer that counts

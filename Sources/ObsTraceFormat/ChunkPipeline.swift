@@ -62,6 +62,11 @@ final class ChunkPipeline: Sendable {
     guard let chunk = TraceReader.nextChunk(in: file, from: &offset, &scan) else {
       return Item(scan: scan, more: false, decoded: nil)
     }
+    if TraceReader.endsTrace(chunk) {
+      // The footer ends the trace: what follows is not read as chunks.
+      TraceReader.noteAfterFooter(file, at: offset, &scan)
+      offset = file.size
+    }
     guard chunk.type == .events else { return Item(scan: scan, more: true, decoded: nil) }
     return Item(scan: scan, more: true, decoded: decoder.decode(chunk, reusing: &buffer))
   }

@@ -91,9 +91,35 @@ public struct TraceDefinitions: Sendable {
     return withoutArguments == unspecialized ? display : nil
   }
 
-  /// A label's text: a name, or a call site resolved by the symbol table.
+  /// A label's text: a name, or a call site resolved by the symbol table; a name as `printable` says it.
   public func labelName(_ id: UInt32) -> String {
-    symbols.labelNames[id] ?? labels[id] ?? "<label #\(id)>"
+    symbols.labelNames[id] ?? labels[id].map(Self.printable) ?? "<label #\(id)>"
+  }
+
+  /// A scope's name as every command prints it, on one line and never as nothing: control characters escaped (a
+  /// newline as `\n`, a tab as `\t`, others as `\u{1B}`), and a name that is empty or only blanks in quotes (`""`,
+  /// `"   "`). Any other name is itself. `withObservationTracking(named:)` takes any string (the traced program is
+  /// not refused anything); a name given to `check --max` or `timeline --scope` is the printed one.
+  public static func printable(_ name: String) -> String {
+    var blank = true
+    var control = false
+    for byte in name.utf8 {
+      if byte < 0x20 || byte == 0x7F { control = true }
+      if byte != 0x20, !(0x09...0x0D).contains(byte) { blank = false }
+    }
+    guard blank || control else { return name }
+    var text = ""
+    for scalar in name.unicodeScalars {
+      switch scalar {
+      case "\n": text += "\\n"
+      case "\r": text += "\\r"
+      case "\t": text += "\\t"
+      case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+        text += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+      default: text.unicodeScalars.append(scalar)
+      }
+    }
+    return blank ? "\"" + text + "\"" : text
   }
 
   /// The resolved frames of a stack, outermost last; empty when the stack is unknown. An address where functions
@@ -243,6 +269,19 @@ public enum SiteFilter {
   /// A frame of Observation's own library (`libswiftObservation.so`).
   static func isObservation(_ frame: SymbolizedFrame) -> Bool {
     frame.module.hasPrefix("libswiftObservation")
+  }
+
+  /// Whether a function's name is an executable's top-level code: `main` (swiftc), `Module_main` (SwiftPM's renamed
+  /// entry), `async_Main` and its pieces `async_MainTY1_`, `async_MainTQ0_`, … (the code around each await). None of
+  /// these demangles: a Swift function of the user's is `Module.name(…)`.
+  public static func isTopLevelCode(_ function: String) -> Bool {
+    if function == "main" || function == "async_Main" { return true }
+    if function.hasPrefix("async_MainTY") || function.hasPrefix("async_MainTQ"), function.hasSuffix("_") {
+      let number = function.dropFirst("async_MainTY".count).dropLast()
+      return !number.isEmpty && number.allSatisfy { $0.isASCII && $0.isNumber }
+    }
+    return function.hasSuffix("_main") && function.count > 5
+      && function.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
   }
 
   /// The module of a demangled Swift function: `closure #1 in Demo.View.body.getter` → `Demo`.

@@ -71,6 +71,10 @@ public final class TraceReader {
   /// (a preallocated file, or a crash before the data reached the disk). Everything whole before them is read.
   /// With a footer before them nothing is missing; without one the trace is `truncated`.
   public private(set) var zeroTail: TraceDamage?
+  /// Where bytes begin that follow the trace's footer and are not zeros, when there are any: the footer is the last
+  /// chunk a recording writes, so they are not part of the trace (appended to the file after its end, or another
+  /// file's bytes). Reading stops at the footer; the trace before it is whole. Not a cut, nor damage of the trace.
+  public private(set) var afterFooter: TraceDamage?
   /// Events each thread's chunks say were dropped, summed.
   public private(set) var droppedEvents: UInt64 = 0
   /// Events that name a property, label, stack, object or type no definition states (an inconsistent or forged
@@ -210,7 +214,10 @@ public final class TraceReader {
   public func forEachWholeChunk(_ body: (ChunkType, [UInt8]) throws -> Void) rethrows {
     var offset = firstChunkOffset
     var scan = ChunkScan(reporting: false, rawDeflate: rawDeflate)
-    while let chunk = Self.nextChunk(in: file, from: &offset, &scan) { try body(chunk.type, chunk.payload) }
+    while let chunk = Self.nextChunk(in: file, from: &offset, &scan) {
+      try body(chunk.type, chunk.payload)
+      if Self.endsTrace(chunk) { break }
+    }
   }
 
   /// Where the first chunk begins: the bytes before it are the header.
@@ -221,7 +228,10 @@ public final class TraceReader {
   public func forEachWholeChunkRange(_ body: (ChunkType, Range<UInt64>) throws -> Void) rethrows {
     var offset = firstChunkOffset
     var scan = ChunkScan(reporting: false, rawDeflate: rawDeflate)
-    while let chunk = Self.nextChunk(in: file, from: &offset, &scan) { try body(chunk.type, chunk.offset..<offset) }
+    while let chunk = Self.nextChunk(in: file, from: &offset, &scan) {
+      try body(chunk.type, chunk.offset..<offset)
+      if Self.endsTrace(chunk) { break }
+    }
   }
 
   /// Calls `body` with every whole events chunk, in file order (each thread's chunks in its own order).
@@ -230,6 +240,7 @@ public final class TraceReader {
     truncated = false
     cutAt = nil
     zeroTail = nil
+    afterFooter = nil
     droppedEvents = 0
     chunkLedger = ThreadChunkLedger()
     unknownIDEvents = 0
@@ -263,6 +274,7 @@ public final class TraceReader {
       if item.scan.truncated { truncated = true }
       if let cut = item.scan.cutAt { cutAt = cut }
       if let zeros = item.scan.zeroTail { zeroTail = zeros }
+      if let extra = item.scan.afterFooter { afterFooter = extra }
       guard item.more else { break }
       guard let decoded = item.decoded else { continue }
       Self.apply(decoded.definitions, to: &definitions)
@@ -319,6 +331,7 @@ public final class TraceReader {
     var truncated = false
     var cutAt: TraceDamage?
     var zeroTail: TraceDamage?
+    var afterFooter: TraceDamage?
 
     mutating func cut(at offset: UInt64, _ message: String) {
       guard reporting else { return }
@@ -391,6 +404,26 @@ public final class TraceReader {
       return chunk
     }
     return nil
+  }
+
+  /// Whether `chunk` is a footer that decodes: the last chunk of a trace (a recording writes nothing after it).
+  static func endsTrace(_ chunk: Chunk) -> Bool {
+    guard chunk.type == .footer else { return false }
+    return chunk.payload.withUnsafeBytes { raw in
+      var cursor = ByteCursor(raw)
+      return (try? decodeFooter(&cursor)) != nil
+    }
+  }
+
+  /// Records what follows the footer that ends the trace at `offset` (the footer's end), when anything does: zeros
+  /// to the end of the file (its end never written: nothing is missing), or bytes that are not part of the trace.
+  static func noteAfterFooter(_ file: ReadableFile, at offset: UInt64, _ scan: inout ChunkScan) {
+    guard scan.reporting, offset < file.size, !endsInZeros(file, at: offset, &scan) else { return }
+    let count = file.size - offset
+    scan.afterFooter = TraceDamage(
+      offset: offset,
+      message: "the file goes on for \(count) byte\(count == 1 ? "" : "s") after the trace's footer (the last "
+        + "thing a recording writes), not part of the trace: ignored")
   }
 
   /// Whether the file is zeros from `offset` to its end, or from inside the chunk at `offset` (before `chunkEnd`, the
@@ -481,7 +514,11 @@ public final class TraceReader {
       if let type = ChunkType(rawValue: headerBytes[4]), type != .events {
         var chunkOffset = offset
         var scan = ChunkScan(reporting: false, rawDeflate: rawDeflate)
-        if let chunk = Self.nextChunk(in: file, from: &chunkOffset, &scan) { absorbTrailing(chunk) }
+        if let chunk = Self.nextChunk(in: file, from: &chunkOffset, &scan) {
+          absorbTrailing(chunk)
+          // Nothing after the footer is part of the trace.
+          if Self.endsTrace(chunk) { return }
+        }
       }
       offset += UInt64(TraceFormat.chunkHeaderSize) + length
     }
@@ -492,6 +529,7 @@ public final class TraceReader {
     var scan = ChunkScan(reporting: false, rawDeflate: rawDeflate)
     while let chunk = Self.nextChunk(in: file, from: &offset, &scan) {
       if chunk.type != .events { absorbTrailing(chunk) }
+      if Self.endsTrace(chunk) { return }
     }
   }
 

@@ -172,6 +172,8 @@ public struct RecordedObservation: Sendable {
   }
 
   private func scopeStatistics(_ scope: String, _ location: CallerLocation) -> ScopeStatistics? {
+    // A name as the report prints it (a blank or multi-line name given to `named:` is printed escaped).
+    let scope = TraceDefinitions.printable(scope)
     if let found = report.scopes.first(where: { $0.label == scope }) { return found.statistics }
     if !knownScopes.contains(scope) { unknown("scope", scope, knownScopes, location) }
     return nil

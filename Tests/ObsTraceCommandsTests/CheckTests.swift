@@ -45,6 +45,29 @@ struct CheckTests {
     for metric in Baseline.propertyMetrics + Baseline.scopeMetrics { #expect(help.contains(metric)) }
   }
 
+  @Test("--max with a number too large for a count says so, naming the flag; a negative one that overflows can never pass")
+  func numberTooLarge() {
+    let large = Run.command(["check", trace, "--max", "TodoStore.items:writes<=99999999999999999999999"])
+    #expect(large.status == 2)
+    #expect(
+      large.errorLines == [
+        "obstrace check: --max 'TodoStore.items:writes<=99999999999999999999999': 99999999999999999999999 is too "
+          + "large for a count (at most 9223372036854775807)"
+      ])
+    let below = Run.command(["check", trace, "--max", "TodoStore.items:writes<99999999999999999999999"])
+    #expect(below.errorLines.first?.hasSuffix(": 99999999999999999999999 is too large for a count (at most 9223372036854775807)") == true)
+    let negative = Run.command(["check", trace, "--max", "TodoStore.items:writes==-99999999999999999999999"])
+    #expect(negative.status == 2)
+    #expect(
+      negative.errorLines == [
+        "obstrace check: --max 'TodoStore.items:writes==-99999999999999999999999' can never pass: counts are 0 or more "
+          + "(use '<=0' for none at all)"
+      ])
+    // Not a number at all: the form, as before.
+    let word = Run.command(["check", trace, "--max", "TodoStore.items:writes<=many"])
+    #expect(word.errorLines.first?.contains("is not of the form 'Name:metric<=N'") == true)
+  }
+
   @Test("checking the baseline's own trace passes")
   func samePasses() {
     let result = Run.command(["check", trace, "--baseline", committedBaseline])

@@ -40,4 +40,28 @@ struct CompletenessTests {
     #expect(!complete)
     #expect(text.contains("200 events not recorded (threads that could not get a ring"), "\(text)")
   }
+
+  @Test("symbolize's two times of a binary modified in the second the recording began differ as printed")
+  func timesApart() {
+    let began: UInt64 = 1_795_000_000 * 1_000_000_000 + 201_000_000
+    let (after, before) = BinaryChanges.utcApart(began + 533_000_000, began)
+    #expect(after != before)
+    #expect(after.hasSuffix(".734 UTC") && before.hasSuffix(".201 UTC"), "\(after) \(before)")
+    let (later, earlier) = BinaryChanges.utcApart(began + 1_500, began)
+    #expect(later.hasSuffix(".201001 UTC") && earlier.hasSuffix(".201000 UTC"), "\(later) \(earlier)")
+    // A second apart: as before, to the second.
+    let (next, first) = BinaryChanges.utcApart(began + 1_000_000_000, began)
+    #expect(!next.contains(".") && !first.contains("."))
+  }
+
+  @Test("top-level code's function is said as such in a site, whatever its symbol: main, Module_main, async_Main's pieces")
+  func topLevelCode() {
+    for name in ["main", "obstrace_demo_main", "async_Main", "async_MainTY5_", "async_MainTQ0_", "async_MainTY10_"] {
+      #expect(SiteFormatting.shortFunction(name) == "top-level code", "\(name)")
+    }
+    #expect(SiteFormatting.shortFunction("closure #1 () -> () in obstrace_demo_main") == "closure #1 in top-level code")
+    for name in ["Demo.main() -> ()", "async_MainTu", "Demo.Store.reload() -> ()", "_main", "my-main"] {
+      #expect(SiteFormatting.shortFunction(name) != "top-level code", "\(name)")
+    }
+  }
 }

@@ -147,6 +147,32 @@ struct PropertyNameTests {
     }
   }
 
+  @Test(
+    "a scope named with nothing, blanks or a newline is printed on one line and never as nothing, and check and timeline take that name",
+    arguments: [("", "\"\""), ("   ", "\"   \""), ("Say \"hi\"\nline2\tend", "Say \"hi\"\\nline2\\tend"), ("a\u{1B}b", "a\\u{1B}b")])
+  func unprintableScopeNames(name: String, printed: String) throws {
+    let path = try NamedTrace.write(label: name)
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let report = Run.command(["report", path])
+    #expect(report.status == 0)
+    let rows = report.standardOutput.split(separator: "\n", omittingEmptySubsequences: false)
+    #expect(rows.contains { $0.hasPrefix("  \(printed)  ") }, "\(report.standardOutput)")
+    let json = Run.command(["report", path, "--format", "json"])
+    let object = try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any]
+    let labels = (object?["scopes"] as? [[String: Any]])?.compactMap { $0["label"] as? String }
+    #expect(labels == [printed])
+    let timeline = Run.command(["timeline", path])
+    #expect(timeline.standardOutput.contains("run \(printed) (tracking, #4)"), "\(timeline.standardOutput)")
+    #expect(!timeline.standardOutput.contains("run  (tracking"))
+    let check = Run.command(["check", path, "--max", "\(printed):runs<=1"])
+    #expect(check.status == 0, "\(check.standardOutput)\(check.standardError)")
+    let failing = Run.command(["check", path, "--max", "\(printed):runs<=0"])
+    #expect(failing.status == 1, "\(failing.standardOutput)\(failing.standardError)")
+    let only = Run.command(["timeline", path, "--scope", printed])
+    #expect(only.status == 0, "\(only.standardError)")
+    #expect(only.standardOutput.contains("run \(printed) (tracking, #4)"))
+  }
+
   @Test("a name two properties share (types of one name in two modules) is refused by check and baseline")
   func ambiguousRefused() throws {
     let path = try NamedTrace.write()

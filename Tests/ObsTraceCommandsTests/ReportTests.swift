@@ -72,7 +72,7 @@ struct ReportTests {
     let timeline = Run.command(["timeline", Paths.root + "/traces/guide.trc"]).standardOutput
     let writes = timeline.split(separator: "\n").filter { $0.contains(" write ") }
     #expect(writes.count == 6)
-    #expect(writes.allSatisfy { $0.contains(" at main.swift:") && $0.contains("(obstrace_demo_main)") })
+    #expect(writes.allSatisfy { $0.contains(" at main.swift:") && $0.contains("(top-level code)") })
   }
 
   @Test("the stale read: the immediate re-observe reads stale once per change, the deferred one never")
