@@ -90,7 +90,10 @@ struct ChunkDecoder: Sendable {
               // The writer states a type before the first object of that type.
               if definitions.types[type] == nil { unknown.note("type", type) } else { definedType = type }
             }
-            lastObject = 0
+            // Its events follow (the writer states an object before its first event in the chunk): their type is
+            // this one, now in the definitions, and is not looked up again.
+            lastObject = serial
+            lastObjectType = type
             continue
           }
           if tag == DefinitionTag.scope.rawValue {
@@ -124,7 +127,7 @@ struct ChunkDecoder: Sendable {
             lastObject = 0
             continue
           }
-          guard let kind = EventKind(rawValue: tag) else { throw CursorError.malformed }
+          guard let kind = Self.eventKind(tag) else { throw CursorError.malformed }
           let flags = try cursor.readByte()
           let mask = try cursor.readByte()
           if mask & EventMask.sameTime == 0 {
@@ -204,6 +207,27 @@ struct ChunkDecoder: Sendable {
       result.firstUnknownID = "\(first.space) #\(first.id)"
     }
     return result
+  }
+
+  /// `EventKind(rawValue:)`, inlined: the synthesized initializer is a call per event (≈ 9 instructions).
+  @inline(__always)
+  static func eventKind(_ tag: UInt8) -> EventKind? {
+    switch tag {
+    case 1: .access
+    case 2: .willSet
+    case 3: .didSet
+    case 4: .objectCreated
+    case 5: .objectFreed
+    case 6: .scopeBegin
+    case 7: .scopeEnd
+    case 8: .trackingInstalled
+    case 9: .trackingFired
+    case 10: .trackingCancelled
+    case 11: .observationsRun
+    case 12: .observationsEnd
+    case 13: .objectBound
+    default: nil
+    }
   }
 
   /// `unknown.check` against the decoder's definitions, read in place (passed as an argument, the definitions

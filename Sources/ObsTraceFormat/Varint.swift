@@ -51,10 +51,30 @@ struct ByteCursor {
     return bytes[offset]
   }
 
-  /// A varint; one of one byte (most of a trace's) is read in place, a longer one by `readLongVarint`.
+  /// A varint; one of up to three bytes (nearly all of a trace's: object serials, scope ids and time deltas of a
+  /// trace of 100 k objects are two or three) is read in place, a longer one, or one within three bytes of the end,
+  /// by `readLongVarint`. Out of line, each of those cost a call that also kept the cursor in memory (callgrind: ≈ 68
+  /// instructions an event in `readLongVarint` on a many-object trace).
   @inline(__always)
   mutating func readVarint() throws(CursorError) -> UInt64 {
-    if offset < bytes.count {
+    if bytes.count &- offset >= 3 {
+      let start = bytes.baseAddress.unsafelyUnwrapped + offset
+      let first = UInt64(start.load(as: UInt8.self))
+      if first < 0x80 {
+        offset &+= 1
+        return first
+      }
+      let second = UInt64(start.load(fromByteOffset: 1, as: UInt8.self))
+      if second < 0x80 {
+        offset &+= 2
+        return first & 0x7f | second &<< 7
+      }
+      let third = UInt64(start.load(fromByteOffset: 2, as: UInt8.self))
+      if third < 0x80 {
+        offset &+= 3
+        return first & 0x7f | (second & 0x7f) &<< 7 | third &<< 14
+      }
+    } else if offset < bytes.count {
       let byte = bytes[offset]
       if byte < 0x80 {
         offset += 1

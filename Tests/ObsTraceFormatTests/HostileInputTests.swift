@@ -124,6 +124,34 @@ struct HostileInputTests {
     #expect(reader.firstUnknownID == "property #268435456")
   }
 
+  @Test("an object stated again with another type in a chunk gives its events after it the new type, not the type its events before it had")
+  func objectRestatedWithAnotherType() throws {
+    // Serials of three bytes (as in a trace of 100 k objects), an event of another object between, and an event
+    // without a statement right before it: each event's type is its object's as last stated.
+    var forged = ForgedChunk()
+    forged.type(1, "Fixture.Model")
+    forged.type(2, "Fixture.Other")
+    forged.property(1)
+    forged.object(70_000, type: 1)
+    forged.access(delta: 1, object: 70_000, key: 1)
+    forged.access(delta: 200, object: 70_000, key: 1)
+    forged.object(70_000, type: 2)
+    forged.access(delta: 20_000, object: 70_000, key: 1)
+    forged.object(5, type: 1)
+    forged.access(delta: 3_000_000, object: 5, key: 1)
+    forged.access(delta: 1, object: 70_000, key: 1)
+    forged.object(70_000, type: 1)
+    forged.access(delta: 1, object: 70_000, key: 1)
+    let path = temporaryPath("restated.trc")
+    try writeForgedTrace(path, [forged])
+    let (reader, events) = try readAll(path)
+    #expect(reader.damage.isEmpty)
+    #expect(reader.unknownIDEvents == 0)
+    #expect(events.map(\.object) == [70_000, 70_000, 70_000, 5, 70_000, 70_000])
+    #expect(events.map(\.aux) == [1, 1, 2, 1, 2, 1])
+    #expect(events.map(\.time) == [1, 201, 20_201, 3_020_201, 3_020_202, 3_020_203])
+  }
+
   @Test("a string past the definition limit costs its chunk")
   func longString() throws {
     var forged = ForgedChunk.wellFormed()

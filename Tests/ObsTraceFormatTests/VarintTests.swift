@@ -58,6 +58,30 @@ struct VarintTests {
     }
   }
 
+  @Test("varints of every length read the same at every distance from the end, and one cut by the end is an error")
+  func everyDistanceFromTheEnd() {
+    var values: [UInt64] = [0, UInt64.max]
+    for bits in stride(from: 7, through: 63, by: 7) {
+      values += [(1 << UInt64(bits)) - 1, 1 << UInt64(bits)]
+    }
+    for value in values {
+      var encoded: [UInt8] = []
+      encoded.appendVarint(value)
+      for padding in 0...12 {
+        // The value, then `padding` one-byte zeros: the end is `padding` bytes after the varint.
+        let whole = read(encoded + [UInt8](repeating: 0, count: padding))
+        #expect(whole.error == nil)
+        #expect(whole.values == [value] + [UInt64](repeating: 0, count: padding), "\(value), \(padding) after")
+        // After `padding` zeros, the varint without its last byte: cut by the end.
+        if encoded.count > 1 {
+          let cut = read([UInt8](repeating: 0, count: padding) + encoded.dropLast())
+          #expect(cut.error == .endOfData, "\(value) cut, \(padding) before")
+          #expect(cut.values == [UInt64](repeating: 0, count: padding))
+        }
+      }
+    }
+  }
+
   @Test("far from the end, a tenth byte past bit 63 or an eleventh byte is an error, as near it")
   func farErrors() {
     let padding = [UInt8](repeating: 0, count: 12)
