@@ -95,6 +95,15 @@ struct AfterFooterTests {
       let export = Run.command(["export", path, "-o", Paths.temporary("after-footer.json"), "--format", "chrome-json"])
       #expect(export.status == 0, "\(export.standardError)")
       #expect(export.errorLines == ["obstrace export: note: \(path): \(said)"])
+      // symbolize copies them as they are, and says so; the rewritten trace reads as the input.
+      let symbolized = Paths.temporary("after-footer-symbolized.trc")
+      let symbolize = Run.command(["symbolize", path, "-o", symbolized])
+      #expect(
+        symbolize.errorLines.first?.hasSuffix(
+          "wrote \(symbolized) (still the bytes after its footer, from byte \(bytes.count), as the input)") == true,
+        "\(name): \(symbolize.standardError)")
+      let (again, againCount) = try Self.events(symbolized)
+      #expect(againCount == whole && again.afterFooter != nil && !again.truncated, "\(name)")
       let dump = Run.command(["dump", path])
       #expect(dump.standardOutput.contains("\n# \(said)\n"), "\(name)")
       #expect(!dump.standardOutput.contains("TRUNCATED") && !dump.standardOutput.contains("# damage"))
