@@ -137,6 +137,8 @@ public struct BaselineComparison: Sendable {
     /// The count found, or nil when neither a property nor a scope has that name.
     public var actual: Int?
     public var passed: Bool
+    /// `property` or `scope`: what the name named (a property first, as `actual` is looked up), nil for neither.
+    public var kind: String? = nil
   }
 
   public var rows: [Row] = []
@@ -190,7 +192,10 @@ public struct BaselineComparison: Sendable {
       case .below: passed = (actual ?? 0) < limit.value
       case .exactly: passed = (actual ?? 0) == limit.value
       }
-      self.limits.append(LimitResult(limit: limit, actual: actual, passed: passed))
+      let kind =
+        current.properties[limit.name]?[limit.metric] != nil
+        ? "property" : current.scopes[limit.name]?[limit.metric] != nil ? "scope" : nil
+      self.limits.append(LimitResult(limit: limit, actual: actual, passed: passed, kind: kind))
     }
   }
 }

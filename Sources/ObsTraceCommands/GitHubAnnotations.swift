@@ -78,20 +78,42 @@ enum GitHubAnnotations {
     if let allowance {
       out += command("warning", file: nil, line: nil, title: "obstrace check: incomplete trace", message: allowance)
     }
-    func annotate(kind: String?, name: String, title: String, message: String) {
-      let places = sites.places(kind: kind, name: name).prefix(maximumSites)
-      if places.isEmpty {
-        out += command("error", file: nil, line: nil, title: title, message: message)
-        return
+    /// One error per site where writes behind `changes` (each a metric's row: the count that failed, said as
+    /// `text`) were made, naming only the counts those writes made there, with how many; a count no known site
+    /// made (reads, a scope's first run, writes without a call stack) is an error of its own, on no file.
+    func annotate(
+      kind: String, name: String, title: String, prefix: String, _ changes: [(metric: String, text: String)]
+    ) {
+      var atSite: [String: (frame: SymbolizedFrame, total: Int, changes: [String], counts: [String])] = [:]
+      var nowhere: [String] = []
+      for change in changes {
+        let places = sites.places(kind: kind, name: name, metric: change.metric)
+        if places.isEmpty { nowhere.append(change.text) }
+        for place in places {
+          let key = "\(place.frame.file):\(place.frame.line)"
+          var entry = atSite[key] ?? (place.frame, 0, [], [])
+          entry.total += place.count
+          entry.changes.append(change.text)
+          let count = WriteSites.describe(place.count, metric: change.metric, kind: kind)
+          if !entry.counts.contains(count) { entry.counts.append(count) }
+          atSite[key] = entry
+        }
       }
-      for place in places {
-        let writes = "\(place.count) write\(place.count == 1 ? "" : "s") here"
+      let ordered = atSite.values.sorted {
+        ($1.total, $0.frame.file, $0.frame.line) < ($0.total, $1.frame.file, $1.frame.line)
+      }
+      for entry in ordered.prefix(maximumSites) {
         out += command(
-          "error", file: path(place.frame, root: root), line: place.frame.line, title: title,
-          message: message + " (\(writes)\(kind == "scope" ? " invalidated it" : kind == "property" ? " to it" : ""))")
+          "error", file: path(entry.frame, root: root), line: entry.frame.line, title: title,
+          message: prefix + entry.changes.joined(separator: ", ") + " (here: \(entry.counts.joined(separator: ", ")))")
+      }
+      if !nowhere.isEmpty || ordered.isEmpty {
+        out += command(
+          "error", file: nil, line: nil, title: title,
+          message: prefix + (ordered.isEmpty ? changes.map(\.text) : nowhere).joined(separator: ", "))
       }
     }
-    // One annotation per property or scope (and site), naming every count of it that failed.
+    // One annotation per property or scope and site, naming every count of it that failed and was made there.
     var order: [String] = []
     var failed: [String: [BaselineComparison.Row]] = [:]
     for row in comparison.rows where row.failed {
@@ -102,63 +124,121 @@ enum GitHubAnnotations {
     for key in order {
       let rows = failed[key]!
       let changes = rows.map { row in
-        "\(row.metric) \(row.change == .new ? "is new" : "grew") \(row.baseline.map(String.init) ?? "-") → \(row.current ?? 0)"
+        (
+          row.metric,
+          "\(row.metric) \(row.change == .new ? "is new" : "grew") \(row.baseline.map(String.init) ?? "-") → \(row.current ?? 0)"
+        )
       }
       annotate(
-        kind: rows[0].kind, name: rows[0].name, title: "obstrace check: \(key) grew",
-        message: "\(key): " + changes.joined(separator: ", "))
+        kind: rows[0].kind, name: rows[0].name, title: "obstrace check: \(key) grew", prefix: "\(key): ", changes)
     }
     for result in comparison.limits where !result.passed {
+      let text = "limit \(result.limit) exceeded: \(result.actual.map(String.init) ?? "0 (no such property or scope)")"
       annotate(
-        kind: nil, name: result.limit.name, title: "obstrace check: limit \(result.limit)",
-        message: "limit \(result.limit) exceeded: \(result.actual.map(String.init) ?? "0 (no such property or scope)")")
+        kind: result.kind ?? "property", name: result.limit.name, title: "obstrace check: limit \(result.limit)",
+        prefix: "", [(result.limit.metric, text)])
     }
     out += comparison.failed || refusal != nil ? "FAILED\n" : "PASSED\n"
     return out
   }
 }
 
-/// Where the writes were made, by property and by the scope they invalidated: the places `check` points at.
-/// Filled as the replay meets each write (a consumer of the timeline), resolved to frames at the end.
+/// Where the writes were made, by property and by the scope they invalidated, and which counts they made there:
+/// the places `check` points at. Filled as the replay meets each write (a consumer of the timeline), resolved to
+/// frames at the end. A count is pinned only on the writes that made it: a property's `noopWrites` on its no-op
+/// writes, its `invalidations` on the writes that fired a scope, `wastedInvalidations` on no-op writes that did,
+/// `maximumFanOut` on the writes that fired the most; a scope's counts on the writes that invalidated it (its
+/// `wastedInvalidations` on the no-op ones).
 final class WriteSites {
   struct Place {
     var frame: SymbolizedFrame
     var count: Int
   }
 
-  private var byProperty: [UInt32: [UInt32: Int]] = [:]
-  private var byLabel: [UInt32: [UInt32: Int]] = [:]
+  /// Per call stack of the writes: how many, and what they made.
+  private struct Counts {
+    var writes: [UInt32: Int] = [:]
+    var noopWrites: [UInt32: Int] = [:]
+    var invalidations: [UInt32: Int] = [:]
+    var wastedInvalidations: [UInt32: Int] = [:]
+    /// The most scopes one write of that stack fired.
+    var fanOut: [UInt32: Int] = [:]
+
+    mutating func add(stack: UInt32, noop: Bool, fired: Int) {
+      writes[stack, default: 0] += 1
+      if noop { noopWrites[stack, default: 0] += 1 }
+      if fired > 0 {
+        invalidations[stack, default: 0] += fired
+        if noop { wastedInvalidations[stack, default: 0] += fired }
+        fanOut[stack] = max(fanOut[stack] ?? 0, fired)
+      }
+    }
+  }
+
+  private var byProperty: [UInt32: Counts] = [:]
+  private var byLabel: [UInt32: Counts] = [:]
   private var definitions = TraceDefinitions()
 
   func note(_ entry: ReplayFact, _ definitions: TraceDefinitions) {
     guard case .write(let write) = entry, write.stack != 0 else { return }
-    byProperty[write.key.property, default: [:]][write.stack, default: 0] += 1
-    for fire in write.fired { byLabel[fire.label, default: [:]][write.stack, default: 0] += 1 }
+    let stack = write.stack
+    let noop = write.outcome == .unchanged
+    let fired = write.fired.count
+    byProperty[write.key.property, default: Counts()].add(stack: stack, noop: noop, fired: fired)
+    for fire in write.fired { byLabel[fire.label, default: Counts()].add(stack: stack, noop: noop, fired: 1) }
     self.definitions = definitions
   }
 
-  /// The sites of the writes of a property (`kind` "property"), or of the writes that invalidated a scope
-  /// (`kind` "scope"), or either (nil, for a limit), by name; most writes first.
-  func places(kind: String?, name: String) -> [Place] {
+  /// The sites of the writes that made `metric` of the property or scope (`kind`) `name`, with how much of it
+  /// each made; most first. A scope's `runs` are pinned on the writes that invalidated it, its `redundantRuns` on
+  /// the no-op writes that did.
+  func places(kind: String, name: String, metric: String) -> [Place] {
     var stacks: [UInt32: Int] = [:]
-    if kind != "scope" {
-      for (property, counts) in byProperty where definitions.propertyName(property) == name {
-        stacks.merge(counts, uniquingKeysWith: +)
+    let tables =
+      kind == "scope"
+      ? byLabel.filter { definitions.labelName($0.key) == name }.map(\.value)
+      : byProperty.filter { definitions.propertyName($0.key) == name }.map(\.value)
+    for counts in tables {
+      let table: [UInt32: Int]
+      switch metric {
+      case "writes": table = counts.writes
+      case "noopWrites": table = counts.noopWrites
+      // A scope's redundant runs: the invalidations by no-op writes (a run that read nothing really changed was
+      // woken by a write that changed nothing, or by a change undone before it ran: then no site is known).
+      case "wastedInvalidations", "redundantRuns": table = counts.wastedInvalidations
+      case "maximumFanOut": table = counts.fanOut
+      default: table = counts.invalidations  // invalidations; a scope's runs (each after its first was woken)
       }
+      stacks.merge(table, uniquingKeysWith: metric == "maximumFanOut" ? max : (+))
     }
-    if kind != "property" {
-      for (label, counts) in byLabel where definitions.labelName(label) == name {
-        stacks.merge(counts, uniquingKeysWith: +)
-      }
+    if metric == "maximumFanOut" {
+      // The writes that fired the most, not every write.
+      let most = stacks.values.max() ?? 0
+      stacks = stacks.filter { $0.value == most && most > 0 }
     }
     var byPlace: [String: Place] = [:]
-    for (stack, count) in stacks {
+    for (stack, count) in stacks where count > 0 {
       guard let frame = definitions.site(ofStack: stack), !frame.file.isEmpty else { continue }
       let key = "\(frame.file):\(frame.line)"
-      byPlace[key] = Place(frame: frame, count: (byPlace[key]?.count ?? 0) + count)
+      let previous = byPlace[key]?.count ?? 0
+      byPlace[key] = Place(frame: frame, count: metric == "maximumFanOut" ? max(previous, count) : previous + count)
     }
     return byPlace.values.sorted {
       ($1.count, $0.frame.file, $0.frame.line) < ($0.count, $1.frame.file, $1.frame.line)
+    }
+  }
+
+  /// What a place's count is, for `metric` of a `kind`: "2 no-op writes", "3 invalidations of it" (a scope's).
+  static func describe(_ count: Int, metric: String, kind: String) -> String {
+    func plural(_ word: String) -> String { "\(count) \(word)\(count == 1 ? "" : "s")" }
+    switch (kind, metric) {
+    case ("scope", "wastedInvalidations"), ("scope", "redundantRuns"): return plural("wasted invalidation") + " of it"
+    case ("scope", _): return plural("invalidation") + " of it"  // its invalidations and runs
+    case (_, "writes"): return plural("write")
+    case (_, "noopWrites"): return plural("no-op write")
+    case (_, "wastedInvalidations"): return plural("wasted invalidation")
+    case (_, "maximumFanOut"): return "a write that fired \(count) scope\(count == 1 ? "" : "s")"
+    default: return plural("invalidation")
     }
   }
 }

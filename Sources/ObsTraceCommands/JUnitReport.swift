@@ -37,9 +37,10 @@ enum JUnitReport {
         failure: completeness.refused ? ("incomplete: \(completeness.reason)", message) : nil,
         skip: completeness.refused ? nil : message)
     }
-    func detail(kind: String?, name: String, _ summary: String) -> String {
-      let places = sites.places(kind: kind, name: name).prefix(5).map {
-        "  at \(SiteFormatting.describe($0.frame)) (\($0.count) write\($0.count == 1 ? "" : "s"))"
+    /// The summary, then the sites of the writes that made the count (see `WriteSites`), with how much each made.
+    func detail(kind: String, name: String, metric: String, _ summary: String) -> String {
+      let places = sites.places(kind: kind, name: name, metric: metric).prefix(5).map {
+        "  at \(SiteFormatting.describe($0.frame)) (\(WriteSites.describe($0.count, metric: metric, kind: kind)))"
       }
       return ([summary] + places).joined(separator: "\n")
     }
@@ -60,7 +61,7 @@ enum JUnitReport {
                 + "(tolerance \(Formatting.fixed(tolerance * 100, 0))%)"
               failure = (
                 "\(row.change == .new ? "new" : "grew"): \(old) → \(row.current ?? 0)",
-                detail(kind: kind, name: name, summary)
+                detail(kind: kind, name: name, metric: metric, summary)
               )
             }
             testCase(
@@ -76,7 +77,12 @@ enum JUnitReport {
         classname: "obstrace.limits", name: result.limit.description,
         failure: result.passed
           ? nil
-          : ("exceeded: \(actual)", detail(kind: nil, name: result.limit.name, "limit \(result.limit): \(actual)")))
+          : (
+            "exceeded: \(actual)",
+            detail(
+              kind: result.kind ?? "property", name: result.limit.name, metric: result.limit.metric,
+              "limit \(result.limit): \(actual)")
+          ))
     }
     let suite = "obstrace check \(path)"
     return """

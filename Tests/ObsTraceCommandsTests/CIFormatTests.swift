@@ -69,10 +69,27 @@ struct CIFormatTests {
       Set(items.compactMap { property("line", of: $0) }) == [
         "\(ScenarioSource.noopWrite)", "\(ScenarioSource.changingWrite)",
       ])
-    #expect(items.allSatisfy { $0.contains("wastedInvalidations grew 1 → 3") && $0.contains("noopWrites grew 1 → 3") })
+    // Each site names only the counts its writes made: the no-op writes' no-op and wasted counts are not pinned on
+    // the write that changed the list (before, every count of the property was on every write site).
+    func at(_ line: Int, _ lines: [String]) throws -> String {
+      try #require(lines.first { property("line", of: $0) == "\(line)" }, "\(lines)")
+    }
+    let noop = try at(ScenarioSource.noopWrite, items)
+    #expect(
+      noop.hasSuffix(
+        "writes grew 2 → 4, noopWrites grew 1 → 3, invalidations grew 2 → 4, wastedInvalidations grew 1 → 3 "
+          + "(here: 3 writes, 3 no-op writes, 3 invalidations, 3 wasted invalidations)"), "\(noop)")
+    let changing = try at(ScenarioSource.changingWrite, items)
+    #expect(
+      changing.hasSuffix("writes grew 2 → 4, invalidations grew 2 → 4 (here: 1 write, 1 invalidation)"), "\(changing)")
     let body = errors.filter { $0.contains("::scope TodoList.body: ") }
     #expect(body.count == 2)
     #expect(body.allSatisfy { $0.contains("runs grew 3 → 5") })
+    // Its redundant runs and wasted invalidations on the no-op writes that woke it for nothing, not on the change.
+    #expect(
+      try at(ScenarioSource.noopWrite, body).hasSuffix("(here: 3 invalidations of it, 3 wasted invalidations of it)"))
+    let woken = try at(ScenarioSource.changingWrite, body)
+    #expect(!woken.contains("redundantRuns") && !woken.contains("wasted"), "\(woken)")
     #expect(errors.contains { $0.contains("::limit TodoList.body:runs<=2 exceeded: 5") })
     #expect(!result.standardOutput.contains("maximumFanOut"))  // it did not grow
   }
@@ -116,7 +133,37 @@ struct CIFormatTests {
     let failure = try #require(wasted.elements(forName: "failure").first)
     #expect(failure.attribute(forName: "message")?.stringValue == "grew: 1 → 3")
     #expect(
-      failure.stringValue?.contains("at main.swift:\(ScenarioSource.noopWrite) (noopModify()) (3 writes)") == true)
+      failure.stringValue?.hasSuffix(
+        "at main.swift:\(ScenarioSource.noopWrite) (noopModify()) (3 wasted invalidations)")
+        == true, "\(failure.stringValue ?? "")")
+    // The writes' count is on every write's site.
+    let writes = try #require(cases.first { $0.attribute(forName: "name")?.stringValue == "TodoStore.items writes" })
+    let all = try #require(writes.elements(forName: "failure").first?.stringValue)
+    #expect(all.contains("at main.swift:\(ScenarioSource.noopWrite) (noopModify()) (3 writes)"), "\(all)")
+    #expect(all.contains("at main.swift:\(ScenarioSource.changingWrite) (noopModify()) (1 write)"), "\(all)")
+  }
+
+  @Test(
+    "check --format github and junit: a limit on a property's invalidations is pinned on the writes that invalidated, not on writes that invalidated nothing"
+  )
+  func limitSitesAreTheCause() throws {
+    // The demo's trace: Model.property written at 73, 79, 84 and 94; the write at 79 invalidated nothing.
+    let guide = Paths.root + "/traces/guide.trc"
+    let github = Run.command(["check", guide, "--max", "Model.property:invalidations<=2", "--format", "github"])
+    #expect(github.status == 1)
+    let errors = lines(github.standardOutput).filter { $0.hasPrefix("::error ") }
+    #expect(errors.compactMap { property("line", of: $0) } == ["73", "84", "94"], "\(errors)")
+    #expect(errors.allSatisfy { $0.hasSuffix("exceeded: 3 (here: 1 invalidation)") }, "\(errors)")
+    // Its writes are pinned on all four.
+    let writes = Run.command(["check", guide, "--max", "Model.property:writes<=3", "--format", "github"])
+    #expect(
+      Set(lines(writes.standardOutput).compactMap { property("line", of: $0) }) == ["73", "79", "84", "94"])
+    // otherProperty: written at 76 (invalidated NextView.body) and 88 (nothing).
+    let (status, document) = try junit([guide, "--max", "Model.otherProperty:invalidations<=0"])
+    #expect(status == 1)
+    let failure = try #require(try document.nodes(forXPath: "//failure").first?.stringValue)
+    #expect(failure.contains("at main.swift:76 (top-level code) (1 invalidation)"), "\(failure)")
+    #expect(!failure.contains("main.swift:88"), "\(failure)")
   }
 
   @Test("check --format junit on a passing check: the same cases, no failure, exit 0")
