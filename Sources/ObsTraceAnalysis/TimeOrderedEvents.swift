@@ -59,8 +59,8 @@ public struct TimeOrderedEvents {
   private var freeRuns: [Int] = []
   /// The run a thread's next events join while their times do not go back.
   private var runOfThread: [UInt32: Int] = [:]
-  /// Runs holding events, as a min-heap by their first event's (time, arrival order).
-  private var heap: [(time: UInt64, order: UInt64, run: Int)] = []
+  /// Runs holding events, by their first event's (time, arrival order).
+  private var heap = TimeOrderedHeap<Int>()
   private var held = 0
   private var nextOrder: UInt64 = 0
 
@@ -103,7 +103,7 @@ public struct TimeOrderedEvents {
       return
     }
     hold(chunk)
-    while let first = heap.first, first.time <= watermark || held > capacity {
+    while let first = heap.firstTime, first <= watermark || held > capacity {
       try body(release())
     }
   }
@@ -156,56 +156,21 @@ public struct TimeOrderedEvents {
     runs[index].lastTime = slice.events[slice.end - 1].time
     if let previous = runOfThread[thread], previous != index, runs[previous].isEmpty { freeRuns.append(previous) }
     runOfThread[thread] = index
-    heap.append((firstTime, slice.order + UInt64(slice.start), index))
-    siftUp(heap.count - 1)
+    heap.push(index, time: firstTime, order: slice.order + UInt64(slice.start))
   }
 
   /// Removes and returns the earliest event held; one must be held.
   private mutating func release() -> TraceEvent {
-    let index = heap[0].run
+    let index = heap.first
     let (event, next) = runs[index].takeFirst()
     held -= 1
     if let next {
-      heap[0].time = next.time
-      heap[0].order = next.order
-      siftDown(0)
+      heap.replaceFirst(time: next.time, order: next.order)
     } else {
-      let last = heap.removeLast()
-      if !heap.isEmpty {
-        heap[0] = last
-        siftDown(0)
-      }
+      _ = heap.pop()
       // An emptied run that is no thread's current one is free again; a thread's stays its own.
       if !runOfThread.values.contains(index) { freeRuns.append(index) }
     }
     return event
-  }
-
-  private mutating func siftUp(_ start: Int) {
-    var child = start
-    while child > 0 {
-      let parent = (child - 1) / 2
-      guard less(child, parent) else { break }
-      heap.swapAt(child, parent)
-      child = parent
-    }
-  }
-
-  private mutating func siftDown(_ start: Int) {
-    var parent = start
-    while true {
-      let left = 2 * parent + 1
-      let right = left + 1
-      var smallest = parent
-      if left < heap.count && less(left, smallest) { smallest = left }
-      if right < heap.count && less(right, smallest) { smallest = right }
-      if smallest == parent { break }
-      heap.swapAt(parent, smallest)
-      parent = smallest
-    }
-  }
-
-  @inline(__always) private func less(_ a: Int, _ b: Int) -> Bool {
-    heap[a].time != heap[b].time ? heap[a].time < heap[b].time : heap[a].order < heap[b].order
   }
 }

@@ -1,5 +1,10 @@
-/// A binary min-heap of items by time, ties in the order they were pushed: the one merge that both orderings use
-/// (`TimeOrderedEvents` across threads' chunks, `TimeOrderedFacts` across nested runs and writes).
+/// A binary min-heap of items by (time, order): the one merge that both orderings use (`TimeOrderedEvents` across
+/// threads' chunks, `TimeOrderedFacts` across nested runs and writes).
+///
+/// The order breaks ties between equal times. A heap is used one of two ways, not both: `push(_:time:)` numbers its
+/// items in the order they were pushed; `push(_:time:order:)` takes the caller's order (an event's arrival in the
+/// trace), and `replaceFirst(time:order:)` moves the first item to its next key in place (a queue whose head was
+/// taken), one sift instead of a pop and a push.
 struct TimeOrderedHeap<Element> {
   private var items: [(time: UInt64, order: UInt64, element: Element)] = []
   private var nextOrder: UInt64 = 0
@@ -12,10 +17,18 @@ struct TimeOrderedHeap<Element> {
     // on every call, and the timeline asks after every fact.
     items.isEmpty ? nil : items[0].time
   }
+  /// The earliest item; the heap must not be empty.
+  var first: Element { items[0].element }
 
+  /// Adds an item, ordered after every item of its time pushed before it.
   mutating func push(_ element: Element, time: UInt64) {
-    items.append((time, nextOrder, element))
+    push(element, time: time, order: nextOrder)
     nextOrder += 1
+  }
+
+  /// Adds an item whose ties are broken by `order`.
+  mutating func push(_ element: Element, time: UInt64, order: UInt64) {
+    items.append((time, order, element))
     var child = items.count - 1
     while child > 0 {
       let parent = (child - 1) / 2
@@ -29,6 +42,18 @@ struct TimeOrderedHeap<Element> {
   mutating func pop() -> Element {
     items.swapAt(0, items.count - 1)
     let top = items.removeLast()
+    siftDown()
+    return top.element
+  }
+
+  /// Gives the earliest item a new, later key and puts it in its place; the heap must not be empty.
+  mutating func replaceFirst(time: UInt64, order: UInt64) {
+    items[0].time = time
+    items[0].order = order
+    siftDown()
+  }
+
+  private mutating func siftDown() {
     var parent = 0
     while true {
       let left = 2 * parent + 1
@@ -40,7 +65,6 @@ struct TimeOrderedHeap<Element> {
       items.swapAt(parent, smallest)
       parent = smallest
     }
-    return top.element
   }
 
   @inline(__always) private func less(_ a: Int, _ b: Int) -> Bool {

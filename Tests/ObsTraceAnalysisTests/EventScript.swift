@@ -62,6 +62,31 @@ struct EventScript {
     add(TraceEvent(kind: .trackingInstalled, thread: thread, time: 0, scope: scope))
   }
 
+  /// An `Observations` sequence's run marker in `scope`, as the recorder writes it after the scope's begin.
+  mutating func observationsRun(_ sequence: UInt32, scope: UInt32, flags: UInt8 = 1, thread: UInt32 = 1) {
+    events.append(
+      TraceEvent(kind: .observationsRun, flags: flags, thread: thread, time: 0, key: sequence, scope: scope, aux: 7))
+  }
+
+  /// One value of an `Observations` loop (sequence `sequence`, label 1): its run in `scope` reads `object`'s
+  /// property 1 and installs its tracking.
+  mutating func observationsValue(scope: UInt32, sequence: UInt32, reading object: UInt32) {
+    begin(scope, label: 1, kind: .observations, instance: sequence)
+    observationsRun(sequence, scope: scope)
+    read(object, 1, in: scope)
+    end(scope)
+    install(scope)
+  }
+
+  /// The end of sequence `sequence` whose last run is `scope`, as the recorder writes it: that run's tracking
+  /// cancelled by the sequence's end, then the end with how it ended.
+  mutating func sequenceEnded(_ sequence: UInt32, lastRun scope: UInt32, _ ending: SequenceEnding) {
+    events.append(
+      TraceEvent(kind: .trackingCancelled, flags: EventFlags.cancelledBySequenceEnd, thread: 1, time: 0, scope: scope))
+    events.append(
+      TraceEvent(kind: .observationsEnd, flags: ending.rawValue, thread: 1, time: 0, key: sequence, scope: scope))
+  }
+
   /// A tracking run: begin, reads, end, install.
   mutating func run(
     _ scope: UInt32, label: UInt32, reads: [(UInt32, UInt32)], kind: ScopeKind = .tracking, thread: UInt32 = 1,

@@ -830,12 +830,7 @@ struct ConcurrencyReplayTests {
     var script = EventScript()
     script.created(1)
     for (scope, sequence) in [(UInt32(10), UInt32(100)), (11, 200), (12, 100)] {
-      script.begin(scope, label: 1, kind: .observations, instance: sequence)
-      script.events.append(
-        TraceEvent(kind: .observationsRun, flags: 1, thread: 1, time: 0, key: sequence, scope: scope, aux: 7))
-      script.read(1, 1, in: scope)
-      script.end(scope)
-      script.install(scope)
+      script.observationsValue(scope: scope, sequence: sequence, reading: 1)
     }
     script.events.append(
       TraceEvent(
@@ -851,52 +846,16 @@ struct ConcurrencyReplayTests {
     #expect(replay.machine.liveLoops(reading: 1) == [1])  // sequence 100 never ended and still reads object 1
   }
 
-  @Test("an Observations iteration abandoned while waiting: the fire of its tracking, still installed, is expected")
-  func fireAfterAbandonedIteration() {
-    var script = EventScript()
-    script.created(1)
-    // for await v in Observations({ m.total }) { if v > 0 { break } }: a value, its tracking installed, the
-    // iterator abandoned (the recorder ends the run and the sequence), then a write fires that tracking, which
-    // Observation kept installed (the recorder's events, in a 6.3.1 recording).
-    script.begin(10, label: 1, kind: .observations, instance: 100)
-    script.events.append(TraceEvent(kind: .observationsRun, flags: 1, thread: 1, time: 0, key: 100, scope: 10, aux: 7))
-    script.read(1, 1, in: 10)
-    script.end(10)
-    script.install(10)
-    script.events.append(
-      TraceEvent(kind: .trackingCancelled, flags: EventFlags.cancelledBySequenceEnd, thread: 1, time: 0, scope: 10))
-    script.events.append(
-      TraceEvent(
-        kind: .observationsEnd, flags: SequenceEnding.abandoned.rawValue, thread: 1, time: 0, key: 100, scope: 10))
-    script.write(1, 1, firing: [10])
-    var (replay, _) = script.replay()
-    #expect(replay.anomalies.isEmpty, "\(replay.anomalies)")
-    #expect(replay.scopes[1]?.invalidations == 0)
-    #expect(replay.properties[1]?.writes == 1)
-    // A second fire of it is not expected: Observation's tracking fires once.
-    script.write(1, 1, firing: [10])
-    (replay, _) = script.replay()
-    #expect(replay.anomalies == [.fireOfUnknownScope: 1])
-  }
-
   @Test(
     "an Observations run ended because its objects were freed, whose sequence then ends, is placed: no inconsistency"
   )
   func sequenceEndsAfterItsObjectsWereFreed() {
     var script = EventScript()
     script.created(1)
-    script.begin(10, label: 1, kind: .observations, instance: 100)
-    script.events.append(TraceEvent(kind: .observationsRun, flags: 1, thread: 1, time: 0, key: 100, scope: 10, aux: 7))
-    script.read(1, 1, in: 10)
-    script.end(10)
-    script.install(10)
+    script.observationsValue(scope: 10, sequence: 100, reading: 1)
     script.freed(1)  // the model goes away: the run can never fire again
     // Its deinit cancels the loop's task: the recorder ends the last run and the sequence.
-    script.events.append(
-      TraceEvent(kind: .trackingCancelled, flags: EventFlags.cancelledBySequenceEnd, thread: 1, time: 0, scope: 10))
-    script.events.append(
-      TraceEvent(
-        kind: .observationsEnd, flags: SequenceEnding.cancelled.rawValue, thread: 1, time: 0, key: 100, scope: 10))
+    script.sequenceEnded(100, lastRun: 10, .cancelled)
     let (replay, facts) = script.replay()
     #expect(replay.anomalies.isEmpty)
     let cancels = facts.compactMap { fact -> CancelReason? in
@@ -909,27 +868,20 @@ struct ConcurrencyReplayTests {
   }
 
   @Test(
-    "a fire of an abandoned sequence's last run (Observation's tracking outlives the iterator) is placed: no inconsistency, no invalidation; a fire of a run never known still is one"
-  )
-  func fireAfterSequenceAbandoned() {
+    "a fire of an abandoned sequence's last run (Observation's tracking outlives the iterator), by a write on the loop's thread or another, is placed: no inconsistency, no invalidation; a second fire of it, or of a run never known, still is one",
+    arguments: [UInt32(1), 2])
+  func fireAfterSequenceAbandoned(writer: UInt32) {
     var script = EventScript()
     script.created(1)
-    script.begin(10, label: 1, kind: .observations, instance: 100)
-    script.events.append(TraceEvent(kind: .observationsRun, flags: 1, thread: 1, time: 0, key: 100, scope: 10, aux: 7))
-    script.read(1, 1, in: 10)
-    script.end(10)
-    script.install(10)
-    // The loop breaks: the iterator is released; the recorder ends the last run and the sequence.
-    script.events.append(
-      TraceEvent(kind: .trackingCancelled, flags: EventFlags.cancelledBySequenceEnd, thread: 1, time: 0, scope: 10))
-    script.events.append(
-      TraceEvent(
-        kind: .observationsEnd, flags: SequenceEnding.abandoned.rawValue, thread: 1, time: 0, key: 100, scope: 10))
-    // The next write of what it read fires Observation's tracking of that last value, once.
-    script.write(1, 1, firing: [10], thread: 2)
-    script.write(1, 1, thread: 2)
+    // for await v in Observations({ m.total }) { if v > 0 { break } }: a value, its tracking installed, the
+    // iterator abandoned (the recorder ends the run and the sequence), then a write fires that tracking, which
+    // Observation kept installed, once (the recorder's events, in a 6.3.1 recording).
+    script.observationsValue(scope: 10, sequence: 100, reading: 1)
+    script.sequenceEnded(100, lastRun: 10, .abandoned)
+    script.write(1, 1, firing: [10], thread: writer)
+    script.write(1, 1, thread: writer)
     let (replay, facts) = script.replay()
-    #expect(replay.anomalies.isEmpty)
+    #expect(replay.anomalies.isEmpty, "\(replay.anomalies)")
     let fires = facts.compactMap { fact -> FireFact? in
       if case .fire(let fire) = fact { return fire }
       return nil
@@ -939,10 +891,12 @@ struct ConcurrencyReplayTests {
     #expect(fires.first?.scope == 10)
     #expect(fires.first?.cause == PropertyKey(object: 1, property: 1))
     #expect(replay.scopes[1]?.invalidations == 0)
+    #expect(replay.properties[1]?.writes == 2)
     #expect(replay.scopes[1]?.endings == ["abandoned": 1])
-    // The same fire a second time (or of any run never seen) is still an inconsistency.
+    // The same fire a second time (or of any run never seen) is still an inconsistency: Observation's tracking
+    // fires once.
     var again = script
-    again.write(1, 1, firing: [10], thread: 2)
+    again.write(1, 1, firing: [10], thread: writer)
     #expect(again.replay().0.anomalies == [.fireOfUnknownScope: 1])
   }
 
@@ -1306,21 +1260,11 @@ struct LeftBehindTests {
     #expect(findings(script).contains { $0.kind == .leakedObject })
   }
 
-  /// An `Observations` loop (sequence `sequence`, label 1) that takes one value reading `object`, never ending.
-  func loop(_ script: inout EventScript, scope: UInt32, sequence: UInt32, reading object: UInt32) {
-    script.begin(scope, label: 1, kind: .observations, instance: sequence)
-    script.events.append(
-      TraceEvent(kind: .observationsRun, flags: 1, thread: 1, time: 0, key: sequence, scope: scope, aux: 7))
-    script.read(object, 1, in: scope)
-    script.end(scope)
-    script.install(scope)
-  }
-
   @Test("one object a loop still reads is alive at the end, with the loop named: nothing shows the loop alone holds it")
   func loopAlone() throws {
     var script = EventScript()
     script.created(1)
-    loop(&script, scope: 10, sequence: 100, reading: 1)
+    script.observationsValue(scope: 10, sequence: 100, reading: 1)
     script.write(1, 1, firing: [10])
     let findings = findings(script)
     #expect(!findings.contains { $0.kind == .leakedObject })
@@ -1336,10 +1280,10 @@ struct LeftBehindTests {
   func loopLeftBehind() throws {
     var script = EventScript()
     script.created(1)
-    loop(&script, scope: 10, sequence: 100, reading: 1)
+    script.observationsValue(scope: 10, sequence: 100, reading: 1)
     // The next screen's model, created after the first loop's run ended: the first model is not used again.
     script.created(2)
-    loop(&script, scope: 11, sequence: 200, reading: 2)
+    script.observationsValue(scope: 11, sequence: 200, reading: 2)
     let findings = findings(script)
     let leak = try #require(findings.first { $0.kind == .leakedObject })
     #expect(

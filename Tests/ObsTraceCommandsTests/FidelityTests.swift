@@ -12,6 +12,17 @@ struct FidelityTests {
     "tracking",
   ]
 
+  /// Runs a mode of `obstrace-fidelity` recording to a new trace (with `OBSTRACE_BACKTRACES` when given), expects it to
+  /// end well, and returns the trace's path.
+  func recorded(_ mode: String, backtraces: String? = nil) throws -> String {
+    let trace = Paths.temporary("\(mode).trc")
+    var environment = ["OBSTRACE_OUTPUT": trace]
+    environment["OBSTRACE_BACKTRACES"] = backtraces
+    let run = try Run.program("obstrace-fidelity", [mode], environment: environment)
+    #expect(run.status == 0, "\(mode): \(run.standardError)")
+    return trace
+  }
+
   @Test("recording changes nothing the program prints", arguments: modes)
   func sideBySide(mode: String) throws {
     let untraced = try Run.program("obstrace-fidelity-untraced", [mode])
@@ -86,8 +97,7 @@ struct FidelityTests {
 
   @Test("count += 0 is a no-op write, found by default with its site")
   func noopFound() throws {
-    let trace = Paths.temporary("noop.trc")
-    _ = try Run.program("obstrace-fidelity", ["noop"], environment: ["OBSTRACE_OUTPUT": trace])
+    let trace = try recorded("noop")
     let report = try TraceAnalysis.analyze(path: trace)
     let tally = try #require(report.properties.first { $0.name == "Tally.count" })
     #expect(tally.statistics.noopWrites == 1)
@@ -99,8 +109,7 @@ struct FidelityTests {
 
   @Test("writes of an array are counted as not compared, and the report says how to compare them")
   func uncomparedCounted() throws {
-    let trace = Paths.temporary("append.trc")
-    _ = try Run.program("obstrace-fidelity", ["append"], environment: ["OBSTRACE_OUTPUT": trace])
+    let trace = try recorded("append")
     let result = Run.command(["report", trace])
     #expect(
       result.standardOutput.contains(
@@ -112,8 +121,7 @@ struct FidelityTests {
 
   @Test("an object whose class is @Observable at two levels is one object of its dynamic type, created and freed once")
   func hierarchyIsOneObject() throws {
-    let trace = Paths.temporary("hierarchy.trc")
-    _ = try Run.program("obstrace-fidelity", ["hierarchy"], environment: ["OBSTRACE_OUTPUT": trace])
+    let trace = try recorded("hierarchy")
     let report = try TraceAnalysis.analyze(path: trace)
     let objects = report.objects.map { "\($0.type) \($0.statistics.created) \($0.statistics.freed)" }
     #expect(objects == ["Animal 1 1", "Dog 1 1"])
@@ -139,10 +147,7 @@ struct FidelityTests {
     "classes with @Observable at 1, 2 and 3 levels: one object per instance that had an event, of its dynamic type; registrars of untouched objects counted as registrars, with their sites",
     arguments: ["off", "writes", "all"])
   func levels(backtraces: String) throws {
-    let trace = Paths.temporary("levels.trc")
-    let run = try Run.program(
-      "obstrace-fidelity", ["levels"], environment: ["OBSTRACE_OUTPUT": trace, "OBSTRACE_BACKTRACES": backtraces])
-    #expect(run.status == 0)
+    let trace = try recorded("levels", backtraces: backtraces)
     let report = try TraceAnalysis.analyze(path: trace)
     // Touched: a Tally, a Dog through Animal's property only, a MiddleNamePerson, a Person, a Dog kept to the end.
     let objects = report.objects.map { "\($0.type) \($0.statistics.created) \($0.statistics.freed)" }
@@ -196,9 +201,7 @@ struct FidelityTests {
     "objects never touched, created at one site a turn apart and never freed: a pile-up of registrars at that site, but for the newest; without call stacks, only alive at the end",
     arguments: ["off", "writes"])
   func untouchedPileUp(backtraces: String) throws {
-    let trace = Paths.temporary("pileup.trc")
-    _ = try Run.program(
-      "obstrace-fidelity", ["pileup"], environment: ["OBSTRACE_OUTPUT": trace, "OBSTRACE_BACKTRACES": backtraces])
+    let trace = try recorded("pileup", backtraces: backtraces)
     let report = try TraceAnalysis.analyze(path: trace)
     #expect(report.objects.isEmpty)
     // record's summary counts them apart too.
@@ -234,9 +237,7 @@ struct FidelityTests {
   @Test(
     "12 untouched objects made together, in one turn, and kept: alive at the end, not a pile-up (a screen's rows)")
   func untouchedTogetherIsNoPileUp() throws {
-    let trace = Paths.temporary("together.trc")
-    _ = try Run.program(
-      "obstrace-fidelity", ["together"], environment: ["OBSTRACE_OUTPUT": trace, "OBSTRACE_BACKTRACES": "writes"])
+    let trace = try recorded("together", backtraces: "writes")
     let report = try TraceAnalysis.analyze(path: trace)
     #expect(report.registrarsWithoutEvents.total == RegistrarStatistics(created: 24, freed: 0))
     #expect(report.findings.filter { $0.kind == .leakedObject }.isEmpty)
@@ -249,9 +250,7 @@ struct FidelityTests {
     "6 untouched objects of a 3-level class kept at one site are 18 registrars but too few objects for a pile-up: the threshold counts objects (the most registrars of one creation stack), not levels"
   )
   func fewObjectsManyLevelsAreNoPileUp() throws {
-    let trace = Paths.temporary("fewlevels.trc")
-    _ = try Run.program(
-      "obstrace-fidelity", ["fewlevels"], environment: ["OBSTRACE_OUTPUT": trace, "OBSTRACE_BACKTRACES": "writes"])
+    let trace = try recorded("fewlevels", backtraces: "writes")
     let report = try TraceAnalysis.analyze(path: trace)
     #expect(report.registrarsWithoutEvents.total == RegistrarStatistics(created: 18, freed: 0))
     #expect(report.findings.filter { $0.kind == .leakedObject }.isEmpty)
