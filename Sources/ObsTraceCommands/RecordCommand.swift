@@ -16,7 +16,9 @@ enum RecordCommand: TraceCommand {
     USAGE: obstrace record -o <file> [--backtraces off|writes|all] [--drop] [--ring-capacity <n>] -- <command> [<arg>...]
 
     The command's code must link ObsTrace and import it in the files that declare @Observable models. Its exit
-    code is passed through; the summary goes to stderr.
+    code is passed through; the summary goes to stderr. When the command runs several traced processes (swift test
+    runs XCTest and Swift Testing one after the other), the first to record writes <file> and each later one
+    writes beside it (run.trc -> run-PID.trc); the summary names every trace.
 
     OPTIONS:
       -o, --output <file>     The trace file to write.
@@ -89,9 +91,72 @@ enum RecordCommand: TraceCommand {
     // another kind of file at the path since: that stays).
     var probed = stat()
     if !existed || (stat(path, &probed) == 0 && probed.st_mode & S_IFMT == S_IFREG) { unlink(path) }
+    // Each process of the command that records says here where its trace went, and none replaces another's
+    // (Recorder.recordListVariable): the first to record claims `path`, a later one records beside it.
+    var template = Array(((getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp") + "/obstrace-record-XXXXXX").utf8CString)
+    let listDescriptor = mkstemp(&template)
+    guard listDescriptor >= 0 else {
+      throw CommandError(
+        "obstrace record: cannot create its list of traces in \(text(template)) (\(String(cString: strerror(errno))))")
+    }
+    close(listDescriptor)
+    let list = text(template)
+    defer { unlink(list) }
+    environment[RecordCommand.listVariable] = list
     let status = try spawnAndWait(command, adding: environment)
-    output.writeError(summary(path: path, exitStatus: status) + "\n")
+    let traces = recordedTraces(list: list, path: path)
+    if traces.isEmpty || traces == [path] {
+      output.writeError(summary(path: path, exitStatus: status) + "\n")
+    } else {
+      for trace in traces { output.writeError(summary(path: trace, exitStatus: status) + "\n") }
+      output.writeError(
+        "obstrace: \(traces.count) processes recorded, a trace each: \(traces.joined(separator: ", ")); report and "
+          + "the other commands read one trace at a time\n")
+    }
     return status
+  }
+
+  /// `Recorder.recordListVariable`, which this module does not import.
+  static let listVariable = "OBSTRACE_RECORD_LIST"
+
+  /// The traces the command's processes wrote, in the order they began (each once), as the list holds them
+  /// (absolute): `path` as given for the one it names, those under the current directory relative to it.
+  static func recordedTraces(list: String, path: String) -> [String] {
+    guard let contents = try? readWhole(list) else { return [] }
+    var directory = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    let current = getcwd(&directory, directory.count) != nil ? text(directory) : ""
+    let absolutePath = path.hasPrefix("/") ? path : current + "/" + path
+    var traces: [String] = []
+    for line in contents.split(separator: "\n") {
+      var trace = String(line)
+      if trace == absolutePath {
+        trace = path
+      } else if !current.isEmpty, trace.hasPrefix(current + "/") {
+        trace = String(trace.dropFirst(current.count + 1))
+      }
+      if !traces.contains(trace) { traces.append(trace) }
+    }
+    return traces
+  }
+
+  /// A C string in an array, up to its terminating zero.
+  static func text(_ characters: [CChar]) -> String {
+    String(decoding: characters.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+  }
+
+  static func readWhole(_ path: String) throws -> String {
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { throw CommandError("cannot read \(path)") }
+    defer { close(descriptor) }
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+      let count = read(descriptor, &buffer, buffer.count)
+      if count < 0 && errno == EINTR { continue }
+      if count <= 0 { break }
+      bytes.append(contentsOf: buffer[..<count])
+    }
+    return String(decoding: bytes, as: UTF8.self)
   }
 
   /// Runs `command` (searched on PATH) with `environment` added to ours; returns its exit code, or 128 + the

@@ -6,6 +6,9 @@ public struct TraceFileError: Error, CustomStringConvertible, Sendable, Equatabl
     case cannotWrite = "cannot-write"
     /// Another process's recording holds the file (its lock): it is being written.
     case held
+    /// Asked to keep a written file (`TraceFileWriter(path:header:keepingWrittenFile:)`, under `obstrace record`), the
+    /// file already holds something: an earlier process's trace.
+    case written
     case notATrace = "not-a-trace"
     case unsupportedVersion = "unsupported-version"
     case damaged

@@ -21,7 +21,12 @@ public final class TraceFileWriter {
   /// The file is locked (`flock`, exclusive) for as long as it is open: a recording of another process that names
   /// the same file finds it held and gets `.held` before anything of it is truncated or written (two recorders into
   /// one file made one damaged file). The lock goes with the file's close, or the process's end.
-  public convenience init(path: String, header: TraceHeader) throws(TraceFileError) {
+  ///
+  /// `keepingWrittenFile` (a recording under `obstrace record`, which removed the file before its command ran): a
+  /// file that, once locked, is not empty was written by an earlier process of that command and is kept: `.written`,
+  /// nothing of it truncated or written. The first process to record into the file claims it, a later one writes
+  /// beside it.
+  public convenience init(path: String, header: TraceHeader, keepingWrittenFile: Bool = false) throws(TraceFileError) {
     var status = stat()
     if stat(path, &status) == 0, let kind = Self.notRegular(status.st_mode) {
       throw TraceFileError(.cannotOpen, path: path, "cannot create the trace file (it is \(kind), not a regular file)")
@@ -45,6 +50,11 @@ public final class TraceFileWriter {
     if locked != 0 && lockError == EWOULDBLOCK {
       _ = Glibc.close(descriptor)
       throw TraceFileError(.held, path: path, "the trace file is being written by another process's recording")
+    }
+    // Tested under the lock: the process that claimed the file wrote its header before it let the lock go.
+    if keepingWrittenFile && fstat(descriptor, &status) == 0 && status.st_size > 0 {
+      _ = Glibc.close(descriptor)
+      throw TraceFileError(.written, path: path, "the trace file was written by an earlier process of this recording")
     }
     guard ftruncate(descriptor, 0) == 0 else {
       let truncateError = errno

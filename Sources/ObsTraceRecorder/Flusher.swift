@@ -28,6 +28,9 @@ final class Flusher: @unchecked Sendable {
   /// (`heldPath`).
   let path: String
   let heldPath: String?
+  /// Why it records beside `heldPath`: `.held` (another process records into it now) or `.written` (an earlier
+  /// process of the same `obstrace record` wrote it).
+  let besideReason: TraceFileError.Code?
   private let options: RecordingOptions
   // Everything below is touched only by the flusher thread, then (after it has exited) by `stop`.
   private let writer: TraceFileWriter
@@ -52,7 +55,9 @@ final class Flusher: @unchecked Sendable {
     var startedAt: UInt64
   }
 
-  init(path: String, options: RecordingOptions, startedWhileRunning: Bool) throws(TraceFileError) {
+  init(path: String, options: RecordingOptions, startedWhileRunning: Bool, keepingWrittenFile: Bool = false)
+    throws(TraceFileError)
+  {
     self.options = options
     obstrace_configure(
       UInt64(options.effectiveRingCapacity), options.dropWhenFull, options.backtraces.level,
@@ -65,16 +70,18 @@ final class Flusher: @unchecked Sendable {
       ringCapacity: UInt64(options.effectiveRingCapacity), stackLevel: UInt8(options.backtraces.level),
       seesUntracedTracking: UntracedTracking.enable(), startedWhileRunning: startedWhileRunning)
     do {
-      writer = try TraceFileWriter(path: path, header: header)
+      writer = try TraceFileWriter(path: path, header: header, keepingWrittenFile: keepingWrittenFile)
       self.path = path
       heldPath = nil
-    } catch where error.code == .held {
-      // Another process records into `path` (a test runner's two processes, one OBSTRACE_OUTPUT): this one records
-      // beside it, and `Recorder.start` says so.
+      besideReason = nil
+    } catch where error.code == .held || error.code == .written {
+      // Another process records into `path` (a test runner's two processes, one OBSTRACE_OUTPUT), or under `obstrace
+      // record` an earlier one wrote it: this one records beside it, and `Recorder.start` says so.
       let beside = TraceFileWriter.pathBeside(path, processID: getpid())
       writer = try TraceFileWriter(path: beside, header: header)
       self.path = beside
       heldPath = path
+      besideReason = error.code
     }
     try writer.writeChunk(.modules, payload: ChunkPayload.modules(LoadedModule.current()))
     forEachRing { ring in

@@ -34,9 +34,18 @@ public enum Recorder {
     try start(to: path, options: options, whileRunning: true)
   }
 
+  /// The variable `obstrace record` sets for its command: the path of a file each process of it that records from
+  /// `OBSTRACE_OUTPUT` appends its trace's absolute path to, one line. Its presence also says the command's
+  /// recordings must not replace one another: a trace file already written (by an earlier process of the command:
+  /// `record` removed the file before it ran) is kept, and the later process records beside it.
+  public static let recordListVariable = "OBSTRACE_RECORD_LIST"
+
+
   /// `start(to:options:)`; `whileRunning` false only for `OBSTRACE_OUTPUT`'s start, at the program's first traced
   /// object or scope, before which no traced tracking can have begun. The trace's header says which it was.
-  static func start(to path: String, options: RecordingOptions, whileRunning: Bool) throws(RecordingError) {
+  static func start(
+    to path: String, options: RecordingOptions, whileRunning: Bool, keepingWrittenFile: Bool = false
+  ) throws(RecordingError) {
     var notice: String?
     let failure: RecordingError? = state.withLock { state in
       if let running = state.flusher {
@@ -45,9 +54,14 @@ public enum Recorder {
           message: "obstrace: already recording to \(running.path); not recording to \(path) as well")
       }
       do {
-        let flusher = try Flusher(path: path, options: options, startedWhileRunning: whileRunning)
+        let flusher = try Flusher(
+          path: path, options: options, startedWhileRunning: whileRunning, keepingWrittenFile: keepingWrittenFile)
         state.flusher = flusher
-        if let held = flusher.heldPath {
+        if let held = flusher.heldPath, flusher.besideReason == .written {
+          notice =
+            "obstrace: \(held) holds the trace of an earlier process of this 'obstrace record'; this process "
+            + "(\(getpid())) records to \(flusher.path)"
+        } else if let held = flusher.heldPath {
           notice =
             "obstrace: \(held) is being written by another process's recording; this process (\(getpid())) records "
             + "to \(flusher.path) (put %p in OBSTRACE_OUTPUT for a file per process)"
@@ -102,14 +116,32 @@ public enum Recorder {
     }
     let (options, problems) = RecordingOptions.fromEnvironment(environment)
     for problem in problems { reportProblem("obstrace: \(problem)") }
+    let list = getenv(recordListVariable).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
     do {
-      try start(to: path, options: options, whileRunning: false)
+      try start(to: path, options: options, whileRunning: false, keepingWrittenFile: list != nil)
+      if let list, let written = state.withLock({ $0.flusher?.path }) { addToRecordList(list, trace: written) }
     } catch let error as RecordingError {
       if error.code != .alreadyRecording { reportProblem(error.message) }
     } catch {
       reportProblem("obstrace: \(error)")
     }
   }()
+
+  /// Appends `trace`, made absolute, to `obstrace record`'s list (one `write` of one line, O_APPEND: processes
+  /// recording at once do not mix their lines). A list that is gone (its `record` ended) is left so.
+  static func addToRecordList(_ list: String, trace: String) {
+    var absolute = trace
+    if !trace.hasPrefix("/") {
+      var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+      guard getcwd(&buffer, buffer.count) != nil else { return }
+      absolute = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) + "/" + trace
+    }
+    let descriptor = open(list, O_WRONLY | O_APPEND | O_CLOEXEC)
+    guard descriptor >= 0 else { return }
+    var line = absolute + "\n"
+    line.withUTF8 { bytes in _ = write(descriptor, bytes.baseAddress, bytes.count) }
+    close(descriptor)
+  }
 
   /// One line on stderr, never more: the traced program's own output stays readable.
   static func reportProblem(_ message: String) {

@@ -195,6 +195,71 @@ struct SharedOutputTests {
     #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["stale.trc"])
   }
 
+  @Test(
+    "record of a command that runs two traced processes one after the other keeps both traces: the first claims the file, the second records beside it; the summary names both; each program prints what it prints untraced"
+  )
+  func recordKeepsEveryProcess() throws {
+    let trace = Paths.temporary("seq.trc")
+    let folder = (trace as NSString).deletingLastPathComponent
+    let demo = Paths.binary("obstrace-demo")
+    let untraced = try Run.program("obstrace-demo-untraced", [])
+    let result = try Run.program("obstrace", ["record", "-o", trace, "--", "/bin/sh", "-c", "\"$0\"; \"$0\"", demo])
+    #expect(result.status == 0)
+    #expect(result.standardOutput == untraced.standardOutput + untraced.standardOutput)
+
+    let names = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+    let beside = try #require(names.first { $0.hasPrefix("seq-") && $0.hasSuffix(".trc") }, "\(names)")
+    #expect(names == ["seq-" + beside.dropFirst(4), "seq.trc"].sorted())
+    let processID = String(beside.dropFirst("seq-".count).dropLast(".trc".count))
+    #expect(Int(processID) != nil)
+
+    // Both traces whole, each with the writes the demo records alone.
+    let alone = Paths.temporary("alone.trc")
+    _ = try Run.program("obstrace-demo", [], environment: ["OBSTRACE_OUTPUT": alone])
+    let expected = try Self.wholeWrites(alone)
+    let first = try Self.wholeWrites(trace)
+    let second = try Self.wholeWrites(folder + "/" + beside)
+    #expect(expected.whole && expected.writes > 0)
+    #expect(first.whole && first.writes == expected.writes)
+    #expect(second.whole && second.writes == expected.writes)
+
+    // The second process said where it went; record summarized each trace and named both.
+    let lines = result.errorLines
+    #expect(lines.count == 4, "\(result.standardError)")
+    #expect(
+      lines.first
+        == "obstrace: \(trace) holds the trace of an earlier process of this 'obstrace record'; this process "
+        + "(\(processID)) records to \(folder)/\(beside)")
+    #expect(lines.dropFirst().first?.contains(" into \(trace) (") == true, "\(result.standardError)")
+    #expect(lines.dropFirst(2).first?.contains(" into \(folder)/\(beside) (") == true, "\(result.standardError)")
+    #expect(
+      lines.last
+        == "obstrace: 2 processes recorded, a trace each: \(trace), \(folder)/\(beside); report and the other commands "
+        + "read one trace at a time")
+  }
+
+  @Test(
+    "asked to keep a written file, the writer refuses one that is not empty and leaves it as it was; an empty or new one it takes"
+  )
+  func keepingWrittenFile() throws {
+    let header = TraceHeader(
+      startWallClockNanoseconds: 1, processID: 1, executable: "x", dropWhenFull: false, ringCapacity: 64, stackLevel: 0)
+    let written = Paths.temporary("written.trc")
+    try "an earlier trace".write(toFile: written, atomically: false, encoding: .utf8)
+    do {
+      _ = try TraceFileWriter(path: written, header: header, keepingWrittenFile: true)
+      Issue.record("a written file was taken")
+    } catch {
+      #expect(error.code == .written)
+    }
+    #expect(try String(contentsOfFile: written, encoding: .utf8) == "an earlier trace")
+    let empty = Paths.temporary("empty.trc")
+    #expect(FileManager.default.createFile(atPath: empty, contents: Data()))
+    _ = try TraceFileWriter(path: empty, header: header, keepingWrittenFile: true)
+    _ = try TraceFileWriter(path: Paths.temporary("new.trc"), header: header, keepingWrittenFile: true)
+    #expect(try Data(contentsOf: URL(fileURLWithPath: empty)).count > 0)
+  }
+
   @Test("the path beside: the process id before the extension")
   func pathBeside() {
     #expect(TraceFileWriter.pathBeside("/tmp/run.trc", processID: 42) == "/tmp/run-42.trc")
