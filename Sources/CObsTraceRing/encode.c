@@ -151,7 +151,8 @@ size_t obstrace_encode_common(obstrace_encode_state *restrict state, const obstr
   // The word of kind, flags and mask of an event at depth 0 without a stack, but for its kind and flags and
   // `EventMask.sameTime` (bit 23: the mask's bit 7).
   const uint32_t fixed_word = (uint32_t)fixed_mask << 16;
-  const uint64_t plain_length = tail.plain_length;
+  const uint32_t stack_word = (uint32_t)(fixed_mask | MASK_STACK) << 16;
+  const uint64_t plain_length = tail.plain_length, with_stack_length = tail.with_stack_length;
   const obstrace_record *record = records, *records_end = records + count;
   bool reached_target = false;
   while (record < records_end && !reached_target) {
@@ -220,6 +221,12 @@ size_t obstrace_encode_common(obstrace_encode_state *restrict state, const obstr
         memcpy(out, &word, sizeof word);
         memcpy(out + 3, tail.plain, 16);
         out += 3 + plain_length;
+      } else if ((head >> 16) == 0) {
+        // Depth 0 with the stated stack (a write's willSet): the same, with the stack's bytes.
+        const uint32_t word = head | stack_word | (uint32_t)(delta == 0) << 23;
+        memcpy(out, &word, sizeof word);
+        memcpy(out + 3, tail.with_stack, 16);
+        out += 3 + with_stack_length;
       } else {
         out = encode_items(head, stack, fixed_mask, &tail, delta, out);
       }
