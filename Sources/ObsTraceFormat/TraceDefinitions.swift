@@ -229,12 +229,19 @@ public enum SiteFilter {
   static let runtimePrefixes = [
     "obstrace_capture", "obstrace_emit", "swift_", "_swift", "__", "_dispatch", "start_thread", "clone",
   ]
-  /// Accessors the @Observable macro generates, and their helpers. Not `$defer` itself: the macro's `defer { didSet }`
-  /// is named in its accessor (`$defer #1 () in M.count.modify : Int`), a user's `defer` in the user's function.
+  /// Helpers the @Observable macro generates, and the key path accessors. Not `$defer` itself: the macro's
+  /// `defer { didSet }` is named in its accessor (`$defer #1 () in M.count.modify : Int`), a user's `defer` in the
+  /// user's function.
   static let accessorMarkers = [
-    ".getter :", ".setter :", ".modify :", ".access<", ".withMutation<", "shouldNotifyObservers", "key path getter",
-    "key path setter",
+    ".access<", ".withMutation<", "shouldNotifyObservers", "key path getter", "key path setter",
   ]
+  /// Accessor kinds: the macro's accessors of a tracked property, but also the user's own computed properties and
+  /// subscripts (and closures in them: `closure #1 in Demo.View.body.getter`). Machinery only where the frame's code
+  /// is not in a user's source file (`isUserSource`): the macro's accessors are in its `@__swiftmacro_…` buffer.
+  static let accessorKinds = [".getter :", ".setter :", ".modify :"]
+  /// Files of ObsTrace's own C code, which an optimized build inlines into the user's functions (their line-table
+  /// rows then name the user's function with ObsTrace's header).
+  static let ownSourceMarkers = ["/CObsTraceRing/", "CObsTraceRing.h"]
   static let runtimeModules = ["libswift", "libc.so", "libc-", "ld-linux", "libFoundation", "libdispatch"]
 
   /// `Module/File.swift:line`, the shape of `#fileID:#line`, for a scope labelled by its call site.
@@ -368,7 +375,18 @@ public enum SiteFilter {
     } else if machineryModules.contains(module) {
       return true
     }
-    return accessorMarkers.contains { function.contains($0) }
+    if ownSourceMarkers.contains(where: { frame.file.contains($0) }) { return true }
+    if accessorMarkers.contains(where: { function.contains($0) }) { return true }
+    // A protocol witness of an accessor is glue: its line is the conformance's, the accessor it calls (inlined or
+    // not) is a frame of its own.
+    return accessorKinds.contains { function.contains($0) }
+      && (!isUserSource(frame.file) || function.hasPrefix("protocol witness for "))
+  }
+
+  /// A file of the user's source: known, not a macro's expansion buffer (`@__swiftmacro_…`) and not code the
+  /// compiler made (`<compiler-generated>`).
+  static func isUserSource(_ file: String) -> Bool {
+    !file.isEmpty && !file.contains("@__swiftmacro_") && !file.hasPrefix("<")
   }
 }
 

@@ -100,6 +100,34 @@ struct SiteTests {
   }
 }
 
+extension SiteTests {
+  @Test(
+    "a write in the user's computed setter or subscript setter is sited there, and a withObservationTracking in a computed getter is labelled by its own line",
+    arguments: ["-Onone", "-O"])
+  func computedAccessorsAreTheUsers(optimization: String) throws {
+    let source = Paths.root + "/Tests/Fixtures/SitesAccessors/main.swift"
+    let program = try FixtureBuild.compile([source], module: "SitesAccessors", optimization: optimization)
+    let trace = Paths.temporary("sites-accessors\(optimization).trc")
+    let run = try Run.program(program, [trace])
+    #expect(run.status == 0, "\(run.standardError)")
+    #expect(run.standardOutput == "0.0\nlabel fired\n100.0\nlabel fired\n")
+    let reader = try TraceReader(path: trace)
+    var events: [TraceEvent] = []
+    reader.forEachEvent { events.append($0) }
+    let marks = try FixtureBuild.siteMarks(source)
+    // Before, the user's setters were passed over as the macro's accessors: both writes were sited at the caller.
+    let writes = events.filter { $0.kind == .willSet }.map { event -> String in
+      guard let site = reader.definitions.site(ofStack: event.stack) else { return "no site" }
+      return "\(site.file.split(separator: "/").last ?? ""):\(site.line)"
+    }
+    #expect(writes == ["computed setter", "subscript setter"].map { "main.swift:\(marks[$0] ?? 0)" })
+    // One label, the tracking call's line in the getter, for both callers; before, the first caller's line (debug)
+    // or each caller's (optimized: the getter is inlined into each).
+    let labels = events.filter { $0.kind == .scopeBegin }.map { reader.definitions.labelName($0.key) }
+    #expect(labels == Array(repeating: "SitesAccessors/main.swift:\(marks["computed tracking"] ?? 0)", count: 2))
+  }
+}
+
 @Suite("Untraced Observations")
 struct UntracedObservationsTests {
   @Test(

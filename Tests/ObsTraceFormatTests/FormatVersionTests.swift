@@ -34,7 +34,8 @@ struct FormatVersionTests {
   func version2InlinedFrames() throws {
     var table = SymbolTable()
     let accessor = SymbolizedFrame(
-      address: 0x10, function: "Demo.Model.count.modify : Swift.Int", file: "/src/macro.swift", line: 21,
+      address: 0x10, function: "Demo.Model.count.modify : Swift.Int",
+      file: "/src/@__swiftmacro_4Demo5ModelC5count18ObservationTrackedfMa_.swift", line: 21,
       module: "demo")
     table.frames[0x10] = SymbolizedFrame(
       address: 0x10, function: "Demo.run() -> ()", file: "/src/main.swift", line: 14, module: "demo",

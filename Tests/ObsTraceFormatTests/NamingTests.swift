@@ -120,6 +120,28 @@ struct NamingTests {
   func machinery(function: String, isUserCode: Bool) {
     #expect(SiteFilter.isMachinery(SymbolizedFrame(address: 1, function: function)) == !isUserCode)
   }
+
+  @Test(
+    "an accessor is machinery in the macro's buffer or without a file, the user's in a source file; ObsTrace's own C header is never the user's",
+    arguments: [
+      ("App.Temp.fahrenheit.setter : Swift.Double", "/p/Sources/App/main.swift", true),
+      ("App.Temp.subscript.setter : (Swift.Double) -> Swift.Double", "/p/Sources/App/main.swift", true),
+      ("closure #1 () -> Swift.String in App.Screen.label.getter : Swift.String", "/p/Sources/App/main.swift", true),
+      ("App.Temp.celsius.setter : Swift.Double", "/tmp/@__swiftmacro_3App4TempC7celsius18ObservationTrackedfMa_.swift", false),
+      ("App.Temp.celsius.modify : Swift.Double", "", false),
+      ("App.Temp.celsius.getter : Swift.Double", "<compiler-generated>", false),
+      ("key path getter for App.Temp.celsius : App.Temp", "/p/Sources/App/main.swift", false),
+      (
+        "protocol witness for App.Priced.price.modify : Swift.Int in conformance App.Item : App.Priced in App",
+        "/p/Sources/App/main.swift", false
+      ),
+      ("App_main", "/p/Sources/App/main.swift", true),
+      ("App_main", "/p/obstrace/Sources/CObsTraceRing/include/CObsTraceRing.h", false),
+    ])
+  func machineryByFile(function: String, file: String, isUserCode: Bool) {
+    let frame = SymbolizedFrame(address: 1, function: function, file: file, line: 3, module: "app")
+    #expect(SiteFilter.isMachinery(frame) == !isUserCode)
+  }
 }
 
 @Suite("Labels named from a stack")
