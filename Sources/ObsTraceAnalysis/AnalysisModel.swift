@@ -29,9 +29,11 @@ public struct PropertyStatistics: Sendable, Equatable {
   /// Writes through `_modify` whose value was compared with the one before (unchanged or changed).
   public var comparedWrites = 0
   /// Writes through `_modify` that were not compared (a member that is not trivially copyable under the default
-  /// `OBSTRACE_COMPARE=trivial`, or comparison off): whether they changed anything is unknown, and they are not
-  /// counted as no-op writes. Version-1 traces did not record it (0).
+  /// `OBSTRACE_COMPARE=trivial`, comparison off, …: `uncomparedBecause`): whether they changed anything is
+  /// unknown, and they are not counted as no-op writes. Version-1 traces did not record it (0).
   public var uncomparedWrites = 0
+  /// Of `uncomparedWrites`, how many for each reason the trace gives.
+  public var uncomparedBecause = UncomparedCounts()
   /// (write, fired scope) pairs caused by writes of this property.
   public var invalidations = 0
   /// Invalidations caused by writes that changed nothing.
@@ -188,5 +190,28 @@ public struct Finding: Sendable, Equatable {
     case .untrackedRead, .aliveAtEnd, .runningAtStop, .crossThreadWrite, .offMainThread, .startedWhileRunning: true
     default: false
     }
+  }
+}
+
+/// Writes not compared, counted by their reason (`UncomparedReason`).
+public struct UncomparedCounts: Sendable, Equatable {
+  var counts: SIMD8<Int32> = .zero
+
+  public init() {}
+
+  public subscript(reason: UncomparedReason) -> Int {
+    get { Int(counts[Int(reason.rawValue)]) }
+    set { counts[Int(reason.rawValue)] = Int32(clamping: newValue) }
+  }
+
+  /// The reasons with at least one write, in `UncomparedReason`'s order, with their counts.
+  public var nonzero: [(reason: UncomparedReason, count: Int)] {
+    UncomparedReason.allCases.compactMap { self[$0] > 0 ? ($0, self[$0]) : nil }
+  }
+
+  public static func + (left: Self, right: Self) -> Self {
+    var sum = Self()
+    sum.counts = left.counts &+ right.counts
+    return sum
   }
 }

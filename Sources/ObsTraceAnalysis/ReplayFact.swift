@@ -134,6 +134,8 @@ public struct WriteFact: Sendable {
   /// Whether it went through `_modify` (didSet flag `modify`, version 2): then `outcome` is `.unknown` only when
   /// the recorder did not compare it (`OBSTRACE_COMPARE`).
   public var throughModify: Bool
+  /// Why a write through `_modify` was not compared (`outcome` `.unknown`; else `.notRecorded`).
+  public var uncompared: UncomparedReason = .notRecorded
   /// Scope runs this write fired: (scope id, label id).
   public var fired: [(scope: UInt32, label: UInt32)]
   /// Of `fired`, the scopes whose fire was predicted (untraced), not recorded.

@@ -774,12 +774,14 @@ public struct ReplayMachine {
       keyOverflow.endWrite(on: event.thread, key, &state)
       if !unchanged { state.lastRealChange = sequence }
     }
+    let outcome: WriteFact.Outcome =
+      unchanged ? .unchanged : (event.flags & EventFlags.changed != 0 ? .changed : .unknown)
     consumer.consume(
       .write(
         WriteFact(
-          time: write.time, endTime: event.time, thread: event.thread, key: key,
-          outcome: unchanged ? .unchanged : (event.flags & EventFlags.changed != 0 ? .changed : .unknown),
-          writeKind: write.kind, throughModify: event.flags & EventFlags.modify != 0, fired: fired.scopes,
+          time: write.time, endTime: event.time, thread: event.thread, key: key, outcome: outcome,
+          writeKind: write.kind, throughModify: event.flags & EventFlags.modify != 0,
+          uncompared: outcome == .unknown ? UncomparedReason(flags: event.flags) : .notRecorded, fired: fired.scopes,
           predicted: fired.predicted, stack: write.stack)))
   }
 

@@ -92,7 +92,12 @@ public struct ReplayStatistics: ReplayConsumer {
       properties.withValue(write.key.property, default: PropertyStatistics()) { statistics in
         if fanOut > statistics.maximumFanOut { statistics.maximumFanOut = fanOut }
         if write.throughModify {
-          if write.outcome == .unknown { statistics.uncomparedWrites += 1 } else { statistics.comparedWrites += 1 }
+          if write.outcome == .unknown {
+            statistics.uncomparedWrites += 1
+            statistics.uncomparedBecause[write.uncompared] += 1
+          } else {
+            statistics.comparedWrites += 1
+          }
         }
         if write.outcome == .unchanged {
           statistics.noopWrites += 1

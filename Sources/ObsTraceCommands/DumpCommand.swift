@@ -160,6 +160,8 @@ final class DumpPrinter {
         && event.flags & (EventFlags.unchanged | EventFlags.changed) == 0
       {
         writer.append(" not compared")
+        let reason = UncomparedReason(flags: event.flags)
+        if reason != .notRecorded { writer.append(contentsOf: " (\(reason.name))") }
       }
     case .objectCreated, .objectFreed:
       writer.append(" ")

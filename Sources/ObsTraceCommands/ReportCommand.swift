@@ -301,19 +301,38 @@ enum ReportPrinter {
 
   /// What the no-op column could see: writes through `_modify` compared and not compared, and how to compare
   /// them. Nil when there were none (or the trace is of version 1, which did not record it).
+  /// Each reason the trace gives for writes not compared is said, with how to compare them where a setting can:
+  /// ', 3 not compared (2 not trivially copyable or over 64 bytes: arrays, strings, …; 1 stored field not found:
+  /// …): OBSTRACE_COMPARE=equatable compares the Equatable ones'.
   static func comparisonLine(_ report: AnalysisReport) -> String? {
     let (compared, uncompared) = writeComparison(report)
     guard compared + uncompared > 0 else { return nil }
     var line = "  writes through _modify: \(compared) compared"
     if uncompared > 0 {
-      line +=
-        ", \(uncompared) not compared (arrays, strings, …): OBSTRACE_COMPARE=equatable to compare them"
+      let reasons = uncomparedReasons(report).nonzero
+      let whys = reasons.count == 1 ? [reasons[0].reason.why] : reasons.map { "\($0.count) \($0.reason.why)" }
+      line += ", \(uncompared) not compared (" + whys.joined(separator: "; ") + ")"
+      let remedies = reasons.compactMap { remedy(for: $0.reason) }
+      if !remedies.isEmpty { line += ": " + remedies.joined(separator: "; ") }
     }
     return line
   }
 
+  /// What setting would compare writes not compared for `reason`, if one would.
+  static func remedy(for reason: UncomparedReason) -> String? {
+    switch reason {
+    case .comparisonOff: "OBSTRACE_COMPARE=trivial (the default) compares trivially copyable members"
+    case .notTriviallyCopyable: "OBSTRACE_COMPARE=equatable compares the Equatable ones"
+    default: nil
+    }
+  }
+
   static func writeComparison(_ report: AnalysisReport) -> (compared: Int, uncompared: Int) {
     report.properties.reduce((0, 0)) { ($0.0 + $1.statistics.comparedWrites, $0.1 + $1.statistics.uncomparedWrites) }
+  }
+
+  static func uncomparedReasons(_ report: AnalysisReport) -> UncomparedCounts {
+    report.properties.reduce(UncomparedCounts()) { $0 + $1.statistics.uncomparedBecause }
   }
 
   /// The report as JSON (schema `obstrace.report/1`), written into one byte buffer (`JSONBuffer`).
@@ -382,6 +401,16 @@ enum ReportPrinter {
     out.number(compared)
     out.raw(",\"notCompared\":")
     out.number(uncompared)
+    if uncompared > 0 {
+      out.raw(",\"notComparedBecause\":{")
+      for (index, entry) in uncomparedReasons(report).nonzero.enumerated() {
+        if index > 0 { out.raw(",") }
+        out.string(entry.reason.key)
+        out.raw(":")
+        out.number(entry.count)
+      }
+      out.raw("}")
+    }
     out.raw("},\"scopes\":")
     out.array(report.scopes) { out, scope in
       let s = scope.statistics

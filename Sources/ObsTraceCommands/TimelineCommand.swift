@@ -441,7 +441,14 @@ final class TimelinePrinter {
       case .unchanged: writer.append(" UNCHANGED")
       // Through the setter the macro already skipped an equal Equatable value; through _modify, a write the
       // recorder did not compare (OBSTRACE_COMPARE) says so.
-      case .unknown: writer.append(write.throughModify ? " written (not compared)" : " written")
+      case .unknown:
+        if !write.throughModify {
+          writer.append(" written")
+        } else if write.uncompared == .notRecorded {
+          writer.append(" written (not compared)")
+        } else {
+          writer.append(contentsOf: " written (not compared: \(write.uncompared.name))")
+        }
       }
       if write.fired.isEmpty {
         writer.append(" → invalidated nothing")

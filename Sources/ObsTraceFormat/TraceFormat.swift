@@ -148,7 +148,7 @@ public enum EventFlags {
   public static let changed: UInt8 = 2
   /// On `didSet` (version 2): the write went through `_modify` (the registrar's willSet and didSet called
   /// directly), where the macro does not skip unchanged values. With neither `unchanged` nor `changed`, it was
-  /// not compared (a member that is not trivially copyable, or comparison off). Version-1 traces never set it.
+  /// not compared, and bits 3–5 say why (`UncomparedReason`). Version-1 traces never set it.
   public static let modify: UInt8 = 4
   /// On `trackingCancelled` (a reason, not a bit): cancelled because the scope fired (one-shot tracking).
   public static let cancelledByFire: UInt8 = 1
@@ -159,6 +159,77 @@ public enum EventFlags {
   public static let cancelledByObjectsFreed: UInt8 = 3
   /// On `observationsRun`: the closure ran on the main actor.
   public static let onMainActor: UInt8 = 1
+}
+
+/// Why a write through `_modify` was not compared: on its didSet (flag `modify`, neither `unchanged` nor
+/// `changed`), bits 3–5 of the flags (`rawValue << 3`). Traces recorded before the reason was (version 3 of
+/// session 10 and earlier) have none: `notRecorded`.
+public enum UncomparedReason: UInt8, Sendable, CaseIterable {
+  /// The trace does not say (recorded before the reason was).
+  case notRecorded = 0
+  /// Comparison was off (`OBSTRACE_COMPARE=off`, `recordObservation(comparing: .off)`).
+  case comparisonOff = 1
+  /// Under `trivial`: the member is not trivially copyable (an array, a string, a struct holding references) or is
+  /// larger than the 64 bytes compared bit for bit; `equatable` compares it when it is Equatable.
+  case notTriviallyCopyable = 2
+  /// Under `equatable`: the member is neither Equatable nor trivially copyable in 64 bytes: nothing can compare it.
+  case notEquatable = 3
+  /// The member could be compared bit for bit, but its stored field was not found beyond doubt: no symbol names
+  /// the key path's getter (a stripped binary), or the class has no single field `_name` of the member's type.
+  case storedFieldNotFound = 4
+  /// The value from before the write was not kept: the recording started during the write.
+  case noValueKept = 5
+  /// The recorder's table of stored fields was full (`OBSTRACE_MAX_FIELD_PROPERTIES` properties).
+  case tooManyProperties = 6
+
+  /// The reason in a few words, for dump and timeline ("not compared (stored field not found)").
+  public var name: String {
+    switch self {
+    case .notRecorded: "reason not recorded"
+    case .comparisonOff: "comparison off"
+    case .notTriviallyCopyable: "not trivially copyable"
+    case .notEquatable: "not Equatable"
+    case .storedFieldNotFound: "stored field not found"
+    case .noValueKept: "value before not kept"
+    case .tooManyProperties: "too many properties"
+    }
+  }
+
+  /// Why, as the report says it ("N not compared (WHY)").
+  public var why: String {
+    switch self {
+    case .notRecorded: "the trace does not say why"
+    case .comparisonOff: "comparison off"
+    case .notTriviallyCopyable: "not trivially copyable or over 64 bytes: arrays, strings, …"
+    case .notEquatable: "neither Equatable nor trivially copyable in 64 bytes: nothing compares them"
+    case .storedFieldNotFound:
+      "stored field not found: no symbol names the property's key path getter, or its class has no one field "
+        + "_name of its type"
+    case .noValueKept: "the value from before the write was not kept: the recording started during the write"
+    case .tooManyProperties: "over 65536 properties: the recorder's table of stored fields was full"
+    }
+  }
+
+  /// The name of the reason in JSON (`report --format json`).
+  public var key: String {
+    switch self {
+    case .notRecorded: "notRecorded"
+    case .comparisonOff: "comparisonOff"
+    case .notTriviallyCopyable: "notTriviallyCopyable"
+    case .notEquatable: "notEquatable"
+    case .storedFieldNotFound: "storedFieldNotFound"
+    case .noValueKept: "noValueKept"
+    case .tooManyProperties: "tooManyProperties"
+    }
+  }
+
+  /// The reason's bits in a didSet's flags.
+  public var flags: UInt8 { rawValue << 3 }
+
+  /// The reason a didSet's flags give (`notRecorded` for none, or for a value this reader does not know).
+  public init(flags: UInt8) {
+    self = UncomparedReason(rawValue: (flags >> 3) & 0b111) ?? .notRecorded
+  }
 }
 
 /// Why an `Observations` sequence ended (the flags of `observationsEnd`).

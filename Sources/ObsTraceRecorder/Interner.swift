@@ -118,8 +118,9 @@ final class Interner: Sendable {
   }
 
   /// The stored field of property `id`, packed as `obstrace_property_fields` holds it (`StoredField.notFound`
-  /// when it cannot be found beyond doubt). Found once, at the property's first compared write: naming the
-  /// key path's getter opens the process's symbol tables (libdw), which recording otherwise does only at stop.
+  /// when it cannot be found beyond doubt, `StoredField.notBitwise` when its member cannot be compared bit for
+  /// bit). Found once, at the property's first compared write: naming the key path's getter opens the process's
+  /// symbol tables (libdw), which recording otherwise does only at stop.
   @inline(never)
   func storedField(_ id: UInt32) -> UInt32 {
     let known = obstrace_property_field(id)
@@ -127,9 +128,8 @@ final class Interner: Sendable {
     guard let entry = tables.withLock({ Int(id) < $0.properties.count ? $0.properties[Int(id)] : nil }) else {
       return StoredField.notFound
     }
-    let field = StoredField.locate(
+    let packed = StoredField.locate(
       root: entry.root, member: entry.member, getterAddress: entry.definition.getterAddress)
-    let packed = field?.packed ?? StoredField.notFound
     obstrace_set_property_field(id, packed)
     return packed
   }

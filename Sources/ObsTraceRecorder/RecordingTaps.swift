@@ -177,9 +177,10 @@ enum SymbolCache {
     }
   }
 
-  /// The demangled name of the function at `address` (symbol tables only), or nil: for naming a key path's
-  /// getter while recording, once per key path.
-  static func functionName(at address: UInt64) -> String? {
+  /// The demangled name of the function a key path's getter pointer runs (symbol tables only, through a jump
+  /// thunk as `resolve` names it: `Symbolizer.calledFunctionName`), or nil: for finding a property's stored field
+  /// while recording, once per key path.
+  static func getterName(at address: UInt64) -> String? {
     state.withLock { state in
       if !state.attempted {
         state.attempted = true
@@ -187,7 +188,7 @@ enum SymbolCache {
       }
       state.coverLoadedLibraries([address])
       guard let symbolizer = state.symbolizer, !State.misnamed(address, by: symbolizer) else { return nil }
-      return symbolizer.functionName(at: address)
+      return symbolizer.calledFunctionName(at: address)
     }
   }
 

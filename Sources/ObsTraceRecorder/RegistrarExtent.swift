@@ -24,6 +24,8 @@ final class RegistrarExtent: Sendable {
   static let noComparisonOverride = UInt32.max
   /// `EventFlags.modify`, for the registrar's inlinable code.
   @usableFromInline static let modifyFlag: UInt8 = EventFlags.modify
+  /// A didSet's flags for a write not compared as the value from before it was not kept.
+  @usableFromInline static let noValueKeptFlag: UInt8 = UncomparedReason.noValueKept.flags
 
   @usableFromInline
   init() {
@@ -176,7 +178,8 @@ final class RegistrarExtent: Sendable {
     let saved = obstrace_record_will_set(EventKind.willSet.rawValue, flags, object, key, type, stack)
     // A setter's write (withMutation) is never compared: the macro skips an equal Equatable value itself. Only a
     // `_modify` looks for its stored field (which may name the getter, once per property).
-    let plan = inWithMutation ? WriteComparisonPlan(key: key, field: 0, equatable: false) : comparison(id)
+    let plan =
+      inWithMutation ? WriteComparisonPlan(key: key, field: 0, equatable: false, uncompared: 0) : comparison(id)
     return WillSetWindow(key: key, comparison: plan, saved: saved)
   }
 
@@ -192,12 +195,22 @@ final class RegistrarExtent: Sendable {
     let mode = comparisonOverride != Self.noComparisonOverride ? comparisonOverride : obstrace_compare_mode()
     let key = id & ~Interner.equatableBit
     if mode == WriteComparison.equatable.mode && id & Interner.equatableBit != 0 {
-      return WriteComparisonPlan(key: key, field: 0, equatable: true)
+      return WriteComparisonPlan(key: key, field: 0, equatable: true, uncompared: 0)
     }
-    guard mode != 0 else { return WriteComparisonPlan(key: key, field: 0, equatable: false) }
+    guard mode != 0 else { return Self.uncompared(key, .comparisonOff) }
+    guard key < OBSTRACE_MAX_FIELD_PROPERTIES else { return Self.uncompared(key, .tooManyProperties) }
     var field = obstrace_property_field(key)
     if field == 0 { field = Interner.shared.storedField(key) }
-    return WriteComparisonPlan(key: key, field: field == StoredField.notFound ? 0 : field, equatable: false)
+    switch field {
+    case StoredField.notFound: return Self.uncompared(key, .storedFieldNotFound)
+    case StoredField.notBitwise:
+      return Self.uncompared(key, mode == WriteComparison.equatable.mode ? .notEquatable : .notTriviallyCopyable)
+    default: return WriteComparisonPlan(key: key, field: field, equatable: false, uncompared: 0)
+    }
+  }
+
+  private static func uncompared(_ key: UInt32, _ reason: UncomparedReason) -> WriteComparisonPlan {
+    WriteComparisonPlan(key: key, field: 0, equatable: false, uncompared: reason.flags)
   }
 
   /// The property a didSet is about and how its write is compared, or nil when not recording.
@@ -242,17 +255,20 @@ final class RegistrarExtent: Sendable {
 }
 
 /// How a write through `_modify` is compared: the property id, and either its stored field's bits (offset and
-/// size packed, 0 when not located), or its Equatable value read through the getter, or nothing.
+/// size packed, 0 when not located), or its Equatable value read through the getter, or nothing, and then why
+/// (`uncompared`: an `UncomparedReason`'s didSet flags).
 @usableFromInline
 struct WriteComparisonPlan {
   @usableFromInline let key: UInt32
   @usableFromInline let field: UInt32
   @usableFromInline let equatable: Bool
+  @usableFromInline let uncompared: UInt8
 
-  init(key: UInt32, field: UInt32, equatable: Bool) {
+  init(key: UInt32, field: UInt32, equatable: Bool, uncompared: UInt8) {
     self.key = key
     self.field = field
     self.equatable = equatable
+    self.uncompared = uncompared
   }
 
   @usableFromInline var comparesBits: Bool { field != 0 }

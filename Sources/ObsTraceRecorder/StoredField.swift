@@ -19,17 +19,27 @@ struct StoredField: Equatable {
 
   /// Packed for the C table: offset << 8 | size (0: not looked for yet).
   var packed: UInt32 { UInt32(offset) << 8 | UInt32(size) }
-  /// In the C table: looked for, not found (not compared).
+  /// In the C table: looked for, not found (not compared: `UncomparedReason.storedFieldNotFound`).
   static let notFound = UInt32.max
+  /// In the C table: not looked for, as the member cannot be compared bit for bit: not trivially copyable, or
+  /// larger than `maximumSize` (not compared: `UncomparedReason.notTriviallyCopyable`, or `notEquatable`).
+  static let notBitwise = UInt32.max - 1
 
   static let maximumSize = 64
   /// `_EachFieldOptions.classType` (a `static var` in the standard library, hence not named here).
   static let classType = _EachFieldOptions(rawValue: 1 << 0)
 
-  /// The stored field behind a macro property, or nil when it cannot be found beyond doubt.
-  static func locate(root: Any.Type, member: Any.Type, getterAddress: UInt64) -> StoredField? {
-    guard root is AnyObject.Type, let size = trivialSize(member), size > 0, size <= maximumSize, getterAddress != 0,
-      let symbol = SymbolCache.functionName(at: getterAddress),
+  /// The stored field behind a macro property packed for the C table, `notBitwise` when its member cannot be
+  /// compared bit for bit, or `notFound` when it cannot be found beyond doubt.
+  static func locate(root: Any.Type, member: Any.Type, getterAddress: UInt64) -> UInt32 {
+    guard let size = trivialSize(member), size > 0, size <= maximumSize else { return notBitwise }
+    return find(root: root, member: member, size: size, getterAddress: getterAddress)?.packed ?? notFound
+  }
+
+  /// The stored field of a trivially copyable member of `size` bytes, or nil when it cannot be found beyond doubt.
+  static func find(root: Any.Type, member: Any.Type, size: Int, getterAddress: UInt64) -> StoredField? {
+    guard root is AnyObject.Type, getterAddress != 0,
+      let symbol = SymbolCache.getterName(at: getterAddress),
       let name = PropertyNaming.name(fromKeyPathGetter: symbol),
       symbolNames(name, root: root)
     else { return nil }

@@ -89,9 +89,16 @@ public struct TracingRegistrar: Sendable {
     if let plan = extent.didSetKey(keyPath, Subject.self, Member.self) {
       var flags = RegistrarExtent.modifyFlag
       if plan.comparesBits {
-        flags |= extent.compareFieldBits(plan, object: unsafeBitCast(subject, to: UnsafeRawPointer.self))
-      } else if plan.equatable, let old = extent.takeSnapshot(key: plan.key) {
-        flags |= SilentRead.comparisonFlags(old, SilentRead.value(of: subject, keyPath))
+        let outcome = extent.compareFieldBits(plan, object: unsafeBitCast(subject, to: UnsafeRawPointer.self))
+        flags |= outcome != 0 ? outcome : RegistrarExtent.noValueKeptFlag
+      } else if plan.equatable {
+        if let old = extent.takeSnapshot(key: plan.key) {
+          flags |= SilentRead.comparisonFlags(old, SilentRead.value(of: subject, keyPath))
+        } else {
+          flags |= RegistrarExtent.noValueKeptFlag
+        }
+      } else {
+        flags |= plan.uncompared
       }
       extent.recordDidSet(key: plan.key, Subject.self, Self.address(of: subject), flags: flags)
     }

@@ -95,6 +95,26 @@ public final class Symbolizer {
     return Demangler.demangle(String(cString: raw))
   }
 
+  /// The demangled name of the function that a function pointer (a key path's getter) runs, from the symbol tables
+  /// alone: the function at `address`, or where a thunk there jumps (`followingThunk`, as `resolve` names it), or
+  /// nil. `StoredField` finds a property's stored field by this name.
+  public func calledFunctionName(at address: UInt64) -> String? {
+    guard let module = dwfl_addrmodule(session, Dwarf_Addr(address)) else { return nil }
+    let (target, lookup) = followingThunk(module, Dwarf_Addr(address))
+    guard let raw = dwfl_module_addrname(target, lookup) else { return nil }
+    return Demangler.demangle(String(cString: raw))
+  }
+
+  /// The code a function pointer at `address` (in `module`) runs: where it jumps when it is a thunk that only jumps
+  /// on (`jumpTarget`), else `address` itself. The one rule by which both names (`resolve`) and stored fields
+  /// (`calledFunctionName`) follow a key path getter's thunk.
+  func followingThunk(_ module: OpaquePointer, _ address: Dwarf_Addr) -> (OpaquePointer, Dwarf_Addr) {
+    guard let target = Self.jumpTarget(module, address), let targetModule = dwfl_addrmodule(session, target) else {
+      return (module, address)
+    }
+    return (targetModule, target)
+  }
+
   /// Resolves each address; addresses no module covers are left out. Return addresses of call stacks are
   /// looked up one byte before, so that the line is the call's, not the next statement's. Functions inlined at
   /// an address (an optimized build) become the frame's `inlined` frames, from DWARF's inlined-subroutine scopes.
@@ -105,12 +125,7 @@ public final class Symbolizer {
       var lookup = Dwarf_Addr(isReturnAddress ? address &- 1 : address)
       guard var module = dwfl_addrmodule(session, lookup) else { continue }
       // A function pointer (a key path's getter) may be a thunk that only jumps on: name where it jumps.
-      if !isReturnAddress, let target = Self.jumpTarget(module, lookup),
-        let targetModule = dwfl_addrmodule(session, target)
-      {
-        module = targetModule
-        lookup = target
-      }
+      if !isReturnAddress { (module, lookup) = followingThunk(module, lookup) }
       var function = ""
       if let raw = dwfl_module_addrname(module, lookup) {
         function = Demangler.demangle(String(cString: raw))

@@ -156,17 +156,30 @@ public struct RecordedObservation: Sendable {
   private func compared(_ property: String, _ location: CallerLocation) -> PropertyStatistics? {
     let found = statistics(property, location)
     if let found, found.uncomparedWrites > 0 {
-      location.fail(Self.uncomparedMessage(property, found.uncomparedWrites, comparison))
+      location.fail(Self.uncomparedMessage(property, found.uncomparedWrites, comparison, found.uncomparedBecause))
     }
     return found
   }
 
   /// Why a no-op count cannot be given, and how to get one.
-  static func uncomparedMessage(_ property: String, _ count: Int, _ comparison: WriteComparison) -> String {
-    let how =
-      comparison == .equatable
-      ? "its type is neither Equatable nor trivially copyable, so it cannot be compared"
-      : "record with recordObservation(comparing: .equatable) { … } to compare Equatable members with =="
+  static func uncomparedMessage(
+    _ property: String, _ count: Int, _ comparison: WriteComparison, _ reasons: UncomparedCounts
+  ) -> String {
+    let equatable = "record with recordObservation(comparing: .equatable) { … } to compare Equatable members with =="
+    let how = reasons.nonzero.map { entry -> String in
+      switch entry.reason {
+      case .notRecorded:
+        comparison == .equatable
+          ? "its type is neither Equatable nor trivially copyable, so it cannot be compared" : equatable
+      case .notTriviallyCopyable: "its type is not trivially copyable in 64 bytes; " + equatable
+      case .notEquatable: "its type is neither Equatable nor trivially copyable, so it cannot be compared"
+      case .storedFieldNotFound:
+        "its stored field was not found (no symbol names its key path getter, or its class has no one field "
+          + "_name of its type)" + (comparison == .equatable ? "" : "; " + equatable)
+      case .comparisonOff: "comparison was off; record with comparing: .trivial or .equatable to compare"
+      case .noValueKept, .tooManyProperties: entry.reason.why
+      }
+    }.joined(separator: "; ")
     return "recordObservation: \(count) write\(count == 1 ? "" : "s") of \(property) through _modify "
       + "\(count == 1 ? "was" : "were") not compared (comparing: .\(comparison)): \(how)"
   }

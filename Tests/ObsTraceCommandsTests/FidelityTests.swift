@@ -113,10 +113,23 @@ struct FidelityTests {
     let result = Run.command(["report", trace])
     #expect(
       result.standardOutput.contains(
-        "writes through _modify: 0 compared, 20000 not compared (arrays, strings, …): OBSTRACE_COMPARE=equatable to compare them"
-      ))
+        "writes through _modify: 0 compared, 20000 not compared (not trivially copyable or over 64 bytes: arrays, "
+          + "strings, …): OBSTRACE_COMPARE=equatable compares the Equatable ones\n"), "\(result.standardOutput)")
     let json = Run.command(["report", trace, "--format", "json"]).standardOutput
-    #expect(json.contains("\"modifyWrites\":{\"compared\":0,\"notCompared\":20000}"))
+    #expect(
+      json.contains(
+        "\"modifyWrites\":{\"compared\":0,\"notCompared\":20000,\"notComparedBecause\":{\"notTriviallyCopyable\":20000}}"))
+    // With comparison off, that is the reason said, with the setting that compares what can be compared.
+    let off = Paths.temporary("append-off.trc")
+    _ = try Run.program(
+      "obstrace-fidelity", ["append"], environment: ["OBSTRACE_OUTPUT": off, "OBSTRACE_COMPARE": "off"])
+    let offReport = Run.command(["report", off]).standardOutput
+    #expect(
+      offReport.contains(
+        "writes through _modify: 0 compared, 20000 not compared (comparison off): OBSTRACE_COMPARE=trivial (the "
+          + "default) compares trivially copyable members\n"), "\(offReport)")
+    let dump = Run.command(["dump", off]).standardOutput
+    #expect(dump.contains(" not compared (comparison off)"), "\(dump.prefix(2000))")
   }
 
   @Test("an object whose class is @Observable at two levels is one object of its dynamic type, created and freed once")
