@@ -64,6 +64,10 @@ public struct ScopeStatistics: Sendable, Equatable {
   public var predictedInvalidations = 0
   /// Runs that read only values no real change had touched since the instance's previous run.
   public var redundantRuns = 0
+  /// Of `redundantRuns`, those that began with no write having fired their instance's previous run: not a write
+  /// that changed nothing, but a re-run by itself (an `Observations` sequence iterated by several tasks re-runs its
+  /// closure for each other iterator's fire).
+  public var unfiredRedundantRuns = 0
   /// Fires with no recorded write in progress on the firing thread: by a write ObsTrace did not record (of an
   /// `@Observable` declared without `import ObsTrace`, or one whose willSet a lossy trace lost).
   public var unexplainedInvalidations = 0
@@ -97,6 +101,7 @@ public struct ScopeStatistics: Sendable, Equatable {
     sum.predictedInvalidations += other.predictedInvalidations
     sum.wastedInvalidations += other.wastedInvalidations
     sum.redundantRuns += other.redundantRuns
+    sum.unfiredRedundantRuns += other.unfiredRedundantRuns
     sum.unexplainedInvalidations += other.unexplainedInvalidations
     sum.coalescedWrites += other.coalescedWrites
     sum.reads.merge(other.reads, uniquingKeysWith: +)

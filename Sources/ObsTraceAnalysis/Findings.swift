@@ -110,22 +110,22 @@ enum Findings {
           evidence: "the trace's header: started by Recorder.start, not from OBSTRACE_OUTPUT; events of objects "
             + "whose creation is not in the trace"))
     }
-    var redundantByName: [String: Int] = [:]
+    var redundantByName: [String: ScopeStatistics] = [:]
     scopes.forEachEntry { label, statistics in
       guard statistics.redundantRuns > 0 else { return }
-      redundantByName[definitions.labelName(label), default: 0] += statistics.redundantRuns
+      let name = definitions.labelName(label)
+      redundantByName[name] = redundantByName[name].map { $0.merging(statistics) } ?? statistics
     }
-    for (name, redundantRuns) in redundantByName {
-      let statistics = (redundantRuns: redundantRuns, 0)
+    for (name, statistics) in redundantByName {
       findings.append(
         Finding(
           kind: .redundantRun, property: nil, scope: name, site: nil, count: statistics.redundantRuns,
           message: "\(statistics.redundantRuns) run\(statistics.redundantRuns == 1 ? "" : "s") of \(name) read only "
             + "values that no real change had touched since its previous run",
-          hint: "the scope re-ran for a write that changed nothing it shows; see the noop-write findings, or "
-            + "what invalidated it in `obstrace timeline --scope`",
+          hint: Self.redundantRunHint(statistics),
           evidence: "each of these runs continued a recorded instance, and no write that changed a value it read "
-            + "happened since that instance's previous run began"))
+            + "happened since that instance's previous run began"
+            + Self.redundantRunCauses(statistics)))
     }
     findings += objectFindings(replay, definitions, trace)
     // Writes of one object's property at once on two threads (one's willSet between the other's willSet and didSet):
@@ -673,5 +673,37 @@ public enum SiteFormatting {
       return String(text[text.index(after: dot)...])
     }
     return text
+  }
+}
+
+extension Findings {
+  /// What made a scope's redundant runs, as the trace shows it: a write that fired the instance's previous run
+  /// (and changed nothing it read: a no-op write), or no write at all. An `Observations` sequence iterated by
+  /// several tasks re-runs its closure unfired: its iterators share one state, and a fire that finds no iterator
+  /// waiting marks it dirty, so that the next `next()` of any iterator runs the closure again at once.
+  static func redundantRunHint(_ statistics: ScopeStatistics) -> String {
+    let unfired = statistics.unfiredRedundantRuns
+    let fired = statistics.redundantRuns - unfired
+    let afterWrite =
+      "the scope re-ran for a write that changed nothing it shows; see the noop-write findings, or what "
+      + "invalidated it in `obstrace timeline --scope`"
+    let byItself =
+      statistics.kind == .observations && statistics.sequences > 1
+      ? "no write fired these runs' previous runs: this Observations sequence had \(statistics.sequences) "
+        + "iterators, which share one state: each re-runs the closure after another's fire (Observation's own "
+        + "behaviour); iterate it from one task, or make one sequence per consumer"
+      : "no write fired these runs' previous runs: the program ran the scope again by itself; see what began "
+        + "each run in `obstrace timeline --scope`"
+    if unfired == 0 { return afterWrite }
+    if fired == 0 { return byItself }
+    return "\(fired) re-ran after a write that changed nothing they show (see the noop-write findings); for the "
+      + "other \(unfired), " + byItself
+  }
+
+  /// The evidence's count of unfired redundant runs, when there are any.
+  static func redundantRunCauses(_ statistics: ScopeStatistics) -> String {
+    let unfired = statistics.unfiredRedundantRuns
+    guard unfired > 0 else { return "" }
+    return "; \(unfired) of them began with no write having fired their instance's previous run"
   }
 }

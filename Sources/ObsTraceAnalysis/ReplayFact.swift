@@ -164,6 +164,9 @@ public struct RunEndedFact: Sendable {
   public var firstOfInstance: Bool
   /// Nothing it read really changed since its instance's previous run began.
   public var redundant: Bool
+  /// A write fired its instance's previous run before it began (a write that changed nothing, for a redundant run);
+  /// else it re-ran unfired.
+  public var afterFire: Bool = true
   /// It read a property inside that property's willSet window.
   public var readStale: Bool
   /// It read a property while another thread was writing it (see `ReadFact.racing`).

@@ -28,6 +28,8 @@ public struct ReplayMachine {
     var isolation: UInt32 = 0
     /// Objects it subscribed to that are still alive.
     var liveObjects = 0
+    /// A write fired its instance's previous run before it began (see `firedSinceRun`).
+    var afterFire = false
   }
 
   /// A read outside any scope, the last event of its thread (see `untrackedAccessLast`).
@@ -287,6 +289,10 @@ public struct ReplayMachine {
   /// Instances that fired and have not run again since, with their label: a write of what they read is coalesced
   /// into their next run. Apart from `instances`, so that a write looks up a word, not an instance and its reads.
   private var awaitingRerun = DenseTable<UInt32>()
+  /// Instances a write fired (recorded or predicted) since their last run began: a run that begins without its
+  /// instance here re-ran without a fire (an `Observations` iterator woken by another iterator's fire: they share
+  /// one state; or a program running a scope again by itself).
+  private var firedSinceRun = DenseTable<Bool>()
   /// The array a write's beginning lists its coalesced instances in, kept between writes: once the fact is gone it
   /// is uniquely held again and is emptied in place, so that listing them allocates nothing per write.
   private var coalescedScratch: [UInt32] = []
@@ -412,8 +418,11 @@ public struct ReplayMachine {
       let fact = RunFact(
         scope: event.scope, label: event.key, kind: kind, instance: instance, parent: event.aux,
         thread: event.thread, time: event.time)
+      let afterFire = !firedSinceRun.isEmpty && firedSinceRun[instance] != nil
+      if afterFire { firedSinceRun[instance] = nil }
       runs[event.scope] = Run(
-        fact: fact, beginSequence: sequence, reads: OrderedKeySet(reusing: spareReadLists.popLast()))
+        fact: fact, beginSequence: sequence, reads: OrderedKeySet(reusing: spareReadLists.popLast()),
+        afterFire: afterFire)
       // An untraced run's end is recorded late (or never): its instance runs again from here, and a write after its
       // begin is not coalesced into a run still to come.
       if kind == .untraced && !awaitingRerun.isEmpty { awaitingRerun[instance] = nil }
@@ -926,7 +935,8 @@ public struct ReplayMachine {
       .runEnded(
         RunEndedFact(
           run: run.fact, end: event.time, reads: run.reads.elements, firstOfInstance: first, redundant: redundant,
-          readStale: run.readStale, readRacing: run.readRacing, sequence: run.sequence, isolation: run.isolation)))
+          afterFire: run.afterFire, readStale: run.readStale, readRacing: run.readRacing, sequence: run.sequence,
+          isolation: run.isolation)))
     if run.fact.kind == .untraced && !run.reads.isEmpty {
       // Observation installs its observers as the tracking returns: from here the next willSet of anything it
       // read fires it (predicted at that willSet).
@@ -944,6 +954,7 @@ public struct ReplayMachine {
 
   /// Marks `instance` as fired and waiting to run again (if a run of it has ended: an instance is known from then).
   private mutating func noteAwaitingRerun(_ instance: UInt32) {
+    firedSinceRun[instance] = true
     if let label = instances.withExisting(instance, { $0.label }) { awaitingRerun[instance] = label }
   }
 

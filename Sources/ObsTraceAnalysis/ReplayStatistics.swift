@@ -120,7 +120,10 @@ public struct ReplayStatistics: ReplayConsumer {
       scopeTable.withValue(ended.run.label, default: ScopeStatistics(kind: ended.run.kind)) { statistics in
         statistics.runs += 1
         if ended.firstOfInstance { statistics.instances += 1 }
-        if ended.redundant { statistics.redundantRuns += 1 }
+        if ended.redundant {
+          statistics.redundantRuns += 1
+          if !ended.afterFire { statistics.unfiredRedundantRuns += 1 }
+        }
         if ended.sequence != 0 { statistics.isolations[ended.isolation, default: 0] += 1 }
         if ended.sequence != 0 && ended.firstOfInstance { statistics.sequences += 1 }
         statistics.threads.insert(ended.run.thread)

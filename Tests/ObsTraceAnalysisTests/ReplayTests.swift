@@ -666,6 +666,49 @@ struct ReplayTests {
     #expect(costly.first?.message.hasSuffix("and still invalidated 1 scope run") == true)
   }
 
+  @Test(
+    "a redundant run that no write fired is not blamed on no-op writes: an Observations sequence's iterators re-run for each other's fire; one after a no-op write still points to it"
+  )
+  func redundantRunHintFitsItsCause() {
+    var script = EventScript()
+    script.created(1)
+    // One Observations sequence iterated twice (iterators 10 and 11, as two tasks' `for await`): a write fires
+    // both values; each iterator runs again; iterator 10 then runs once more with nothing fired (their shared state
+    // was left dirty by the other's fire).
+    func value(_ scope: UInt32, of iterator: UInt32) {
+      script.begin(scope, label: 1, kind: .observations, instance: iterator)
+      script.observationsRun(iterator, scope: scope)
+      script.read(1, 1, in: scope)
+      script.end(scope)
+      script.install(scope)
+    }
+    value(1, of: 10)
+    value(2, of: 11)
+    script.write(1, 1, firing: [1, 2], unchanged: false)
+    value(3, of: 10)
+    value(4, of: 11)
+    value(5, of: 10)
+    // A tracking re-run after a write that changed nothing it read: a no-op write's cost.
+    script.run(6, label: 2, reads: [(1, 2)], instance: 20)
+    script.write(1, 2, firing: [6], unchanged: true)
+    script.run(7, label: 2, reads: [(1, 2)], instance: 20)
+    let (replay, _) = script.replay()
+    let redundant = TraceAnalysis.findings(of: replay, definitions: TraceDefinitions()).filter {
+      $0.kind == .redundantRun
+    }
+    #expect(redundant.count == 2, "\(redundant)")
+    let unfired = redundant.filter { $0.hint.contains("no write fired") }
+    #expect(unfired.count == 1 && unfired.first?.count == 1, "\(redundant)")
+    #expect(
+      unfired.first?.hint == "no write fired these runs' previous runs: this Observations sequence had 2 iterators, "
+        + "which share one state: each re-runs the closure after another's fire (Observation's own behaviour); "
+        + "iterate it from one task, or make one sequence per consumer")
+    #expect(unfired.first?.evidence.hasSuffix("; 1 of them began with no write having fired their instance's previous run") == true)
+    let afterNoop = redundant.filter { $0.hint.contains("see the noop-write findings") }
+    #expect(afterNoop.count == 1 && afterNoop.first?.count == 1, "\(redundant)")
+    #expect(afterNoop.first?.evidence.contains("began with no write") == false)
+  }
+
   @Test("memory holds live scopes, not finished ones: ten thousand one-shot runs leave nothing behind")
   func finishedRunsAreForgotten() {
     var script = EventScript()
