@@ -68,6 +68,9 @@ public struct ScopeStatistics: Sendable, Equatable {
   /// that changed nothing, but a re-run by itself (an `Observations` sequence iterated by several tasks re-runs its
   /// closure for each other iterator's fire).
   public var unfiredRedundantRuns = 0
+  /// Of `runs`, untraced ones whose end is not in the trace (their thread recorded nothing after them), counted up
+  /// to the trace's end (`ReplayMachine.finish`).
+  public var runsEndedAtTraceEnd = 0
   /// Fires with no recorded write in progress on the firing thread: by a write ObsTrace did not record (of an
   /// `@Observable` declared without `import ObsTrace`, or one whose willSet a lossy trace lost).
   public var unexplainedInvalidations = 0
@@ -102,6 +105,7 @@ public struct ScopeStatistics: Sendable, Equatable {
     sum.wastedInvalidations += other.wastedInvalidations
     sum.redundantRuns += other.redundantRuns
     sum.unfiredRedundantRuns += other.unfiredRedundantRuns
+    sum.runsEndedAtTraceEnd += other.runsEndedAtTraceEnd
     sum.unexplainedInvalidations += other.unexplainedInvalidations
     sum.coalescedWrites += other.coalescedWrites
     sum.reads.merge(other.reads, uniquingKeysWith: +)

@@ -73,17 +73,25 @@ enum Findings {
           location: location(key.stack)))
     }
     // Tracking ObsTrace does not own: by call site, with what the user can do about it.
-    var untracedBySite: [String: (runs: Int, predicted: Int)] = [:]
+    var untracedBySite: [String: (runs: Int, predicted: Int, unended: Int)] = [:]
     // Each label's statistics read in place (`forEachEntry`), not copied out by an iterator.
     let scopes = replay.scopes
     scopes.forEachEntry { label, statistics in
       guard statistics.kind == .untraced else { return }
-      let previous = untracedBySite[definitions.labelName(label)] ?? (0, 0)
+      let previous = untracedBySite[definitions.labelName(label)] ?? (0, 0, 0)
       untracedBySite[definitions.labelName(label)] = (
-        previous.runs + statistics.runs, previous.predicted + statistics.predictedInvalidations
+        previous.runs + statistics.runs, previous.predicted + statistics.predictedInvalidations,
+        previous.unended + statistics.runsEndedAtTraceEnd
       )
     }
     for (site, entry) in untracedBySite {
+      // Runs whose end the trace does not have are said, not left out (ReplayMachine.finish).
+      let unended =
+        entry.unended == 0
+        ? ""
+        : "; \(entry.unended) of these runs \(entry.unended == 1 ? "has" : "have") no recorded end (\(entry.unended == 1 ? "its" : "their") "
+          + "thread recorded nothing after \(entry.unended == 1 ? "it" : "them"), as for a loop still waiting for its next value when "
+          + "the trace ended): counted up to the trace's end"
       findings.append(
         Finding(
           kind: .untracedTracking, property: nil, scope: site, site: site, count: entry.runs,
@@ -91,7 +99,8 @@ enum Findings {
             + "with Observation directly; add `import ObsTrace` to that file to record them exactly",
           hint:
             "their reads are recorded; their \(entry.predicted) invalidation\(entry.predicted == 1 ? " is" : "s are") "
-            + "predicted from Observation's rules (one fire, at the first willSet of anything read), not recorded",
+            + "predicted from Observation's rules (one fire, at the first willSet of anything read), not recorded"
+            + unended,
           evidence: "reads recorded while Observation's runtime reported tracking in progress that was not one of "
             + "ObsTrace's scopes (_swift_observation_tls_get)"))
     }

@@ -49,6 +49,15 @@ struct RecentTable<Value> {
     }
   }
 
+  /// The ids with an entry, in increasing order: a walk of the whole table, for the end of a replay.
+  var ids: [UInt32] {
+    var result: [UInt32] = []
+    for (index, value) in values.enumerated() {
+      if case .some = value { result.append(UInt32(base + index)) }
+    }
+    return (result + outside.keys).sorted()
+  }
+
   /// Whether `id` has an entry (its value is not copied out).
   @inline(__always)
   func contains(_ id: UInt32) -> Bool {

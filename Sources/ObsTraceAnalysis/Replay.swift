@@ -61,9 +61,16 @@ public struct Replay {
     machine.consume(event, into: &consumers)
   }
 
-  /// Settles what the consumers hold pending at the end of the events (`ReplayStatistics.finish`): reading the
-  /// statistics after it copies nothing. Events may still follow.
-  public mutating func finish() { consumers.statistics.finish() }
+  /// Ends the runs whose end is not in the trace (`ReplayMachine.finish`), then settles what the consumers hold
+  /// pending (`ReplayStatistics.finish`): reading the statistics after it copies nothing. Call once, after the last
+  /// event.
+  public mutating func finish() {
+    finishRuns()
+    consumers.statistics.finish()
+  }
+
+  /// Ends the runs whose end is not in the trace (`ReplayMachine.finish`), counting them: once, after the last event.
+  public mutating func finishRuns() { machine.finish(into: &consumers) }
 
   public var statistics: ReplayStatistics { consumers.statistics }
   public var evidence: FindingEvidence { consumers.evidence }

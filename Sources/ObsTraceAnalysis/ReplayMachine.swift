@@ -293,6 +293,8 @@ public struct ReplayMachine {
   /// instance here re-ran without a fire (an `Observations` iterator woken by another iterator's fire: they share
   /// one state; or a program running a scope again by itself).
   private var firedSinceRun = DenseTable<Bool>()
+  /// Set while `finish` ends a run whose end is not in the trace.
+  private var endingAtTraceEnd = false
   /// The array a write's beginning lists its coalesced instances in, kept between writes: once the fact is gone it
   /// is uniquely held again and is emptied in place, so that listing them allocates nothing per write.
   private var coalescedScratch: [UInt32] = []
@@ -936,7 +938,7 @@ public struct ReplayMachine {
         RunEndedFact(
           run: run.fact, end: event.time, reads: run.reads.elements, firstOfInstance: first, redundant: redundant,
           afterFire: run.afterFire, readStale: run.readStale, readRacing: run.readRacing, sequence: run.sequence,
-          isolation: run.isolation)))
+          isolation: run.isolation, endedAtTraceEnd: endingAtTraceEnd)))
     if run.fact.kind == .untraced && !run.reads.isEmpty {
       // Observation installs its observers as the tracking returns: from here the next willSet of anything it
       // read fires it (predicted at that willSet).
@@ -1001,6 +1003,25 @@ public struct ReplayMachine {
 
   /// Runs still held: those whose observers are installed, or about to be.
   public var liveRunCount: Int { runs.count }
+
+  /// Ends the untraced runs still open after the last event, each at the trace's last time, as runs whose end is
+  /// not in the trace (`RunEndedFact.endedAtTraceEnd`). The recorder records an untraced run's end only at its
+  /// thread's next event (`predictFires`): a run whose thread recorded nothing after it (an `Observations` loop
+  /// waiting for its next value when the trace ended, its write never made) would otherwise stay open, uncounted
+  /// and unsaid, though its begin and reads are in the trace. Call once, after the last event.
+  public mutating func finish<Consumer: ReplayConsumer>(into consumer: inout Consumer) {
+    // Inner runs first: an outer run's reads then include theirs, as when they end in the program.
+    for scope in runs.ids.reversed() {
+      guard let (kind, ended, thread) = runs.withExisting(scope, { ($0.fact.kind, $0.ended, $0.fact.thread) }),
+        kind == .untraced, !ended
+      else { continue }
+      turn &+= 1
+      moment &+= 1
+      endingAtTraceEnd = true
+      endRun(TraceEvent(kind: .scopeEnd, thread: thread, time: lastTime, scope: scope), &consumer)
+      endingAtTraceEnd = false
+    }
+  }
 
   /// Entries of the per-object subscriber lists (for tests: what the replay holds for runs that subscribed).
   var subscriptionCount: Int { subscribers.reduce(0) { $0 + $1.value.count } }

@@ -119,6 +119,7 @@ public struct ReplayStatistics: ReplayConsumer {
     case .runEnded(let ended):
       scopeTable.withValue(ended.run.label, default: ScopeStatistics(kind: ended.run.kind)) { statistics in
         statistics.runs += 1
+        if ended.endedAtTraceEnd { statistics.runsEndedAtTraceEnd += 1 }
         if ended.firstOfInstance { statistics.instances += 1 }
         if ended.redundant {
           statistics.redundantRuns += 1

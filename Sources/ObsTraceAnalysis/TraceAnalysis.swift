@@ -194,6 +194,7 @@ public enum TraceAnalysis {
   ) -> ReplayMachine {
     var machine = ReplayMachine(listsCoalescedWrites: listsCoalescedWrites, accountsObjects: accountsObjects)
     forEachEventInTimeOrder(reader) { machine.consume($0, into: &consumer) }
+    machine.finish(into: &consumer)
     return machine
   }
 

@@ -71,6 +71,7 @@ enum ExportCommand: TraceCommand {
     var ordered = TimeOrderedEvents(threads: reader.footer.map { Set($0.threads.map(\.thread)) })
     reader.forEachChunk { chunk in ordered.add(chunk) { machine.consume($0, into: &export) } }
     ordered.finish { machine.consume($0, into: &export) }
+    machine.finish(into: &export)
     if let summary = TraceLoss(reader).summary { try export.noteLoss(summary) }
     try export.finish()
   }

@@ -423,6 +423,9 @@ final class TimelinePrinter {
       }
       if ended.redundant { writer.append("  [redundant: nothing it read changed]") }
       if ended.readRacing { writer.append("  [raced a write on another thread: may have read the old value]") }
+      if ended.endedAtTraceEnd {
+        writer.append("  [its end is not in the trace: its thread recorded nothing after it; counted as a run]")
+      }
     case .write(let write):
       guard
         matches(

@@ -199,6 +199,7 @@ public struct RecordedObservation: Sendable {
     self.comparison = comparison
     var replay = Replay()
     for event in tapped.events { replay.consume(event) }
+    replay.finishRuns()
     let trace = AnalysisReport.Trace(
       path: "<in-test recording>", events: replay.events, threads: replay.threadsSeen.count,
       droppedEvents: tapped.droppedEvents, truncated: false, damage: [],

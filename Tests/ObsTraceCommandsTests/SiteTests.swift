@@ -212,6 +212,58 @@ struct UntracedObservationsTests {
     #expect(graph.contains("4 runs"), "\(graph)")
     #expect(!report.contains("inconsistent"))
   }
+
+  @Test(
+    "an untraced run whose thread records nothing after it is counted and said, not left out: a loop still waiting at the end",
+    arguments: ["-Onone", "-O"])
+  func runWithoutARecordedEnd(optimization: String) throws {
+    let folder = Paths.root + "/Tests/Fixtures/UntracedObservationsLoop"
+    let sources = [folder + "/main.swift", folder + "/Loop.swift"]
+    let traced = try FixtureBuild.compile(
+      sources, module: "UntracedLoop", optimization: optimization, flags: ["-DOBSTRACE"])
+    let untraced = try FixtureBuild.compile(sources, module: "UntracedLoop", optimization: optimization)
+    let trace = Paths.temporary("untraced-waiting\(optimization).trc")
+    let run = try Run.program(traced, ["waiting"], environment: ["OBSTRACE_OUTPUT": trace])
+    let alone = try Run.program(untraced, ["waiting"])
+    #expect(run.status == 0, "\(run.standardError)")
+    // Side by side: the program prints the same with ObsTrace recording and with Observation alone.
+    #expect(run.standardOutput == "values: [0, 1, 2, 3]\n")
+    #expect(alone.standardOutput == run.standardOutput)
+    let line = try #require(try FixtureBuild.siteMarks(folder + "/Loop.swift")["observations"])
+    let label = "UntracedLoop/Loop.swift:\(line) (Observations closure)"
+    let reader = try TraceReader(path: trace)
+    var begins: [UInt32] = []
+    var ends: Set<UInt32> = []
+    reader.forEachEvent {
+      if $0.kind == .scopeBegin { begins.append($0.scope) }
+      if $0.kind == .scopeEnd { ends.insert($0.scope) }
+    }
+    // The last value's run began and read, and its thread recorded nothing more: its end is not in the trace.
+    // (Earlier runs' ends are recorded at their thread's next event: not when the loop went on on another thread.)
+    #expect(begins.count == 4 && !ends.contains(begins.last ?? 0), "\(begins) begun, \(ends) ended")
+    let timeline = Run.command(["timeline", trace]).standardOutput
+    let runs = timeline.split(separator: "\n").filter { $0.contains("run \(label) (untraced, #") }
+    #expect(runs.count == 4, "\(timeline)")
+    #expect(
+      runs.last?.hasSuffix(
+        "read Model#1.value  [its end is not in the trace: its thread recorded nothing after it; counted as a run]")
+        == true, "\(timeline)")
+    #expect(runs.dropLast().allSatisfy { !$0.contains("its end is not in the trace") }, "\(timeline)")
+    let json = Run.command(["report", trace, "--format", "json"]).standardOutput
+    let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+    let scope = (object?["scopes"] as? [[String: Any]])?.first { $0["label"] as? String == label }
+    #expect(scope?["runs"] as? Int == 4, "\(json)")
+    let report = Run.command(["report", trace]).standardOutput
+    #expect(
+      report.contains(
+        "; 1 of these runs has no recorded end (its thread recorded nothing after it, as for a loop still waiting for "
+          + "its next value when the trace ended): counted up to the trace's end"), "\(report)")
+    #expect(Run.command(["graph", "--dot", trace]).standardOutput.contains("4 runs"))
+    let export = Paths.temporary("untraced-waiting\(optimization).json")
+    #expect(Run.command(["export", trace, "--format", "chrome-json", "-o", export]).status == 0)
+    let slices = try String(contentsOfFile: export, encoding: .utf8).components(separatedBy: "\"name\":\"\(label)\"")
+    #expect(slices.count - 1 >= 4, "\(slices.count - 1) slices named \(label)")
+  }
 }
 
 @Suite("Re-tracked instances")

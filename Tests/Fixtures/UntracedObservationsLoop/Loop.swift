@@ -3,16 +3,17 @@
 import Foundation
 import Observation
 
-/// The values of `Observations { model.value }` until one of 3 or more, signalling `got` as each comes. The read
-/// takes `lock`, which each write holds: Observation resumes the loop inside the writer's willSet, and a read
-/// before the write stores its value would see the old one and wait for a change already made (README, What it
-/// costs), a race of Observation's that this program is not about.
-@inline(never) func watch(_ model: Model, _ lock: NSLock, _ got: DispatchSemaphore) async -> [Int] {
-  var values: [Int] = []
+/// The values of `Observations { model.value }` until one of `last` or more, each added to `seen` and signalled on
+/// `got` as it comes (with `last` `Int.max` the loop never ends: the program ends while it waits). The read takes
+/// `lock`, which each write holds: Observation resumes the loop inside the writer's willSet, and a read before the
+/// write stores its value would see the old one and wait for a change already made (README, What it costs), a race
+/// of Observation's that this program is not about.
+@inline(never) func watch(_ model: Model, _ lock: NSLock, _ got: DispatchSemaphore, _ seen: Seen, until last: Int)
+  async
+{
   for await value in Observations({ lock.withLock { model.value } }) {  // site: observations
-    values.append(value)
+    seen.append(value)
     got.signal()
-    if value >= 3 { break }
+    if value >= last { break }
   }
-  return values
 }
