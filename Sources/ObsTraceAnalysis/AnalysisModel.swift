@@ -40,7 +40,8 @@ public struct PropertyStatistics: Sendable, Equatable {
   public var wastedInvalidations = 0
   /// Of `invalidations`, those predicted for tracking ObsTrace does not own (`untraced` scopes), not recorded.
   public var predictedInvalidations = 0
-  /// Writes after a scope that read this property had fired but before it ran again: they fired nothing.
+  /// Writes after a scope that read this property had fired but before it ran again: they fired nothing. A write is
+  /// counted once however many such instances were waiting (each scope's `coalescedWrites` counts it once).
   public var coalescedWrites = 0
   public var staleReads = 0
   /// The most scopes one write of this property fired.

@@ -84,7 +84,8 @@ public struct ReplayStatistics: ReplayConsumer {
       properties.withValue(write.key.property, default: PropertyStatistics()) {
         if write.ownAccess { $0.reads -= 1 }
         $0.writes += 1
-        $0.coalescedWrites += write.coalescedInto.count
+        // A write, counted once however many waiting instances it is coalesced into (each scope counts it below).
+        if !write.coalescedInto.isEmpty { $0.coalescedWrites += 1 }
       }
       for label in write.coalescedInto { modifyScope(label) { $0.coalescedWrites += 1 } }
     case .write(let write):

@@ -85,13 +85,14 @@ enum HTMLReport {
     let runs = report.scopes.reduce(0) { $0 + $1.statistics.runs }
     let (status, complete) = TraceInput.completeness(trace)
     html += "<section id=\"summary\" class=\"cards\">\n"
-    html += card("warnings", "\(warnings.count)", tone: warnings.isEmpty ? "good" : "bad")
+    html += card(counted(warnings.count, "warning"), "\(warnings.count)", tone: warnings.isEmpty ? "good" : "bad")
     html += card("wasted invalidations", "\(wasted) of \(invalidations)", tone: wasted == 0 ? "good" : "bad")
     html += card("redundant runs", "\(redundant) of \(runs)", tone: redundant == 0 ? "good" : "warn")
-    html += card("events", "\(trace.events)")
-    html += card("threads", "\(trace.threads)")
+    html += card(counted(trace.events, "event"), "\(trace.events)")
+    html += card(counted(trace.threads, "thread"), "\(trace.threads)")
     html += card("duration", Formatting.duration(trace.durationNanoseconds))
-    html += card("dropped events", "\(trace.droppedEvents)", tone: trace.droppedEvents == 0 ? "" : "bad")
+    let dropped = trace.droppedEvents
+    html += card(counted(dropped, "dropped event"), "\(dropped)", tone: dropped == 0 ? "" : "bad")
     html += card("trace", status, tone: complete ? "" : "bad")
     html += "</section>\n"
     var notes: [String] = []
@@ -285,6 +286,11 @@ enum HTMLReport {
       html += "</tr>\n"
     }
     return html + "</tbody></table>\n"
+  }
+
+  /// A card's title for a count: singular for 1 ("1 warning", not "1 warnings").
+  static func counted(_ count: some BinaryInteger, _ noun: String) -> String {
+    count == 1 ? noun : noun + "s"
   }
 
   static func card(_ title: String, _ value: String, tone: String = "") -> String {

@@ -42,6 +42,29 @@ struct ReplayTests {
     #expect(replay.scopes[1]?.runs == 2)
   }
 
+  @Test("a write coalesced into several waiting instances is one coalesced write of the property, one of each instance")
+  func coalescedIntoSeveralInstances() {
+    var script = EventScript()
+    // Three one-shot instances of "A" (rows of a list) and one of "B", all reading `value` (tryout11 T4).
+    script.run(1, label: 1, reads: [(1, 1)], instance: 101)
+    script.run(2, label: 1, reads: [(1, 1)], instance: 102)
+    script.run(3, label: 1, reads: [(1, 1)], instance: 103)
+    script.run(4, label: 2, reads: [(1, 1)], instance: 201)
+    script.write(1, 1, firing: [1, 2, 3, 4], unchanged: false)
+    script.write(1, 1, unchanged: false)  // all four are waiting to run again: coalesced into each
+    let (replay, timeline) = script.replay()
+    let coalescedInto = timeline.compactMap { fact -> Int? in
+      if case .writeBegan(let write) = fact { return write.coalescedInto.count }
+      return nil
+    }
+    #expect(coalescedInto == [0, 4])
+    #expect(replay.properties[1]?.writes == 2)
+    #expect(replay.properties[1]?.coalescedWrites == 1)
+    #expect(replay.scopes[1]?.instances == 3)
+    #expect(replay.scopes[1]?.coalescedWrites == 3)
+    #expect(replay.scopes[2]?.coalescedWrites == 1)
+  }
+
   @Test("an instance's next run that reads something new and drops something: writes of what it reads now are coalesced into it, of what it dropped not")
   func coalescedAfterReadsChanged() {
     var script = EventScript()

@@ -36,6 +36,16 @@ struct HTMLReportTests {
     #expect(html.components(separatedBy: "<b class=\"bad\">redundant</b>").count - 1 == 3)
   }
 
+  @Test("the summary's cards say a count of 1 in the singular (\"1 warning\", \"1 thread\") and other counts in the plural")
+  func summarySingular() throws {
+    let one = try page(Paths.root + "/traces/stale-read.trc")  // 1 warning, 1 thread
+    #expect(one.contains("<div class=\"value\">1</div><div class=\"title\">warning</div>"))
+    #expect(one.contains("<div class=\"value\">1</div><div class=\"title\">thread</div>"))
+    #expect(one.contains("<div class=\"value\">0</div><div class=\"title\">dropped events</div>"))
+    let two = try page(Paths.root + "/traces/noop-modify.trc")  // 2 warnings
+    #expect(two.contains("<div class=\"value\">2</div><div class=\"title\">warnings</div>"))
+  }
+
   @Test("the page needs no network: no external script, style, image or font")
   func selfContained() throws {
     let html = try page(Paths.root + "/traces/observations.trc")
