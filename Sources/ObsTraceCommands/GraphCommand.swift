@@ -44,6 +44,8 @@ enum GraphCommand: TraceCommand {
     var property: String?
     /// With `property` given as one object's (`Model#3.items`): that object.
     var propertyObject: UInt32?
+    /// With `propertyObject`: the type written before its `#`, which the object must have.
+    var propertyObjectType: String?
     var scope: String?
     var sites = false
     var top = 40
@@ -57,6 +59,7 @@ enum GraphCommand: TraceCommand {
       if let property, !knownProperties.contains(property), let named = PrintedNames.objectProperty(property) {
         self.property = named.property
         propertyObject = named.object
+        propertyObjectType = named.type
       }
       if let scope, !knownScopes.contains(scope), let run = PrintedNames.run(scope) { self.scope = run.label }
     }
@@ -105,6 +108,13 @@ enum GraphCommand: TraceCommand {
       throw CommandError(
         "obstrace \(command): --property '\(options.givenProperty ?? "")' names object #\(object), which is not an "
           + "object of \(path)")
+    }
+    if let object = options.propertyObject, let type = options.propertyObjectType,
+      let why = PrintedNames.wrongType(type, object: object, in: definitions)
+    {
+      throw CommandError(
+        "obstrace \(command): --property '\(options.givenProperty ?? "")' names \(type)#\(object), which is not an "
+          + "object of \(path) \(why)")
     }
     let loss = TraceLoss(reader)
     return (dot(replay, reader.definitions, options, writes: writes, loss: loss.summary), loss)

@@ -38,8 +38,13 @@ enum TimelineCommand: TraceCommand {
     var property: String?
     /// With `property` given as one object's (`Model#1.items`): that object, and the text given.
     var propertyObject: UInt32?
+    /// With `propertyObject`: the type written before its `#`.
+    var propertyObjectType: String?
     var givenProperty: String?
     var object: UInt32?
+    /// With `object` given as `Type#n`: the type object n must have (serials are counted across types).
+    var objectType: String?
+    var givenObject: String?
     var thread: UInt32?
     var from: UInt64 = 0
     var to: UInt64 = .max
@@ -62,12 +67,15 @@ enum TimelineCommand: TraceCommand {
     if let property = filter.property, let named = PrintedNames.objectProperty(property) {
       filter.property = named.property
       filter.propertyObject = named.object
+      filter.propertyObjectType = named.type
     }
     if let text = parsed.value("object") {
       guard let object = PrintedNames.object(text) else {
         throw CommandError("obstrace timeline: --object must be a number or Type#n, not '\(text)'")
       }
-      filter.object = object
+      filter.object = object.object
+      filter.objectType = object.type
+      filter.givenObject = text
     }
     if let text = parsed.value("thread") {
       let digits = text.hasPrefix("T") ? String(text.dropFirst()) : text
@@ -139,11 +147,23 @@ enum TimelineCommand: TraceCommand {
             "obstrace timeline: --property '\(filter.givenProperty ?? property)' names object #\(object), "
               + "which is not an object of \(path)")
         }
+        if let object = filter.propertyObject, let type = filter.propertyObjectType,
+          let why = PrintedNames.wrongType(type, object: object, in: definitions)
+        {
+          throw CommandError(
+            "obstrace timeline: --property '\(filter.givenProperty ?? property)' names \(type)#\(object), "
+              + "which is not an object of \(path) \(why)")
+        }
       }
       if let thread = filter.thread, !consumer.seenThreads.contains(thread) {
         throw CommandError(
           "obstrace timeline: --thread \(thread) is not a thread of \(path) (its threads: "
             + consumer.seenThreads.sorted().map { "T\($0)" }.joined(separator: ", ") + ")")
+      }
+      if let object = filter.object, let type = filter.objectType,
+        let why = PrintedNames.wrongType(type, object: object, in: definitions)
+      {
+        throw CommandError("obstrace timeline: --object \(filter.givenObject ?? "") is not an object of \(path) \(why)")
       }
       if let object = filter.object, !consumer.seenObjects.contains(object) {
         throw CommandError("obstrace timeline: --object \(object) is not an object of \(path)")
@@ -241,6 +261,8 @@ final class TimelinePrinter {
   /// With --scope and --property: whether a label or property id has the name asked for.
   @exclusivity(unchecked) private var labelMatches = DenseTable<LabelMatch>()
   @exclusivity(unchecked) private var propertyMatches = DenseTable<Bool>()
+  /// With --object Type#n: by type id, whether the type's name is the one asked for.
+  @exclusivity(unchecked) private var objectTypeMatches = DenseTable<Bool>()
 
   /// The last prefix printed (time and thread), reused while the next line's time is in the same millisecond on
   /// the same thread: its three digits of microseconds are rewritten in place (and not even that within the same
@@ -381,7 +403,9 @@ final class TimelinePrinter {
   ) -> Bool {
     if time < filter.from || time > filter.to { return false }
     if let wanted = filter.thread, wanted != thread { return false }
-    if let wanted = filter.object, !keys.contains(where: { $0.object == wanted }) { return false }
+    if let wanted = filter.object, !keys.contains(where: { $0.object == wanted }) || !objectHasWantedType(wanted) {
+      return false
+    }
     if let wanted = filter.property,
       !keys.contains(where: {
         propertyMatches($0.property, wanted) && (filter.propertyObject == nil || filter.propertyObject == $0.object)
@@ -394,6 +418,19 @@ final class TimelinePrinter {
       return labels.contains { scopeMatches($0.label, $0.scope, wanted) }
     }
     return true
+  }
+
+  /// Whether an object has the type --object named it with (`Holder#3`), or --object gave a bare number. An object
+  /// of another type with that serial matches nothing: serials are counted across types.
+  private func objectHasWantedType(_ serial: UInt32) -> Bool {
+    guard let wanted = filter.objectType else { return true }
+    let definitions = names.reader.definitions
+    guard let type = definitions.objects[serial] else { return false }
+    if let known = objectTypeMatches[type] { return known }
+    let matches = PrintedNames.isType(type, named: wanted, in: definitions)
+    // A match is kept; a mismatch is not (a property defined later may qualify the type's name: isType).
+    if matches { objectTypeMatches[type] = true }
+    return matches
   }
 
   /// Prints the line of a fact, if it has one and the filter lets it through.

@@ -360,4 +360,37 @@ struct NameRoundTripTests {
         + "\(trace)\n")
     #expect(Run.command(["timeline", trace, "--object", "Progress#x"]).status == 2)
   }
+
+  /// Serials are counted across types (observations.trc: Model#1, SavingModel#2): `Type#n` names object n only
+  /// when it is of that type, not another type's object n.
+  @Test("an object named with a type it does not have is one line naming that type's objects")
+  func objectOfAnotherType() {
+    let trace = Paths.root + "/traces/observations.trc"
+    let wrong = Run.command(["timeline", trace, "--object", "SavingModel#1"])
+    #expect(wrong.status == 2)
+    #expect(wrong.standardOutput.isEmpty, "\(wrong.standardOutput)")
+    #expect(
+      wrong.standardError
+        == "obstrace timeline: --object SavingModel#1 is not an object of \(trace) (SavingModel objects: SavingModel#2)\n")
+    let noType = Run.command(["timeline", trace, "--object", "Widget#2"])
+    #expect(noType.status == 2)
+    #expect(
+      noType.standardError
+        == "obstrace timeline: --object Widget#2 is not an object of \(trace) (no object is a Widget; known: Model, "
+        + "SavingModel)\n")
+    let right = Run.command(["timeline", trace, "--object", "SavingModel#2"])
+    #expect(right.status == 0, "\(right.standardError)")
+    let lines = right.standardOutput.split(separator: "\n").dropFirst()
+    #expect(!lines.isEmpty && lines.allSatisfy { $0.contains("SavingModel#2.") }, "\(lines)")
+    #expect(Run.command(["timeline", trace, "--object", "#1"]).standardOutput.contains("Model#1.property"))
+    for command in ["timeline", "graph"] {
+      let property = Run.command([command, trace, "--property", "SavingModel#1.property"])
+      #expect(property.status == 2)
+      #expect(
+        property.standardError
+          == "obstrace \(command): --property 'SavingModel#1.property' names SavingModel#1, which is not an object of "
+          + "\(trace) (SavingModel objects: SavingModel#2)\n")
+      #expect(Run.command([command, trace, "--property", "SavingModel#2.property"]).status == 0)
+    }
+  }
 }
