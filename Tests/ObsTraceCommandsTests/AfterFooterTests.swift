@@ -8,27 +8,6 @@ import Testing
 /// said the user's name was wrong.
 @Suite("Bytes after the footer, names lost")
 struct AfterFooterTests {
-  static let guidePath = Paths.root + "/traces/guide.trc"
-
-  static func guide() throws -> (bytes: Data, chunks: [(type: ChunkType, range: Range<UInt64>)]) {
-    var chunks: [(type: ChunkType, range: Range<UInt64>)] = []
-    try TraceReader(path: guidePath).forEachWholeChunkRange { type, range in chunks.append((type, range)) }
-    return (try Data(contentsOf: URL(fileURLWithPath: guidePath)), chunks)
-  }
-
-  static func write(_ bytes: Data, _ name: String) throws -> String {
-    let path = Paths.temporary(name)
-    try bytes.write(to: URL(fileURLWithPath: path))
-    return path
-  }
-
-  static func events(_ path: String) throws -> (reader: TraceReader, count: Int) {
-    let reader = try TraceReader(path: path)
-    var count = 0
-    reader.forEachEvent { _ in count += 1 }
-    return (reader, count)
-  }
-
   /// 5000 bytes of a seeded generator, none of them the chunk magic's first byte (so no chunk can begin in them).
   static func garbage(_ count: Int) -> Data {
     var state: UInt64 = 0x9E37_79B9_7F4A_7C15
@@ -44,16 +23,16 @@ struct AfterFooterTests {
     "a few bytes, many bytes, or a whole second trace after the footer: the trace is complete and read once, every command says the bytes are not part of it, check and baseline work from it"
   )
   func bytesAfterTheFooter() throws {
-    let (bytes, _) = try Self.guide()
-    let (_, whole) = try Self.events(Self.guidePath)
+    let (bytes, _) = try GuideTrace.read()
+    let (_, whole) = try GuideTrace.events(GuideTrace.path)
     let cases: [(name: String, tail: Data)] = [
       ("hello.trc", Data("hello\n".utf8)), ("garbage.trc", Self.garbage(5000)), ("doubled.trc", bytes),
       // Junk, then zeros: not the zeros of an end never written.
       ("junk-then-zeros.trc", Data("junk".utf8) + Data(count: 100)),
     ]
     for (name, tail) in cases {
-      let path = try Self.write(bytes + tail, name)
-      let (reader, count) = try Self.events(path)
+      let path = try GuideTrace.write(bytes + tail, name)
+      let (reader, count) = try GuideTrace.events(path)
       #expect(count == whole, "\(name)")
       #expect(!reader.truncated, "\(name)")
       #expect(reader.damage.isEmpty, "\(name)")
@@ -84,7 +63,7 @@ struct AfterFooterTests {
       #expect(baseline.status == 0, "\(name): \(baseline.standardError)")
       #expect(baseline.errorLines.first == "obstrace baseline: note: \(path): \(said)")
       #expect(baseline.errorLines.count == 2 && baseline.errorLines[1].hasPrefix("obstrace baseline: wrote "))
-      let against = Run.command(["check", Self.guidePath, "--baseline", baselinePath])
+      let against = Run.command(["check", GuideTrace.path, "--baseline", baselinePath])
       #expect(against.status == 0, "\(against.standardOutput)")
 
       for command in ["timeline", "graph"] {
@@ -102,7 +81,7 @@ struct AfterFooterTests {
         symbolize.errorLines.first?.hasSuffix(
           "wrote \(symbolized) (still the bytes after its footer, from byte \(bytes.count), as the input)") == true,
         "\(name): \(symbolize.standardError)")
-      let (again, againCount) = try Self.events(symbolized)
+      let (again, againCount) = try GuideTrace.events(symbolized)
       #expect(againCount == whole && again.afterFooter != nil && !again.truncated, "\(name)")
       let dump = Run.command(["dump", path])
       #expect(dump.standardOutput.contains("\n# \(said)\n"), "\(name)")
@@ -114,11 +93,11 @@ struct AfterFooterTests {
     "check --max on a trace whose symbol table chunk is damaged says the trace's names are not known, and why; not that the name is wrong"
   )
   func namesLostToDamage() throws {
-    let (bytes, chunks) = try Self.guide()
+    let (bytes, chunks) = try GuideTrace.read()
     let symbols = try #require(chunks.first { $0.type == .symbols }).range
     var flipped = bytes
     flipped[Int(symbols.lowerBound) + 40] ^= 0x10
-    let path = try Self.write(flipped, "symbols-flipped.trc")
+    let path = try GuideTrace.write(flipped, "symbols-flipped.trc")
     let check = Run.command(["check", path, "--max", "Model.property:writes<=100"])
     #expect(check.status == 2)
     #expect(check.errorLines.count == 1)
@@ -128,12 +107,14 @@ struct AfterFooterTests {
           + "names are not known: its symbol table is missing, and 1 damaged chunk was skipped (first at byte "
           + "\(symbols.lowerBound)): the recording stopped cleanly, which writes one, so it was likely damaged, so they "
           + "are named by type and number (known: Model.<Int #"), "\(check.standardError)")
-    #expect(check.standardError.hasSuffix("'obstrace symbolize \(path)' names them from the binaries it was recorded from, if they are still there\n"))
+    #expect(
+      check.standardError.hasSuffix(
+        "'obstrace symbolize \(path)' names them from the binaries it was recorded from, if they are still there\n"))
 
     // Without a footer (killed before its stop): no table was written.
     let footer = try #require(chunks.last { $0.type == .footer }).range
     let cut = bytes.prefix(Int(symbols.lowerBound)) + bytes[Int(symbols.upperBound)..<Int(footer.lowerBound)]
-    let killed = try Self.write(cut, "symbols-never-written.trc")
+    let killed = try GuideTrace.write(cut, "symbols-never-written.trc")
     let unnamed = Run.command(["check", killed, "--max", "Model.property:writes<=100"])
     #expect(unnamed.status == 2)
     #expect(
@@ -142,11 +123,11 @@ struct AfterFooterTests {
           + "table is written at the stop)"), "\(unnamed.standardError)")
 
     // A name the trace does not have, in a trace with its names: the name is said to be unknown, as before.
-    let typo = Run.command(["check", Self.guidePath, "--max", "Model.propperty:writes<=100"])
+    let typo = Run.command(["check", GuideTrace.path, "--max", "Model.propperty:writes<=100"])
     #expect(typo.status == 2)
     #expect(
       typo.standardError
-        == "obstrace check: --max 'Model.propperty:writes<=100' names no property or scope of \(Self.guidePath); closest: Model.property, Model.otherProperty\n"
+        == "obstrace check: --max 'Model.propperty:writes<=100' names no property or scope of \(GuideTrace.path); closest: Model.property, Model.otherProperty\n"
     )
   }
 }

@@ -8,18 +8,14 @@ import Testing
 /// (2ff60fb), and its writes through `_modify` are compared through it too: the fixture Tests/Fixtures/BaseClass.
 @Suite("Base class")
 struct BaseClassTests {
-  @Test("a base class's writes through _modify are compared, and the no-op one found, in debug and release",
+  @Test(
+    "a base class's writes through _modify are compared, and the no-op one found, in debug and release",
     arguments: ["-Onone", "-O"])
   func comparedThroughTheThunk(optimization: String) throws {
     let folder = Paths.root + "/Tests/Fixtures/BaseClass"
     let sources = [folder + "/main.swift", folder + "/Models.swift"]
-    let traced = try FixtureBuild.compile(
-      sources, module: "BaseClass", optimization: optimization, flags: ["-DOBSTRACE"])
-    let untraced = try FixtureBuild.compile(sources, module: "BaseClass", optimization: optimization)
-    let trace = Paths.temporary("base-class\(optimization).trc")
-    let run = try Run.program(traced, [], environment: ["OBSTRACE_OUTPUT": trace])
-    let alone = try Run.program(untraced, [])
-    #expect(run.status == 0, "\(run.standardError)")
+    let (run, alone, trace) = try FixtureBuild.sideBySide(
+      sources, module: "BaseClass", optimization: optimization, trace: "base-class\(optimization).trc")
     // Side by side: the program prints the same with ObsTrace recording and with Observation alone.
     #expect(run.standardOutput == "owner Rex (0)\nowner Rex (0)\nowner Rex (1)\nfired 2, Rex (1), collie!\n")
     #expect(alone.standardOutput == run.standardOutput)

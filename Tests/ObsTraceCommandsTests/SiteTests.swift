@@ -163,13 +163,8 @@ struct UntracedObservationsTests {
   func everyRunAndItsWake(optimization: String) throws {
     let folder = Paths.root + "/Tests/Fixtures/UntracedObservationsLoop"
     let sources = [folder + "/main.swift", folder + "/Loop.swift"]
-    let traced = try FixtureBuild.compile(
-      sources, module: "UntracedLoop", optimization: optimization, flags: ["-DOBSTRACE"])
-    let untraced = try FixtureBuild.compile(sources, module: "UntracedLoop", optimization: optimization)
-    let trace = Paths.temporary("untraced-loop\(optimization).trc")
-    let run = try Run.program(traced, [], environment: ["OBSTRACE_OUTPUT": trace])
-    let alone = try Run.program(untraced, [])
-    #expect(run.status == 0, "\(run.standardError)")
+    let (run, alone, trace) = try FixtureBuild.sideBySide(
+      sources, module: "UntracedLoop", optimization: optimization, trace: "untraced-loop\(optimization).trc")
     #expect(alone.status == 0, "\(alone.standardError)")
     // Side by side: the program prints the same with ObsTrace recording and with Observation alone.
     #expect(run.standardOutput == "values: [0, 1, 2, 3]\n")
@@ -219,13 +214,9 @@ struct UntracedObservationsTests {
   func runWithoutARecordedEnd(optimization: String) throws {
     let folder = Paths.root + "/Tests/Fixtures/UntracedObservationsLoop"
     let sources = [folder + "/main.swift", folder + "/Loop.swift"]
-    let traced = try FixtureBuild.compile(
-      sources, module: "UntracedLoop", optimization: optimization, flags: ["-DOBSTRACE"])
-    let untraced = try FixtureBuild.compile(sources, module: "UntracedLoop", optimization: optimization)
-    let trace = Paths.temporary("untraced-waiting\(optimization).trc")
-    let run = try Run.program(traced, ["waiting"], environment: ["OBSTRACE_OUTPUT": trace])
-    let alone = try Run.program(untraced, ["waiting"])
-    #expect(run.status == 0, "\(run.standardError)")
+    let (run, alone, trace) = try FixtureBuild.sideBySide(
+      sources, module: "UntracedLoop", optimization: optimization, arguments: ["waiting"],
+      trace: "untraced-waiting\(optimization).trc")
     // Side by side: the program prints the same with ObsTrace recording and with Observation alone.
     #expect(run.standardOutput == "values: [0, 1, 2, 3]\n")
     #expect(alone.standardOutput == run.standardOutput)
@@ -390,6 +381,20 @@ struct TopLevelLabelTests {
 
 /// Compiles a one-file program that imports ObsTrace against the modules and objects `swift build` made.
 enum FixtureBuild {
+  /// Builds `sources` with ObsTrace (`-DOBSTRACE`) and without it, runs both with `arguments`, the traced one
+  /// recording to a new trace named `trace`, and expects the traced one to exit 0; the caller compares what they
+  /// printed (side by side).
+  static func sideBySide(
+    _ sources: [String], module: String, optimization: String, arguments: [String] = [], trace name: String
+  ) throws -> (traced: ProcessResult, untraced: ProcessResult, trace: String) {
+    let traced = try compile(sources, module: module, optimization: optimization, flags: ["-DOBSTRACE"])
+    let untraced = try compile(sources, module: module, optimization: optimization)
+    let trace = Paths.temporary(name)
+    let run = try Run.program(traced, arguments, environment: ["OBSTRACE_OUTPUT": trace])
+    #expect(run.status == 0, "\(run.standardError)")
+    return (run, try Run.program(untraced, arguments), trace)
+  }
+
   /// `swiftc` with the built modules (and the C modules they import) on its search paths.
   static func swiftc(module: String) -> [String] {
     let built = Paths.binaries

@@ -1,5 +1,6 @@
 import Foundation
 import ObsTraceCommands
+import ObsTraceFormat
 
 /// Where the repository and the built programs are.
 enum Paths {
@@ -118,4 +119,31 @@ enum ScenarioSource {
   static var noopWrite: Int { line("store.items[1].done = true") }
   /// The real change of `noop-modify` (`store.items[0].done = true`).
   static var changingWrite: Int { line("store.items[0].done = true") }
+}
+
+/// `traces/guide.trc` (the demo's trace) taken apart and put back with other bytes: the suites of damaged ends.
+enum GuideTrace {
+  static let path = Paths.root + "/traces/guide.trc"
+
+  /// Its bytes and its whole chunks' ranges and types.
+  static func read() throws -> (bytes: Data, chunks: [(type: ChunkType, range: Range<UInt64>)]) {
+    var chunks: [(type: ChunkType, range: Range<UInt64>)] = []
+    try TraceReader(path: path).forEachWholeChunkRange { type, range in chunks.append((type, range)) }
+    return (try Data(contentsOf: URL(fileURLWithPath: path)), chunks)
+  }
+
+  /// Writes `bytes` to a new temporary file named `name`; returns its path.
+  static func write(_ bytes: Data, _ name: String) throws -> String {
+    let path = Paths.temporary(name)
+    try bytes.write(to: URL(fileURLWithPath: path))
+    return path
+  }
+
+  /// A reader of the trace at `path` and how many events it reads.
+  static func events(_ path: String) throws -> (reader: TraceReader, count: Int) {
+    let reader = try TraceReader(path: path)
+    var count = 0
+    reader.forEachEvent { _ in count += 1 }
+    return (reader, count)
+  }
 }
