@@ -199,7 +199,7 @@ public enum TraceAnalysis {
   }
 
   /// The trace's events in time order across threads (`TimeOrderedEvents`), as every replay reads them.
-  static func forEachEventInTimeOrder(_ reader: TraceReader, _ body: (TraceEvent) -> Void) {
+  public static func forEachEventInTimeOrder(_ reader: TraceReader, _ body: (TraceEvent) -> Void) {
     var ordered = TimeOrderedEvents(threads: reader.footer.map { Set($0.threads.map(\.thread)) })
     reader.forEachChunk { chunk in
       ordered.add(chunk, body)

@@ -66,12 +66,8 @@ enum ExportCommand: TraceCommand {
 
   /// Replays the trace (the machine alone: an export needs no statistics) into `writer`.
   static func export<Writer: ExportWriter>(_ reader: TraceReader, to writer: Writer) throws(CommandError) {
-    var machine = ReplayMachine()
     var export = TraceExport(writer: writer, reader: reader)
-    var ordered = TimeOrderedEvents(threads: reader.footer.map { Set($0.threads.map(\.thread)) })
-    reader.forEachChunk { chunk in ordered.add(chunk) { machine.consume($0, into: &export) } }
-    ordered.finish { machine.consume($0, into: &export) }
-    machine.finish(into: &export)
+    TraceAnalysis.replay(reader, into: &export)
     if let summary = TraceLoss(reader).summary { try export.noteLoss(summary) }
     try export.finish()
   }

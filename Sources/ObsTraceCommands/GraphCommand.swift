@@ -94,9 +94,7 @@ enum GraphCommand: TraceCommand {
     var replay = Replay()
     let writes = WriteTally()
     replay.onFact = writes.note
-    var ordered = TimeOrderedEvents(threads: reader.footer.map { Set($0.threads.map(\.thread)) })
-    reader.forEachChunk { chunk in ordered.add(chunk) { replay.consume($0) } }
-    ordered.finish { replay.consume($0) }
+    TraceAnalysis.forEachEventInTimeOrder(reader) { replay.consume($0) }
     replay.finishRuns()
     let definitions = reader.definitions
     var options = options

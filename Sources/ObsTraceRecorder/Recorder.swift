@@ -40,7 +40,6 @@ public enum Recorder {
   /// `record` removed the file before it ran) is kept, and the later process records beside it.
   public static let recordListVariable = "OBSTRACE_RECORD_LIST"
 
-
   /// `start(to:options:)`; `whileRunning` false only for `OBSTRACE_OUTPUT`'s start, at the program's first traced
   /// object or scope, before which no traced tracking can have begun. The trace's header says which it was.
   static func start(

@@ -14,11 +14,10 @@ struct BaseClassTests {
   func comparedThroughTheThunk(optimization: String) throws {
     let folder = Paths.root + "/Tests/Fixtures/BaseClass"
     let sources = [folder + "/main.swift", folder + "/Models.swift"]
-    let (run, alone, trace) = try FixtureBuild.sideBySide(
+    let (run, _, trace) = try FixtureBuild.sideBySide(
       sources, module: "BaseClass", optimization: optimization, trace: "base-class\(optimization).trc")
-    // Side by side: the program prints the same with ObsTrace recording and with Observation alone.
+    // What it prints, recording and with Observation alone (sideBySide expects the two the same).
     #expect(run.standardOutput == "owner Rex (0)\nowner Rex (0)\nowner Rex (1)\nfired 2, Rex (1), collie!\n")
-    #expect(alone.standardOutput == run.standardOutput)
     let marks = try FixtureBuild.siteMarks(folder + "/main.swift")
     let report = Run.command(["report", trace]).standardOutput
     #expect(report.contains("  Animal.age "), "\(report)")
