@@ -56,7 +56,16 @@ public struct Replay {
       evidence: FindingEvidence(fanOutThreshold: configuration.fanOutThreshold))
   }
 
-  /// Replays one event; events must come in time order (see `TimeOrderedEvents`).
+  /// Replays a whole recording: each of `events` in order (they must come in time order, see
+  /// `TimeOrderedEvents`), then `finish`. What a command or a test that has every event at hand calls, so that none
+  /// can forget the end (`TraceAnalysis.replay(_:)` for a trace file).
+  public mutating func replay(_ events: some Sequence<TraceEvent>) {
+    for event in events { consume(event) }
+    finish()
+  }
+
+  /// Replays one event; events must come in time order (see `TimeOrderedEvents`). A caller that feeds events one by
+  /// one calls `finish` after the last.
   public mutating func consume(_ event: TraceEvent) {
     machine.consume(event, into: &consumers)
   }
@@ -65,12 +74,9 @@ public struct Replay {
   /// pending (`ReplayStatistics.finish`): reading the statistics after it copies nothing. Call once, after the last
   /// event.
   public mutating func finish() {
-    finishRuns()
+    machine.finish(into: &consumers)
     consumers.statistics.finish()
   }
-
-  /// Ends the runs whose end is not in the trace (`ReplayMachine.finish`), counting them: once, after the last event.
-  public mutating func finishRuns() { machine.finish(into: &consumers) }
 
   public var statistics: ReplayStatistics { consumers.statistics }
   public var evidence: FindingEvidence { consumers.evidence }

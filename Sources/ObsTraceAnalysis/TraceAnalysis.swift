@@ -177,8 +177,7 @@ public enum TraceAnalysis {
     if let onFact {
       replay.onFact = { fact in onFact(fact, reader.definitions) }
     }
-    forEachEventInTimeOrder(reader) { replay.consume($0) }
-    replay.finish()
+    replay.replay(reader)
     replay.onFact = nil
     return (report(replay, reader), replay, reader.definitions)
   }
@@ -199,7 +198,7 @@ public enum TraceAnalysis {
   }
 
   /// The trace's events in time order across threads (`TimeOrderedEvents`), as every replay reads them.
-  public static func forEachEventInTimeOrder(_ reader: TraceReader, _ body: (TraceEvent) -> Void) {
+  static func forEachEventInTimeOrder(_ reader: TraceReader, _ body: (TraceEvent) -> Void) {
     var ordered = TimeOrderedEvents(threads: reader.footer.map { Set($0.threads.map(\.thread)) })
     reader.forEachChunk { chunk in
       ordered.add(chunk, body)
@@ -329,5 +328,13 @@ public enum TraceAnalysis {
     report.registrarsWithoutEvents = AnalysisReport.RegistrarsWithoutEvents(
       replay.machine.registrarsWithoutEvents, definitions)
     return report
+  }
+}
+
+extension Replay {
+  /// Replays the whole of `reader`'s trace, its events in time order across threads, then `finish`.
+  public mutating func replay(_ reader: TraceReader) {
+    TraceAnalysis.forEachEventInTimeOrder(reader) { consume($0) }
+    finish()
   }
 }

@@ -94,8 +94,7 @@ enum GraphCommand: TraceCommand {
     var replay = Replay()
     let writes = WriteTally()
     replay.onFact = writes.note
-    TraceAnalysis.forEachEventInTimeOrder(reader) { replay.consume($0) }
-    replay.finishRuns()
+    replay.replay(reader)
     let definitions = reader.definitions
     var options = options
     options.resolvePrintedNames(

@@ -198,8 +198,7 @@ public struct RecordedObservation: Sendable {
   init(_ tapped: Recorder.TappedEvents, comparison: WriteComparison) {
     self.comparison = comparison
     var replay = Replay()
-    for event in tapped.events { replay.consume(event) }
-    replay.finishRuns()
+    replay.replay(tapped.events)
     let trace = AnalysisReport.Trace(
       path: "<in-test recording>", events: replay.events, threads: replay.threadsSeen.count,
       droppedEvents: tapped.droppedEvents, truncated: false, damage: [],

@@ -139,7 +139,7 @@ struct EventScript {
     var replay = Replay(configuration: Replay.Configuration(fanOutThreshold: fanOutThreshold))
     var timeline: [ReplayFact] = []
     replay.onFact = { timeline.append($0) }
-    for event in events { replay.consume(event) }
+    replay.replay(events)
     return (replay, timeline)
   }
 }
