@@ -37,6 +37,42 @@ public struct AnalysisReport: Sendable {
     /// The process still recording into the trace, holding its lock, when it was read (`TraceReader.recordingProcess`):
     /// its missing end is not yet written, not lost.
     public var recordingProcess: Int32?
+    /// Chunks of a thread missing by its chunk numbers (a thread numbers its chunks from 0): chunks that were
+    /// written and are not in the file, damaged or cut out (`ThreadChunkLedger.gaps`).
+    public var missingChunks: [ThreadChunkLedger.Gap] = []
+    /// Per thread, events its footer counts as recorded (written in its chunks) that were not read: its lost chunks,
+    /// the last ones too, which no later chunk's number shows. By thread serial; only threads with such events.
+    public var unreadRecordedEvents: [(thread: UInt32, unread: UInt64, recorded: UInt64)] = []
+
+    /// Whether chunks are missing that no damaged chunk accounts for (chunks removed from the file, or lost to
+    /// damage the reader did not see as a chunk): what `missingEventsSummary` says.
+    public var missingWithoutDamage: Bool {
+      damage.isEmpty && (!missingChunks.isEmpty || !unreadRecordedEvents.isEmpty)
+    }
+
+    /// What the chunk numbers and the footer's counts show missing, in one clause each (empty when nothing is):
+    /// "chunk #1 of T1 is missing (its thread's chunk numbers skip it)", "12 of the 40 events the footer counts
+    /// as recorded on T1 are not in the file".
+    public var missingEventsClauses: [String] {
+      var clauses: [String] = []
+      if !missingChunks.isEmpty {
+        let count = missingChunks.reduce(UInt64(0)) { $0 &+ $1.count }
+        let which = missingChunks.prefix(3).map {
+          $0.count == 1 ? "T\($0.thread) #\($0.first)" : "T\($0.thread) #\($0.first)–#\($0.first + $0.count - 1)"
+        }
+        clauses.append(
+          "\(count) chunk\(count == 1 ? " is" : "s are") missing by \(missingChunks.count == 1 ? "its thread's" : "their threads'") numbers ("
+            + which.joined(separator: ", ") + (missingChunks.count > 3 ? ", …" : "") + ")")
+      }
+      if !unreadRecordedEvents.isEmpty {
+        let unread = unreadRecordedEvents.reduce(UInt64(0)) { $0 &+ $1.unread }
+        let which = unreadRecordedEvents.prefix(3).map { "T\($0.thread): \($0.unread) of \($0.recorded)" }
+        clauses.append(
+          "\(unread) event\(unread == 1 ? "" : "s") the footer counts as recorded \(unread == 1 ? "is" : "are") not in the file ("
+            + which.joined(separator: ", ") + (unreadRecordedEvents.count > 3 ? ", …" : "") + ")")
+      }
+      return clauses
+    }
 
     public init(
       path: String, events: Int, threads: Int, droppedEvents: UInt64, truncated: Bool, damage: [TraceDamage],
@@ -252,6 +288,18 @@ public enum TraceAnalysis {
     trace.afterFooter = reader.afterFooter
     trace.recordingProcess = reader.recordingProcess
     trace.firstUndefinedReference = reader.firstUnknownID
+    trace.missingChunks = reader.chunkLedger.gaps
+    if let footer = reader.footer {
+      var recorded: [UInt32: UInt64] = [:]
+      // The reserved serial is "no thread" (a chunk naming it is damage).
+      for totals in footer.threads where totals.thread != TraceFormat.reservedThread {
+        recorded[totals.thread, default: 0] &+= totals.recorded
+      }
+      trace.unreadRecordedEvents = recorded.sorted { $0.key < $1.key }.compactMap { thread, count in
+        let read = reader.chunkLedger.eventsRead(thread)
+        return count > read ? (thread, count - read, count) : nil
+      }
+    }
     // The main thread: where main-actor work was seen running; else the process's first thread (its OS thread
     // id is the process id), unless it ended early (an async main hands the main actor to another thread).
     var mainThread = replay.mainActorThread

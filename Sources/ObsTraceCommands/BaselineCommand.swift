@@ -14,7 +14,8 @@ enum BaselineCommand: TraceCommand {
     Per property: writes, noopWrites, invalidations, wastedInvalidations, maximumFanOut. Per scope label: runs,
     invalidations, wastedInvalidations, redundantRuns. Sorted, one entry per line: commit it, and review its diff
     when it changes. A trace 'obstrace check' would not pass for being incomplete (dropped events, cut short,
-    damaged chunks, events naming ids it never defined) gives no baseline (exit 2): any of its counts may be off.
+    damaged or missing chunks, events naming ids it never defined) gives no baseline (exit 2): any of its counts
+    may be off.
 
     OPTIONS:
       -o, --output <file>   Where to write (default: standard output).
@@ -87,8 +88,8 @@ enum CheckCommand: TraceCommand {
       --max <limit>         A limit such as 'Model.items:invalidations<=3' (also < and ==); repeatable.
       --fail-on-new         Fail when a property or scope not in the baseline has counts.
       --allow-incomplete    Check a trace that dropped events, was cut short (a killed process), has damaged
-                            chunks or events naming ids it never defined; without it such a trace fails, since
-                            any of its counts may be off.
+                            or missing chunks or events naming ids it never defined; without it such a trace
+                            fails, since any of its counts may be off.
       --format <format>     text (default); github: a GitHub Actions ::error annotation for each count that grew
                             and each limit exceeded, at the sites of the writes behind it; junit: JUnit XML, one
                             test case per checked count, a failure for each that grew. An incomplete trace is an
@@ -192,6 +193,8 @@ enum CheckCommand: TraceCommand {
     // A name the trace does not know is a mistake (a typo passes every limit as 0), not a count of 0.
     let properties = report.properties.map(\.name)
     let scopes = report.scopes.map(\.label)
+    // A name missing from a trace that lost events may be in what it lost: said with the name's error.
+    let lost = incompleteness(report).map { "; \(path) is incomplete, so it may be in what was lost: \($0)" } ?? ""
     for limit in limits where current.properties[limit.name] == nil && current.scopes[limit.name] == nil {
       // A name as the timeline prints it names one run or one object's property; a limit counts a whole scope or
       // property, so the line says which name that is rather than 'unknown'.
@@ -219,7 +222,7 @@ enum CheckCommand: TraceCommand {
       }
       throw CommandError(
         "obstrace check: --max '\(limit)' names no property or scope of \(path); "
-          + NameSuggestions.describe(limit.name, in: isProperty ? properties : properties + scopes))
+          + NameSuggestions.describe(limit.name, in: isProperty ? properties : properties + scopes) + lost)
     }
     // A name that stands for several properties would be checked against one of them, picked silently: refused,
     // with the candidates.
@@ -251,7 +254,7 @@ enum CheckCommand: TraceCommand {
           throw CommandError(
             "obstrace check: \(baselinePath) names the \(kind) '\(name)', which \(path) does not have ("
               + NameSuggestions.describe(name, in: known)
-              + "); if it was renamed or removed, make a new baseline with 'obstrace baseline'")
+              + "); if it was renamed or removed, make a new baseline with 'obstrace baseline'" + lost)
         }
       }
     }
@@ -331,6 +334,9 @@ enum CheckCommand: TraceCommand {
       reasons.append("\(report.trace.ringless) events were not recorded (threads that could not get a ring)")
     }
     if !report.trace.damage.isEmpty { reasons.append("\(report.trace.damage.count) damaged chunk(s) were skipped") }
+    // Chunks gone without damage (cut out of the file cleanly): the numbers their threads gave them, and the
+    // footer's counts, still show them (what damage lost is said by the damage).
+    if report.trace.missingWithoutDamage { reasons.append(contentsOf: report.trace.missingEventsClauses) }
     // Events that name an id no definition states come from a damaged trace (a recorder always defines an id
     // before its first use): the report shows them as inconsistent-trace, a verdict cannot rest on them.
     if report.trace.undefinedReferences > 0 {

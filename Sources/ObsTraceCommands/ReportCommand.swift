@@ -139,7 +139,9 @@ extension TraceInput {
       trace.ringless > 0
       ? "\(trace.ringless) events not recorded (threads that could not get a ring: memory could not be allocated)"
       : nil
-    let missing = [damaged, lost, ringless].compactMap { $0 }
+    // Chunks gone without damage (cut out of the file): their threads' chunk numbers and the footer's counts say so.
+    let gone = trace.missingWithoutDamage ? trace.missingEventsClauses : []
+    let missing = [damaged].compactMap { $0 } + gone + [lost, ringless].compactMap { $0 }
     if trace.truncated, let holder = trace.recordingProcess {
       return (
         "TRUNCATED: still being recorded by process \(holder) (read up to the last whole chunk so far)"
@@ -357,6 +359,16 @@ enum ReportPrinter {
     out.number(trace.lostAtStop)
     out.raw(",\"ringless\":")
     out.number(trace.ringless)
+    // Chunks gone that their threads' numbers, or the footer's counts, show (only when there are: older readers'
+    // traces and whole ones read as before).
+    if !trace.missingChunks.isEmpty {
+      out.raw(",\"missingChunks\":")
+      out.number(trace.missingChunks.reduce(UInt64(0)) { $0 &+ $1.count })
+    }
+    if !trace.unreadRecordedEvents.isEmpty {
+      out.raw(",\"unreadRecordedEvents\":")
+      out.number(trace.unreadRecordedEvents.reduce(UInt64(0)) { $0 &+ $1.unread })
+    }
     out.raw(",\"durationNanoseconds\":")
     out.number(trace.durationNanoseconds)
     out.raw(",\"backtraces\":")
