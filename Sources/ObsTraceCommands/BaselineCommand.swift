@@ -220,6 +220,12 @@ enum CheckCommand: TraceCommand {
             + "); 'obstrace symbolize \(path)' names them from the binaries it was recorded from, if they are still "
             + "there")
       }
+      if let renamed = Self.earlierName(limit.name, definitions) {
+        throw CommandError(
+          "obstrace check: --max '\(limit)' names no property or scope of \(path): '\(limit.name)' is what "
+            + "earlier builds of obstrace called \(renamed.joined(separator: ", ")), naming a type without its outer "
+            + "types: --max '\(renamed[0]):\(value)'")
+      }
       throw CommandError(
         "obstrace check: --max '\(limit)' names no property or scope of \(path); "
           + NameSuggestions.describe(limit.name, in: isProperty ? properties : properties + scopes) + lost)
@@ -251,6 +257,12 @@ enum CheckCommand: TraceCommand {
         ("property", baseline.properties.keys.sorted(), properties), ("scope", baseline.scopes.keys.sorted(), scopes),
       ] {
         for name in names where !known.contains(name) {
+          if kind == "property", let renamed = Self.earlierName(name, definitions) {
+            throw CommandError(
+              "obstrace check: \(baselinePath) names the property '\(name)', which \(path) calls "
+                + renamed.joined(separator: ", ") + ": the baseline was made by an earlier build of obstrace, which "
+                + "named a type without its outer types; make a new baseline with 'obstrace baseline'")
+          }
           throw CommandError(
             "obstrace check: \(baselinePath) names the \(kind) '\(name)', which \(path) does not have ("
               + NameSuggestions.describe(name, in: known)
@@ -293,6 +305,18 @@ enum CheckCommand: TraceCommand {
       printed, to: parsed.value("output"), output: output, command: name,
       inputs: [(path, "the trace")] + (parsed.value("baseline").map { [($0, "the baseline")] } ?? []))
     return comparison.failed || incomplete != nil ? 1 : 0
+  }
+
+  /// The properties (their names now) that earlier builds of obstrace named `name`, when they name them otherwise
+  /// now: a type was printed by its simple name (`Box<Item>.value` for `Box<Shelf.Item>.value`), from the symbols
+  /// chunk's display name, which every trace still has. Nil when none.
+  static func earlierName(_ name: String, _ definitions: TraceDefinitions) -> [String]? {
+    var renamed: Set<String> = []
+    for id in definitions.properties.keys where definitions.earlierPropertyName(id) == name {
+      let now = definitions.propertyName(id)
+      if now != name { renamed.insert(now) }
+    }
+    return renamed.isEmpty ? nil : renamed.sorted()
   }
 
   /// Why some of the trace's properties have no names of the source's (`Type.<Int #4>`), or nil when all have.

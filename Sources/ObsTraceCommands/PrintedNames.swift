@@ -63,8 +63,8 @@ enum PrintedNames {
     return NamedObject(object: number, type: hash == text.startIndex ? nil : String(text[..<hash]))
   }
 
-  /// Whether a type answers to a name written before an object's `#`: its display name (`Model`), or the type part
-  /// of its properties' names, which qualify a nested type (`ListView.Model.count`, printed `Model#1.count`).
+  /// Whether a type answers to a name written before an object's `#`: its display name (`ListView.Model`, `Box<Int>`),
+  /// or the type part of its properties' names (the same name, but for a trace whose definitions were damaged).
   static func isType(_ id: UInt32, named name: String, in definitions: TraceDefinitions) -> Bool {
     if definitions.typeName(id) == name { return true }
     return definitions.properties.contains { property, definition in

@@ -67,6 +67,7 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
   private(set) var lastTime: UInt64 = 0
   // Names resolved once per id: resolving (symbols, module prefixes) costs more than writing an event.
   private var propertyNames: [UInt32: String] = [:]
+  private var memberNames: [UInt32: String] = [:]
   private var labelNames: [UInt32: String] = [:]
   /// Per thread, a read outside any scope not yet emitted (see `place`).
   private var pendingReads: [UInt32: ExportEvent] = [:]
@@ -305,9 +306,15 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
     return "\(typeName(type))#\(serial)"
   }
 
+  /// `ListView.Model#1.count`: the object and the property's name without its type (which may itself hold dots).
   private mutating func object(_ key: PropertyKey) -> String {
-    let property = propertyName(key.property)
-    let member = property.firstIndex(of: ".").map { String(property[property.index(after: $0)...]) } ?? property
+    let member: String
+    if let name = memberNames[key.property] {
+      member = name
+    } else {
+      member = definitions.shortPropertyName(key.property)
+      memberNames[key.property] = member
+    }
     return "\(objectName(key.object)).\(member)"
   }
 

@@ -36,9 +36,7 @@ final class WhoReadWhat {
 
   func note(_ entry: ReplayFact, _ definitions: TraceDefinitions) {
     func object(_ key: PropertyKey) -> String {
-      let property = definitions.propertyName(key.property)
-      let member = property.firstIndex(of: ".").map { String(property[property.index(after: $0)...]) } ?? property
-      return "\(definitions.typeName(ofObject: key.object))#\(key.object).\(member)"
+      "\(definitions.typeName(ofObject: key.object))#\(key.object).\(definitions.shortPropertyName(key.property))"
     }
     switch entry {
     case .runEnded(let ended):

@@ -21,11 +21,22 @@ public struct TraceDefinitions: Sendable {
     scopes.define(id, scope)
   }
 
-  /// A type's display name, without its module: `Model`, `Box<Int>`.
+  /// A type's display name: its recorded name without modules, qualified as its properties' names are: `Model`,
+  /// `ListView.Model` (a nested type), `Box<Int>`, `Box<Shelf.Item>`. From the type's definition, which the recorder
+  /// writes with the type's full name (`String(reflecting:)`, every trace version); the symbols chunk's display name
+  /// (`String(describing:)`: `Model` for both `ListView.Model` and `DetailView.Model`, `Box<Item>`) only when the
+  /// definition is not in the trace (a damaged trace).
   public func typeName(_ id: UInt32) -> String {
+    if let reflected = types[id] { return Self.removingModules(reflected) }
     if let name = symbols.typeNames[id] { return name }
-    guard let reflected = types[id] else { return "<type #\(id)>" }
-    return Self.removingModules(reflected)
+    return "<type #\(id)>"
+  }
+
+  /// The name earlier builds of obstrace printed for type `id`: the symbols chunk's display name, which leaves out a
+  /// nested type's outer types (`Model` for `ListView.Model`, `Box<Item>` for `Box<Shelf.Item>`), or the same as
+  /// `typeName` when the trace has none. For what a baseline made by such a build calls a property.
+  public func earlierTypeName(_ id: UInt32) -> String {
+    symbols.typeNames[id] ?? typeName(id)
   }
 
   /// The display name of an object's type.
@@ -38,8 +49,21 @@ public struct TraceDefinitions: Sendable {
   /// type's property is named with its specialization, `Box<Int>.value`: the key path getter's symbol names the
   /// unspecialized type (`Box.value` for `Box<Int>` and `Box<String>` alike), the recorded root type does not.
   public func propertyName(_ id: UInt32) -> String {
+    propertyName(id, typeName: { typeName($0) })
+  }
+
+  /// The name earlier builds of obstrace printed for property `id`, its type named by `earlierTypeName`
+  /// (`Box<Item>.value` for `Box<Shelf.Item>.value`, `Outer.Inner.n` for `Outer<Int>.Inner.n`); `propertyName`'s for
+  /// most properties.
+  public func earlierPropertyName(_ id: UInt32) -> String {
+    propertyName(id, typeName: { earlierTypeName($0) })
+  }
+
+  private func propertyName(_ id: UInt32, typeName: (UInt32) -> String) -> String {
     if let name = symbols.propertyNames[id] {
-      if let property = properties[id], let rootTypeName = specializedTypeName(property.rootType, of: name.type) {
+      if let property = properties[id],
+        let rootTypeName = specializedTypeName(property.rootType, of: name.type, typeName: typeName)
+      {
         return "\(rootTypeName).\(name.property)"
       }
       return name.qualified
@@ -74,6 +98,10 @@ public struct TraceDefinitions: Sendable {
   /// The display name of type `id` when it is a specialization of `unspecialized` (`Box<Int>` of `Box`,
   /// `Outer<Int>.Inner` of `Outer.Inner`); nil when it has no generic arguments or is another type.
   func specializedTypeName(_ id: UInt32, of unspecialized: String) -> String? {
+    specializedTypeName(id, of: unspecialized, typeName: { typeName($0) })
+  }
+
+  private func specializedTypeName(_ id: UInt32, of unspecialized: String, typeName: (UInt32) -> String) -> String? {
     guard types[id] != nil || symbols.typeNames[id] != nil else { return nil }
     let display = typeName(id)
     guard display.contains("<") else { return nil }
@@ -175,6 +203,13 @@ public struct TraceDefinitions: Sendable {
 
   /// `Module.Outer.Inner<Module.X>` → `Outer.Inner<X>`: drops the leading module of each qualified name.
   static func removingModules(_ reflected: String) -> String {
+    // A private or local type's context is `(unknown context at $55d0c0d8fa50)`, an address of that run: left out.
+    var reflected = Substring(reflected)
+    while let open = reflected.firstRange(of: "(unknown context at $"),
+      let close = reflected[open.upperBound...].firstRange(of: ").")
+    {
+      reflected = reflected[..<open.lowerBound] + reflected[close.upperBound...]
+    }
     var result = ""
     var component = ""
     var firstOfName = true
