@@ -317,9 +317,16 @@ enum Findings {
       }
     }
     if let trace, !trace.runningAtStop.isEmpty || trace.lostAtStop > 0 {
+      // Traced runs whose closure had not returned (ReplayMachine.finish): counted, and said here.
+      var openRuns: [String: Int] = [:]
+      replay.scopes.forEachEntry { label, statistics in
+        guard statistics.kind != .untraced, statistics.runsEndedAtTraceEnd > 0 else { return }
+        openRuns[definitions.labelName(label), default: 0] += statistics.runsEndedAtTraceEnd
+      }
       findings.append(
         runningAtStopFinding(
-          trace, maybeFreedAfter: maybeFreedAfter, registrarsMaybeFreedAfter: registrarsMaybeFreedAfter))
+          trace, maybeFreedAfter: maybeFreedAfter, registrarsMaybeFreedAfter: registrarsMaybeFreedAfter,
+          openRuns: openRuns))
     }
     findings += registrarFindings(replay, definitions, alive: aliveRegistrars, incomplete: incomplete)
     for (name, entry) in heldByLoops {
@@ -509,7 +516,8 @@ enum Findings {
 
   /// Threads still running when the recording stopped, and what that leaves out.
   static func runningAtStopFinding(
-    _ trace: AnalysisReport.Trace, maybeFreedAfter: [String: Int], registrarsMaybeFreedAfter: Int = 0
+    _ trace: AnalysisReport.Trace, maybeFreedAfter: [String: Int], registrarsMaybeFreedAfter: Int = 0,
+    openRuns: [String: Int] = [:]
   ) -> Finding {
     let threads = trace.runningAtStop
     let shown = threads.prefix(8).map { "T\($0)" }.joined(separator: ", ") + (threads.count > 8 ? ", …" : "")
@@ -529,6 +537,15 @@ enum Findings {
       message +=
         "; \(objects) object\(objects == 1 ? "" : "s") (\(types)) used on \(threads.count == 1 ? "it" : "them") "
         + "may have been freed after the stop: no alive-at-end or leak finding counts \(objects == 1 ? "it" : "them")"
+    }
+    let open = openRuns.values.reduce(0, +)
+    if open > 0 {
+      let labels = openRuns.keys.sorted()
+      message +=
+        "; \(open) run\(open == 1 ? "" : "s") (" + labels.prefix(4).joined(separator: ", ")
+        + (labels.count > 4 ? ", …" : "") + ") had not returned from \(open == 1 ? "its" : "their") closure: "
+        + "counted as \(open == 1 ? "a run" : "runs") up to the trace's end, \(open == 1 ? "its" : "their") end not "
+        + "in the trace"
     }
     if registrarsMaybeFreedAfter > 0 {
       let many = registrarsMaybeFreedAfter != 1

@@ -175,8 +175,9 @@ public struct RunEndedFact: Sendable {
   public var sequence: UInt32
   /// For `Observations` values: the type of the actor it ran on (0: nonisolated).
   public var isolation: UInt32
-  /// Its end is not in the trace: an untraced run whose thread recorded nothing after it, ended by the replay at
-  /// the trace's last time (`ReplayMachine.finish`).
+  /// Its end is not in the trace: an untraced run whose thread recorded nothing after it, or a traced run whose
+  /// closure had not returned when the trace ended, ended by the replay at the trace's last time
+  /// (`ReplayMachine.finish`).
   public var endedAtTraceEnd: Bool = false
 }
 

@@ -1004,17 +1004,17 @@ public struct ReplayMachine {
   /// Runs still held: those whose observers are installed, or about to be.
   public var liveRunCount: Int { runs.count }
 
-  /// Ends the untraced runs still open after the last event, each at the trace's last time, as runs whose end is
-  /// not in the trace (`RunEndedFact.endedAtTraceEnd`). The recorder records an untraced run's end only at its
-  /// thread's next event (`predictFires`): a run whose thread recorded nothing after it (an `Observations` loop
-  /// waiting for its next value when the trace ended, its write never made) would otherwise stay open, uncounted
-  /// and unsaid, though its begin and reads are in the trace. Call once, after the last event.
+  /// Ends the runs still open after the last event, each at the trace's last time, as runs whose end is not in the
+  /// trace (`RunEndedFact.endedAtTraceEnd`). The recorder records an untraced run's end only at its thread's next
+  /// event (`predictFires`): a run whose thread recorded nothing after it (an `Observations` loop waiting for its
+  /// next value when the trace ended, its write never made) would otherwise stay open, uncounted and unsaid, though
+  /// its begin and reads are in the trace. A traced run still open was inside its closure when the recording
+  /// stopped (a thread running at the stop, or a process killed there): its begin and reads are in the trace, so it
+  /// is a run too, as `export` draws it up to the trace's end. Call once, after the last event.
   public mutating func finish<Consumer: ReplayConsumer>(into consumer: inout Consumer) {
     // Inner runs first: an outer run's reads then include theirs, as when they end in the program.
     for scope in runs.ids.reversed() {
-      guard let (kind, ended, thread) = runs.withExisting(scope, { ($0.fact.kind, $0.ended, $0.fact.thread) }),
-        kind == .untraced, !ended
-      else { continue }
+      guard let (ended, thread) = runs.withExisting(scope, { ($0.ended, $0.fact.thread) }), !ended else { continue }
       turn &+= 1
       moment &+= 1
       endingAtTraceEnd = true

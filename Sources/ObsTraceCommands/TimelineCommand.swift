@@ -461,7 +461,10 @@ final class TimelinePrinter {
       if ended.redundant { writer.append("  [redundant: nothing it read changed]") }
       if ended.readRacing { writer.append("  [raced a write on another thread: may have read the old value]") }
       if ended.endedAtTraceEnd {
-        writer.append("  [its end is not in the trace: its thread recorded nothing after it; counted as a run]")
+        writer.append(
+          run.kind == .untraced
+            ? "  [its end is not in the trace: its thread recorded nothing after it; counted as a run]"
+            : "  [its end is not in the trace: its closure had not returned when the trace ended; counted as a run]")
       }
     case .write(let write):
       guard
