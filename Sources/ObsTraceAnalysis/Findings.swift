@@ -10,7 +10,12 @@ enum Findings {
     func location(_ stack: UInt32) -> SymbolizedFrame? {
       stack == 0 ? nil : definitions.site(ofStack: stack)
     }
-    func site(_ stack: UInt32) -> String? { location(stack).map(SiteFormatting.describe) }
+    // A stack whose frames are named and none is the user's code: the site could not be placed, and is said so.
+    func site(_ stack: UInt32) -> String? {
+      if let frame = location(stack) { return SiteFormatting.describe(frame) }
+      guard stack != 0, definitions.frames(ofStack: stack).contains(where: { !$0.function.isEmpty }) else { return nil }
+      return "(\(SiteFormatting.notPlaced))"
+    }
 
     let evidence = replay.evidence
     for (key, count) in evidence.noopWrites {
@@ -657,12 +662,21 @@ enum Findings {
 
 /// How a code place is written in every output: `file.swift:12 (function)`.
 public enum SiteFormatting {
+  /// `main.swift:12 (Store.reload())`; a line the binary does not give for certain is said so:
+  /// `main.swift:10 (Volume.level.didset; line approximate)` (docs/symbols.md, Line numbers).
   public static func describe(_ frame: SymbolizedFrame) -> String {
     let function = shortFunction(frame.function)
     guard !frame.file.isEmpty else { return function }
     let file = frame.file.split(separator: "/").last.map(String.init) ?? frame.file
-    return "\(file):\(frame.line) (\(function))"
+    return "\(file):\(frame.line) (\(function)\(frame.lineIsApproximate ? approximateMark : ""))"
   }
+
+  /// What follows a site's function when its line is approximate.
+  public static let approximateMark = "; line approximate"
+
+  /// What a write's site says when its stack holds no frame of the user's code (every frame is ObsTrace's,
+  /// Observation's, the runtime's or the macro's): the site could not be placed.
+  public static let notPlaced = "no site: no frame of the program's own code in its stack"
 
   /// `Demo.FirstView.body.getter : Swift.String` → `FirstView.body.getter`; `Demo.render(model: Demo.Model) -> ()`
   /// → `render(model:)`.

@@ -105,7 +105,8 @@ enum GitHubAnnotations {
       for entry in ordered.prefix(maximumSites) {
         out += command(
           "error", file: path(entry.frame, root: root), line: entry.frame.line, title: title,
-          message: prefix + entry.changes.joined(separator: ", ") + " (here: \(entry.counts.joined(separator: ", ")))")
+          message: prefix + entry.changes.joined(separator: ", ") + " (here: \(entry.counts.joined(separator: ", "))"
+            + (entry.frame.lineIsApproximate ? "; the line is approximate" : "") + ")")
       }
       if !nowhere.isEmpty || ordered.isEmpty {
         out += command(

@@ -507,6 +507,8 @@ enum ReportPrinter {
       out.string(finding.scope)
       out.raw(",\"site\":")
       out.string(finding.site)
+      // Only where it is so: `"siteApproximate":true`, the site's line is approximate (docs/symbols.md).
+      if finding.location?.lineIsApproximate == true { out.raw(",\"siteApproximate\":true") }
       out.raw(",\"count\":")
       out.number(finding.count)
       out.raw(",\"message\":")

@@ -356,12 +356,14 @@ final class TimelinePrinter {
 
   private func writeKind(_ flags: UInt8, _ stack: UInt32) -> WriteKind { names.writeKind(flags: flags, stack: stack) }
 
-  /// `  at File.swift:12 (function)`, or nothing when the stack has no user frame.
+  /// `  at File.swift:12 (function)`; `  (no site: …)` when the stack's frames are named and none is the user's
+  /// code (the site could not be placed); nothing when the event has no stack or its frames are not named.
   private func appendSite(_ stack: UInt32) {
     if stack == 0 { return }
     if let span = sites[stack] { return writer.append(span, in: names.arena) }
     names.appendName(stack, cachedIn: &sites, defined: { $0.stacks[stack] != nil }, to: writer) {
-      $0.site(ofStack: stack).map { "  at \(SiteFormatting.describe($0))" } ?? ""
+      if let site = $0.site(ofStack: stack) { return "  at \(SiteFormatting.describe(site))" }
+      return $0.frames(ofStack: stack).contains { !$0.function.isEmpty } ? "  (\(SiteFormatting.notPlaced))" : ""
     }
   }
 

@@ -418,6 +418,13 @@ public enum SiteFilter {
       && (!isUserSource(frame.file) || function.hasPrefix("protocol witness for "))
   }
 
+  /// A peer macro's expansion buffer (`@__swiftmacro_App5ModelC5count18ObservationTrackedfMp_.swift`): where
+  /// `@Observable` moves a property's observers, their bodies under `#sourceLocation` of the user's file.
+  public static func isPeerMacroBuffer(_ file: String) -> Bool {
+    let name = file.split(separator: "/").last ?? Substring(file)
+    return name.hasPrefix("@__swiftmacro_") && name.hasSuffix("fMp_.swift")
+  }
+
   /// A file of the user's source: known, not a macro's expansion buffer (`@__swiftmacro_…`) and not code the
   /// compiler made (`<compiler-generated>`).
   static func isUserSource(_ file: String) -> Bool {

@@ -84,6 +84,11 @@ public struct SymbolizedFrame: Sendable, Equatable {
   /// symbolizer only where the function's name does not say it: an executable's top-level code (`main`,
   /// `async_Main`, `async_MainTY1_`). Not stored in a trace: the call-site labels made from it are.
   public var declaringModule = ""
+  /// The line is not known for certain, only near: the binary's line table does not tell the user's line (a
+  /// statement of an `@Observable` property's observer that the macro re-formatted over more lines than the user
+  /// wrote, or a call in line-0 code between two statements). docs/symbols.md (Line numbers) says when. Stored in a
+  /// trace (the symbols chunk's 0x96 record).
+  public var lineIsApproximate = false
 
   public init(
     address: UInt64, function: String, file: String = "", line: UInt32 = 0, module: String = "",

@@ -267,6 +267,12 @@ public enum ChunkPayload {
           bytes.appendVarint(inlined.line)
         }
       }
+      let approximate = frame.approximateLines
+      if approximate != 0 {
+        bytes.append(SymbolTag.approximateLines.rawValue)
+        bytes.appendVarint(frame.address)
+        bytes.appendVarint(approximate)
+      }
     }
     return bytes
   }
@@ -279,6 +285,28 @@ enum SymbolTag: UInt8 {
   case labelName = 0x94
   /// Version 2: the functions inlined at a frame's address, innermost first (after that frame's 0x93).
   case inlinedFrames = 0x95
+  /// Version 3: which logical frames at an address have an approximate line (`SymbolizedFrame.lineIsApproximate`),
+  /// bit i for the i-th of `logicalFrames` (innermost first); after that address's 0x93 and 0x95.
+  case approximateLines = 0x96
+}
+
+extension SymbolizedFrame {
+  /// Bit i set: the i-th of `logicalFrames` has an approximate line (the symbols chunk's 0x96 record).
+  var approximateLines: UInt64 {
+    var bits: UInt64 = 0
+    for (index, frame) in logicalFrames.enumerated() where frame.lineIsApproximate && index < 64 {
+      bits |= 1 << UInt64(index)
+    }
+    return bits
+  }
+
+  /// Marks the logical frames whose bit is set in `bits` as approximate.
+  mutating func markApproximate(_ bits: UInt64) {
+    for index in inlined.indices where index < 64 && bits & (1 << UInt64(index)) != 0 {
+      inlined[index].lineIsApproximate = true
+    }
+    if inlined.count < 64 && bits & (1 << UInt64(inlined.count)) != 0 { lineIsApproximate = true }
+  }
 }
 
 /// A property's readable name: `Type.property`, with the module kept apart for disambiguation.

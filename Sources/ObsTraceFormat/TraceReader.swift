@@ -647,6 +647,10 @@ public final class TraceReader {
           inlined.append(frame)
         }
         table.frames[address, default: SymbolizedFrame(address: address, function: "")].inlined = inlined
+      case .approximateLines:
+        let address = try cursor.readVarint()
+        let bits = try cursor.readVarint()
+        table.frames[address]?.markApproximate(bits)
       case nil:
         throw .malformed
       }

@@ -13,6 +13,8 @@ public final class Symbolizer {
   var unitIndexes: [UInt: UnitIndex?] = [:]
   /// Each compile unit's functions that have code, keyed by the unit DIE's address in libdw's memory.
   var functionIndexes: [UInt: [Dwarf_Die]] = [:]
+  /// The lines a macro buffer's rows name in a unit (`bodyLines`), keyed by the unit and the buffer's path.
+  var bufferRowLines: [String: [Int32]] = [:]
 
   /// A symbolizer for binaries that are no longer running: each module's file and where it was loaded.
   public init?(modules: [LoadedModule]) {
@@ -143,8 +145,11 @@ public final class Symbolizer {
         if let place = Self.line(in: &unit.die, at: target, isReturnAddress: isReturnAddress) {
           frame.file = place.file
           frame.line = UInt32(place.line)
+          frame.lineIsApproximate = place.approximate
         }
-        expandInlined(&frame, in: &unit.die, at: target)
+        var (holder, scopes) = inlinedScopes(in: &unit.die, at: target)
+        expandInlined(&frame, scopes: &scopes, in: &unit.die)
+        if let holder { placeObserverBodies(&frame, scopes: scopes + [holder], in: &unit.die) }
         if !function.isEmpty, SiteFilter.moduleName(ofFunction: function).isEmpty {
           frame.declaringModule = Self.declaringModule(in: &unit.die, at: target)
         }
@@ -184,8 +189,10 @@ extension Symbolizer {
     let lookup = Dwarf_Addr(isReturnAddress ? address &- 1 : address)
     guard let module = dwfl_addrmodule(session, lookup) else { return nil }
     var place: (file: String, line: Int32, column: Int32)?
-    if var unit = compileUnit(module, lookup) {
-      place = Self.line(in: &unit.die, at: lookup &- unit.bias, isReturnAddress: isReturnAddress)
+    if var unit = compileUnit(module, lookup),
+      let found = Self.line(in: &unit.die, at: lookup &- unit.bias, isReturnAddress: isReturnAddress)
+    {
+      place = (found.file, found.line, found.column)
     } else if let source = dwfl_module_getsrc(module, lookup) {
       var line: Int32 = 0
       var column: Int32 = 0
@@ -268,8 +275,16 @@ extension Symbolizer {
   /// through a protocol witness; a cleanup that ran on into the next statement's row took that statement's line.
   /// An address that is not a return address takes the last line before it. With no such row on the chosen side
   /// (the end of the sequence), the other side's.
+  ///
+  /// One case the rows cannot decide: a return address inside a `<compiler-generated>` line-0 row that ends right
+  /// at it, the next row naming another line than the row before. The call is then either the last thing of the
+  /// statement before (its cleanup, the next statement beginning where the call returns) or a call of the next
+  /// statement, made from code the optimizer laid out after another statement's code that jumps away (an optimized
+  /// build's call through a protocol witness after a loop: `h.x += 5` was placed at the loop's line, a fresh-clone
+  /// try-out's T8). The code the call returns to is the next row's, so that row's line is taken, marked
+  /// `approximate`.
   static func line(in unit: inout Dwarf_Die, at target: Dwarf_Addr, isReturnAddress: Bool) -> (
-    file: String, line: Int32, column: Int32
+    file: String, line: Int32, column: Int32, approximate: Bool
   )? {
     var lines: OpaquePointer?
     var count = 0
@@ -307,7 +322,7 @@ extension Symbolizer {
     }
     let covering = low - 1
     guard covering >= 0, let coveringRow = row(covering), !coveringRow.endsSequence else { return nil }
-    if coveringRow.line > 0 { return location(covering) }
+    if coveringRow.line > 0 { return location(covering).map { ($0.file, $0.line, $0.column, false) } }
     // The nearest rows that name a line, after and before the line-0 row, within its sequence.
     var following: Int?
     var index = covering + 1
@@ -328,15 +343,19 @@ extension Symbolizer {
       index -= 1
     }
     let cleanup = file(covering)?.hasSuffix("<compiler-generated>") ?? false
+    if isReturnAddress, cleanup, let following, let preceding, following == covering + 1,
+      let next = row(following), next.address == target &+ 1, let before = row(preceding), before.line != next.line
+    {
+      return location(following).map { ($0.file, $0.line, $0.column, true) }
+    }
     let chosen = isReturnAddress && !cleanup ? following ?? preceding : preceding ?? following
-    return chosen.flatMap(location)
+    return chosen.flatMap(location).map { ($0.file, $0.line, $0.column, false) }
   }
 
   /// Adds to `frame` the functions inlined at DWARF address `target`: each `DW_TAG_inlined_subroutine` scope that
   /// contains it, innermost first, named by its abstract origin. The innermost keeps the line table's place;
   /// each outer frame's place is the call site (`DW_AT_call_file`, `DW_AT_call_line`) of the one inside it.
-  func expandInlined(_ frame: inout SymbolizedFrame, in unit: inout Dwarf_Die, at target: Dwarf_Addr) {
-    var scopes = inlinedScopes(in: &unit, at: target)
+  func expandInlined(_ frame: inout SymbolizedFrame, scopes: inout [Dwarf_Die], in unit: inout Dwarf_Die) {
     guard !scopes.isEmpty else { return }
     var files: OpaquePointer?
     var fileCount = 0
@@ -348,6 +367,8 @@ extension Symbolizer {
         SymbolizedFrame(
           address: frame.address, function: Self.functionName(&scopes[index]), file: place.file, line: place.line,
           module: frame.module))
+      // The line table's row is the innermost frame's, approximate or not; a call site's line is certain.
+      if index == 0 { inlined[0].lineIsApproximate = frame.lineIsApproximate }
       // The next frame out is where this one was called from.
       place = ("", 0)
       var attribute = Dwarf_Attribute()
@@ -367,6 +388,107 @@ extension Symbolizer {
     frame.inlined = inlined
     frame.file = place.file
     frame.line = place.line
+    frame.lineIsApproximate = false
+  }
+
+  /// Places the frames of an `@Observable` property's observers. The macro moves `didSet { … }` and `willSet { … }`
+  /// into its peer buffer (`@__swiftmacro_…ObservationTrackedfMp_.swift`, a file in /tmp), copying the body between
+  /// `#sourceLocation(file: "App/main.swift", line: N)` and `#sourceLocation()`: the line table's rows of the body
+  /// name the user's file and line, the observer's own `didSet {` and closing brace the buffer. Two things follow.
+  /// - An optimized build gives a call inlined in the body the buffer as its `DW_AT_call_file`, with the user's line:
+  ///   the observer's frame was placed in the buffer at the user's line (a fresh-clone try-out's T3). Its file is the
+  ///   one the body's own rows at that line name.
+  /// - The macro re-formats the body, one statement a line: a one-line `didSet { if level > 10 { level = 10 } }` is
+  ///   three lines of the buffer under one `#sourceLocation`, whose rows say N, N+1 and N+2 (T10). Only a body of
+  ///   one buffer line is at the user's line for certain; in a longer one the frame is marked approximate. The
+  ///   body's length is the buffer's: from the observer's declaration line (`didSet {`) to the first row of the
+  ///   buffer after it (its closing brace), less the two `#sourceLocation` lines.
+  /// `scopes` are the functions of the frame's logical frames, innermost first (the inlined scopes, then the one
+  /// that holds the address).
+  func placeObserverBodies(_ frame: inout SymbolizedFrame, scopes: [Dwarf_Die], in unit: inout Dwarf_Die) {
+    var scopes = scopes
+    var frames = frame.logicalFrames
+    guard frames.count == scopes.count else { return }
+    var placed = false
+    for index in scopes.indices {
+      let function = frames[index].function
+      guard function.contains(".didset") || function.contains(".willset"),
+        let raw = dwarf_decl_file(&scopes[index])
+      else { continue }
+      let buffer = String(cString: raw)
+      var declared: Int32 = 0
+      guard SiteFilter.isPeerMacroBuffer(buffer), dwarf_decl_line(&scopes[index], &declared) == 0 else { continue }
+      placed = true
+      if Self.sameFile(frames[index].file, buffer),
+        let file = Self.bodyFile(atLine: Int32(truncatingIfNeeded: frames[index].line), in: &scopes[index], unit: &unit)
+      {
+        frames[index].file = file
+      }
+      let lines = bodyLines(ofObserverDeclaredAt: declared, buffer: buffer, in: &unit)
+      if Self.sameFile(frames[index].file, buffer) || lines != 1 { frames[index].lineIsApproximate = true }
+    }
+    guard placed else { return }
+    for index in frame.inlined.indices {
+      frame.inlined[index].file = frames[index].file
+      frame.inlined[index].lineIsApproximate = frames[index].lineIsApproximate
+    }
+    frame.file = frames[frames.count - 1].file
+    frame.lineIsApproximate = frames[frames.count - 1].lineIsApproximate
+  }
+
+  static func sameFile(_ one: String, _ other: String) -> Bool {
+    !one.isEmpty && one.split(separator: "/").last == other.split(separator: "/").last
+  }
+
+  /// The file of the rows at `line` inside `scope`'s code that name neither a macro buffer nor
+  /// `<compiler-generated>`: the `#sourceLocation` file of an observer's body. Nil when no such row is there.
+  static func bodyFile(atLine line: Int32, in scope: inout Dwarf_Die, unit: inout Dwarf_Die) -> String? {
+    var ranges: [(start: Dwarf_Addr, end: Dwarf_Addr)] = []
+    var cursor = 0
+    var base: Dwarf_Addr = 0
+    var start: Dwarf_Addr = 0
+    var end: Dwarf_Addr = 0
+    repeat {
+      cursor = dwarf_ranges(&scope, cursor, &base, &start, &end)
+      if cursor > 0 && end > start { ranges.append((start, end)) }
+    } while cursor > 0
+    var lines: OpaquePointer?
+    var count = 0
+    guard !ranges.isEmpty, dwarf_getsrclines(&unit, &lines, &count) == 0, let lines else { return nil }
+    for index in 0..<count {
+      guard let raw = dwarf_onesrcline(lines, index) else { continue }
+      var address: Dwarf_Addr = 0
+      var rowLine: Int32 = 0
+      guard dwarf_lineno(raw, &rowLine) == 0, rowLine == line, dwarf_lineaddr(raw, &address) == 0,
+        ranges.contains(where: { address >= $0.start && address < $0.end }), let path = dwarf_linesrc(raw, nil, nil)
+      else { continue }
+      let file = String(cString: path)
+      if !file.contains("@__swiftmacro_") && !file.hasSuffix("<compiler-generated>") { return file }
+    }
+    return nil
+  }
+
+  /// How many lines of its peer buffer an observer's body takes (nil: not known), from its declaration line and the
+  /// buffer's first row after it in the unit's line table (the observer's closing brace).
+  func bodyLines(ofObserverDeclaredAt declared: Int32, buffer: String, in unit: inout Dwarf_Die) -> Int32? {
+    let key = "\(UInt(bitPattern: unit.addr)) \(buffer)"
+    if bufferRowLines[key] == nil {
+      var found: Set<Int32> = []
+      var lines: OpaquePointer?
+      var count = 0
+      if dwarf_getsrclines(&unit, &lines, &count) == 0, let lines {
+        for index in 0..<count {
+          guard let raw = dwarf_onesrcline(lines, index), let path = dwarf_linesrc(raw, nil, nil) else { continue }
+          var line: Int32 = 0
+          if dwarf_lineno(raw, &line) == 0, line > 0, Self.sameFile(String(cString: path), buffer) {
+            found.insert(line)
+          }
+        }
+      }
+      bufferRowLines[key] = found.sorted()
+    }
+    guard let closing = bufferRowLines[key]?.first(where: { $0 > declared }) else { return nil }
+    return closing - declared - 3
   }
 
   /// The name of the `DW_TAG_module` of the unit whose functions include the one that contains `target`, or "".
@@ -397,7 +519,7 @@ extension Symbolizer {
   /// Not `dwarf_getscopes`: it prunes the `DW_TAG_module` under which Swift places its functions (a module has no
   /// addresses), and finds nothing. The unit's concrete functions are indexed once; the one that contains the
   /// address is then descended through its lexical blocks and inlined subroutines.
-  func inlinedScopes(in unit: inout Dwarf_Die, at target: Dwarf_Addr) -> [Dwarf_Die] {
+  func inlinedScopes(in unit: inout Dwarf_Die, at target: Dwarf_Addr) -> (function: Dwarf_Die?, inlined: [Dwarf_Die]) {
     let key = UInt(bitPattern: unit.addr)
     if functionIndexes[key] == nil {
       var functions: [Dwarf_Die] = []
@@ -410,7 +532,8 @@ extension Symbolizer {
         var function = function
         return dwarf_haspc(&function, target) == 1
       })
-    else { return [] }
+    else { return (nil, []) }
+    let function = scope
     var inlined: [Dwarf_Die] = []
     descending: while true {
       var child = Dwarf_Die()
@@ -427,7 +550,7 @@ extension Symbolizer {
         child = sibling
       }
     }
-    return inlined.reversed()
+    return (function, inlined.reversed())
   }
 
   /// The functions with code under `parent`, looking inside the modules, namespaces and types that hold them, and

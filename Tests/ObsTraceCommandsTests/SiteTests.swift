@@ -458,3 +458,52 @@ enum FixtureBuild {
     var description: String { "the fixture did not compile:\n\(output)" }
   }
 }
+
+extension SiteTests {
+  /// `@Observable` moves a property's observers into its peer buffer, their bodies under `#sourceLocation` of the
+  /// user's file: an optimized build gave a write in `didSet { changes += 1 }` the buffer's file (a file in /tmp)
+  /// with the user's line, and the macro's re-formatting of `didSet { if level > 10 { level = 10 } }` over three
+  /// lines put its write one line late, in both builds, printed as certain (a fresh-clone try-out's T3, T10).
+  @Test(
+    "a write in a property's observer is sited in the user's file, and one the macro re-formatted is marked approximate",
+    arguments: ["-Onone", "-O"])
+  func observerBodies(optimization: String) throws {
+    let folder = Paths.root + "/Tests/Fixtures/SitesObservers"
+    let (run, _, trace) = try FixtureBuild.sideBySide(
+      [folder + "/main.swift", folder + "/Models.swift"], module: "SitesObservers", optimization: optimization,
+      trace: "sites-observers\(optimization).trc")
+    #expect(run.standardOutput == "1 10\n10 1 [\"z\": 1]\n")
+    let main = try FixtureBuild.siteMarks(folder + "/main.swift")
+    let models = try FixtureBuild.siteMarks(folder + "/Models.swift")
+    let reader = try TraceReader(path: trace)
+    var writes: [String] = []
+    reader.forEachEvent { event in
+      guard event.kind == .willSet else { return }
+      guard let site = reader.definitions.site(ofStack: event.stack) else { return writes.append("no site") }
+      let file = site.file.split(separator: "/").last ?? ""
+      writes.append("\(file):\(site.line)\(site.lineIsApproximate ? " approximate" : "")")
+      #expect(!site.file.contains("@__swiftmacro_"), "\(site.file)")
+    }
+    let level = models["didSet re-formatted"] ?? 0
+    #expect(
+      writes == [
+        "main.swift:\(main["count"] ?? 0)", "Models.swift:\(models["didSet one statement"] ?? 0)",
+        "main.swift:\(main["level"] ?? 0)",
+        // The rows say the buffer's second line of the body, one past the user's: the binary cannot tell.
+        "Models.swift:\(level + 1) approximate",
+        "main.swift:\(main["existential set"] ?? 0)", "main.swift:\(main["loop"] ?? 0)",
+        "main.swift:\(main["via protocol"] ?? 0)",
+        "main.swift:\(main["existential after loop"] ?? 0)", "main.swift:\(main["after existential"] ?? 0)",
+      ])
+    // Every output that names the site says it is approximate.
+    let timeline = Run.command(["timeline", trace]).standardOutput
+    #expect(timeline.contains(":\(level + 1) (Holder.(_level in "), "\(timeline)")
+    #expect(timeline.contains(").didset; line approximate)"), "\(timeline)")
+    let check = Run.command(["check", trace, "--max", "Holder.level:writes<=1", "--format", "github"])
+    #expect(check.standardOutput.contains("Models.swift,line=\(level + 1),"), "\(check.standardOutput)")
+    #expect(check.standardOutput.contains("; the line is approximate)"), "\(check.standardOutput)")
+    #expect(!check.standardOutput.contains("@__swiftmacro_"), "\(check.standardOutput)")
+    let junit = Run.command(["check", trace, "--max", "Holder.level:writes<=1", "--format", "junit"])
+    #expect(junit.standardOutput.contains("didset; line approximate)"), "\(junit.standardOutput)")
+  }
+}

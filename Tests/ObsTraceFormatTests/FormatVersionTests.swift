@@ -56,6 +56,34 @@ struct FormatVersionTests {
     #expect(definitions.site(ofStack: 1)?.line == 14)
   }
 
+  @Test("version 3: which logical frames have an approximate line is written and read back with the frames")
+  func version3ApproximateLines() throws {
+    var table = SymbolTable()
+    var observer = SymbolizedFrame(
+      address: 0x10, function: "Demo.Holder.(_level in _1).didset : Swift.Int", file: "Demo/Models.swift", line: 28,
+      module: "demo")
+    observer.lineIsApproximate = true
+    let accessor = SymbolizedFrame(
+      address: 0x10, function: "Demo.Holder.level.modify : Swift.Int",
+      file: "/src/@__swiftmacro_4Demo6HolderC5level18ObservationTrackedfMa_.swift", line: 21, module: "demo")
+    table.frames[0x10] = SymbolizedFrame(
+      address: 0x10, function: "main", file: "/src/main.swift", line: 14, module: "demo",
+      inlined: [accessor, observer])
+    var call = SymbolizedFrame(address: 0x20, function: "main", file: "/src/main.swift", line: 46, module: "demo")
+    call.lineIsApproximate = true
+    table.frames[0x20] = call
+    table.frames[0x30] = SymbolizedFrame(address: 0x30, function: "main", file: "/src/main.swift", line: 47)
+    let payload = ChunkPayload.symbols(table)
+    let decoded = try payload.withUnsafeBytes { raw in
+      var cursor = ByteCursor(raw)
+      var budget = DefinitionBudget(fileSize: UInt64(payload.count))
+      return try TraceReader.decodeSymbols(&cursor, budget: &budget)
+    }
+    #expect(decoded == table)
+    #expect(decoded.frames[0x10]?.logicalFrames.map(\.lineIsApproximate) == [false, true, false])
+    #expect(decoded.frames[0x20]?.lineIsApproximate == true && decoded.frames[0x30]?.lineIsApproximate == false)
+  }
+
   @Test("version 2: the footer lists the threads still running at the stop and counts events lost; one without")
   func version2FooterRunningAtStop() throws {
     let totals = [ThreadTotals(thread: 1, osThreadID: 10, recorded: 4, dropped: 0)]

@@ -1,0 +1,29 @@
+#if OBSTRACE
+  import ObsTrace
+#endif
+import Observation
+
+protocol HasX: AnyObject {
+  var x: Int { get set }
+}
+
+@Observable
+final class M: HasX, @unchecked Sendable {
+  var x = 0
+  var y = 0
+  var arr: [Int] = [0]
+  var dict: [String: Int] = [:]
+}
+
+// The macro moves a property's observers into its peer buffer (`…ObservationTrackedfMp_.swift`), their bodies
+// under `#sourceLocation` of this file, re-formatted one statement a line.
+@Observable
+final class Holder: @unchecked Sendable {
+  var count = 0 {
+    didSet { changes += 1 }  // site: didSet one statement
+  }
+  var changes = 0
+  var level = 0 {
+    didSet { if level > 10 { level = 10 } }  // site: didSet re-formatted
+  }
+}

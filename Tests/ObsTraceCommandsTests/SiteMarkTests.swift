@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+
+@testable import ObsTraceFormat
+
+/// Definitions of the synthetic trace: `Demo.Model.count`, written from three stacks.
+private final class MarkedDefinitions: TraceDefinitionSource {
+  func typeName(_ id: UInt32) -> String { "Demo.Model" }
+  func property(_ id: UInt32) -> PropertyDefinition? {
+    PropertyDefinition(rootType: 1, keyPathDescription: "\\Root.<computed 0x1 (Int)>", getterAddress: 1)
+  }
+  func label(_ id: UInt32) -> String { "" }
+  func scope(_ id: UInt32) -> ScopeDefinition? { nil }
+  func stack(_ id: UInt32) -> [UInt64] { [[], [0x10, 0x90], [0x20, 0x90], [0x30, 0x90]][Int(id)] }
+}
+
+/// What a site says when it is not certain: a write whose stack's frames are all ObsTrace's, the runtime's or the
+/// macro's (stack 1: the site could not be placed), one whose line the binary gives only near (stack 2: an
+/// approximate line), and one at a certain line (stack 3). Each write leaves the value as it was (a no-op write,
+/// a finding with its site).
+enum MarkedTrace {
+  static func write() throws -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "obstrace-marks-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).trc"
+    ).path
+    let header = TraceHeader(
+      startWallClockNanoseconds: 1, processID: 42, executable: "/bin/fixture", dropWhenFull: false, ringCapacity: 64,
+      stackLevel: 1)
+    let writer = try TraceFileWriter(path: path, header: header)
+    let definitions = MarkedDefinitions()
+    let stamps = DefinitionStamps()
+    var encoder = ChunkEncoder(thread: 1, osThreadID: 42, sequence: 0, firstTime: 1000, stamps: stamps)
+    var time: UInt64 = 1000
+    for stack in UInt32(1)...3 {
+      for (kind, flags) in [(EventKind.willSet, EventFlags.willSetDirect), (.didSet, EventFlags.unchanged)] {
+        time += 1000
+        encoder.append(
+          kind: kind.rawValue, flags: flags | (kind == .didSet ? EventFlags.modify : 0), time: time, depth: 0,
+          object: 1, key: 1, scope: 0, aux: 1, stack: stack, definitions: definitions, stamps: stamps)
+      }
+    }
+    try writer.writeChunk(.events, payload: encoder.payload(droppedSinceLastChunk: 0, threadEnded: true))
+    var symbols = SymbolTable()
+    symbols.typeNames = [1: "Model"]
+    symbols.propertyNames = [1: PropertyName(module: "Demo", type: "Model", property: "count")]
+    let registrar = SymbolizedFrame(
+      address: 0x10,
+      function: "ObsTraceRecorder.TracingRegistrar.willSet<A, B>(_: A, keyPath: Swift.KeyPath<A, B>) -> ()",
+      file: "/src/RegistrarExtent.swift", line: 172, module: "fixture")
+    symbols.frames[0x10] = registrar
+    var approximate = SymbolizedFrame(
+      address: 0x20, function: "Demo.Model.(_count in _1).didset : Swift.Int", file: "Demo/Models.swift", line: 28,
+      module: "fixture")
+    approximate.lineIsApproximate = true
+    symbols.frames[0x20] = approximate
+    symbols.frames[0x30] = SymbolizedFrame(
+      address: 0x30, function: "Demo.run() -> ()", file: "/src/Demo/main.swift", line: 12, module: "fixture")
+    symbols.frames[0x90] = SymbolizedFrame(
+      address: 0x90, function: "__libc_start_call_main", file: "", line: 0, module: "libc.so.6")
+    try writer.writeChunk(.symbols, payload: ChunkPayload.symbols(symbols))
+    try writer.writeChunk(
+      .footer,
+      payload: ChunkPayload.footer(
+        TraceFooter(
+          durationNanoseconds: time, chunks: 2,
+          threads: [ThreadTotals(thread: 1, osThreadID: 42, recorded: 6, dropped: 0)])))
+    writer.close()
+    return path
+  }
+}
+
+@Suite("Sites that are not certain")
+struct SiteMarkTests {
+  @Test(
+    "a site whose line is approximate says so, and a write whose stack has no user frame says its site could not be placed"
+  )
+  func approximateAndNotPlaced() throws {
+    let path = try MarkedTrace.write()
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let timeline = Run.command(["timeline", path])
+    #expect(timeline.status == 0, "\(timeline.standardError)")
+    let writes = timeline.standardOutput.split(separator: "\n").filter { $0.contains("write Model#1.count") }
+    #expect(writes.count == 3, "\(timeline.standardOutput)")
+    #expect(
+      writes.first?.hasSuffix("  (no site: no frame of the program's own code in its stack)") == true, "\(writes)")
+    #expect(
+      writes.dropFirst().first?.hasSuffix("at Models.swift:28 (Model.(_count in _1).didset; line approximate)") == true,
+      "\(writes)")
+    #expect(writes.last?.hasSuffix("at main.swift:12 (run())") == true, "\(writes)")
+    // The report's finding lists each site; JSON says which is approximate.
+    let report = Run.command(["report", path]).standardOutput
+    #expect(report.contains("(no site: no frame of the program's own code in its stack)"), "\(report)")
+    #expect(report.contains("Models.swift:28 (Model.(_count in _1).didset; line approximate)"), "\(report)")
+    let json = Run.command(["report", path, "--format", "json"]).standardOutput
+    let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+    let findings = try #require(object["findings"] as? [[String: Any]])
+    let marks = findings.compactMap { finding -> String? in
+      guard let site = finding["site"] as? String else { return nil }
+      return "\(site) \(finding["siteApproximate"] as? Bool ?? false)"
+    }
+    #expect(marks.contains("Models.swift:28 (Model.(_count in _1).didset; line approximate) true"), "\(findings)")
+    #expect(marks.contains("main.swift:12 (run()) false"), "\(findings)")
+  }
+}

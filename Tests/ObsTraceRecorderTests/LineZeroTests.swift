@@ -1,0 +1,139 @@
+import Foundation
+import ObsTraceFormat
+import ObsTraceSymbols
+import ObsTraceTestSupport
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The line of a return address inside a line-0 row, on line tables written out row by row: a library assembled
+/// from `.loc` directives (clang's assembler keeps line-0 rows), loaded, and looked up with the symbolizer of this
+/// process (docs/symbols.md, Line numbers).
+@Suite("Line-0 rows")
+struct LineZeroTests {
+  /// Assembles `source` into `lib<name>.so` and loads it; the address of each of `labels`.
+  static func load(_ name: String, _ source: String, labels: [String]) throws -> [String: UInt64] {
+    let directory = RecordingSupport.temporaryPath(name)
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let assembly = directory + "/\(name).s"
+    let library = directory + "/lib\(name).so"
+    try source.write(toFile: assembly, atomically: true, encoding: .utf8)
+    let compiler = Process()
+    compiler.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    compiler.arguments = ["clang", "-g", "-shared", "-fPIC", "-o", library, assembly]
+    try compiler.run()
+    compiler.waitUntilExit()
+    try #require(compiler.terminationStatus == 0)
+    let handle = try #require(dlopen(library, RTLD_NOW))
+    var addresses: [String: UInt64] = [:]
+    for label in labels {
+      let symbol = try #require(dlsym(handle, label), "\(label)")
+      addresses[label] = UInt64(UInt(bitPattern: symbol))
+    }
+    return addresses
+  }
+
+  @Test(
+    "a call in a compiler-generated line-0 row that ends at its return address takes the next row's line, marked approximate; other line-0 calls are certain"
+  )
+  func lineZeroCalls() throws {
+    #if arch(x86_64)
+      let name = "obstrace_line_zero_\(getpid())"
+      // clang's assembler writes the line table of `.loc` directives but no compile unit: one is written out below
+      // (DWARF 5: the line table at offset 0, the code's range), as a compiler's would be.
+      // Three calls, each made from a line-0 row and returning to the label after it:
+      // - `after_jump`: the row is `<compiler-generated>` and ends at the return address, where line 46 begins; the
+      //   code before it (line 41) jumps away. An optimized build lays out a call through a protocol witness so
+      //   after a loop (a fresh-clone try-out's T8: `h.x += 5` at main.swift:46 was placed at the loop's 41).
+      // - `in_cleanup`: the row is `<compiler-generated>` and runs on past the return address (a statement's
+      //   cleanup, where a key path's writeback runs the setter): the line before, 59, certain.
+      // - `after_setup`: the row is in the statement's own file (set-up of the next statement's call): the line
+      //   after, 72, certain.
+      let source = """
+          .text
+          .file 1 "/src/App/main.swift"
+          .file 2 "<compiler-generated>"
+          .globl \(name)_callee
+          .type \(name)_callee,@function
+        \(name)_callee:
+          .loc 1 10 0
+          ret
+          .size \(name)_callee, .-\(name)_callee
+          .globl \(name)_main
+          .type \(name)_main,@function
+        \(name)_main:
+          .loc 1 41 0
+          push %rbp
+          mov %rsp, %rbp
+          jmp 1f
+          .loc 2 0 0
+          call \(name)_callee
+          .globl \(name)_after_jump
+        \(name)_after_jump:
+          .loc 1 46 0
+          nop
+        1:
+          .loc 1 59 0
+          nop
+          .loc 2 0 0
+          call \(name)_callee
+          .globl \(name)_in_cleanup
+        \(name)_in_cleanup:
+          nop
+          .loc 1 60 0
+          nop
+          .loc 1 0 0
+          call \(name)_callee
+          .globl \(name)_after_setup
+        \(name)_after_setup:
+          .loc 1 72 0
+          pop %rbp
+          ret
+          .size \(name)_main, .-\(name)_main
+        \(name)_end:
+          .section .debug_abbrev,"",@progbits
+          .uleb128 1
+          .uleb128 0x11
+          .byte 0
+          .uleb128 0x10
+          .uleb128 0x17
+          .uleb128 0x11
+          .uleb128 0x01
+          .uleb128 0x12
+          .uleb128 0x06
+          .byte 0, 0
+          .byte 0
+          .section .debug_info,"",@progbits
+          .long 2f - 1f
+        1:
+          .short 5
+          .byte 1
+          .byte 8
+          .long 0
+          .uleb128 1
+          .long 0
+          .quad \(name)_callee
+          .long \(name)_end - \(name)_callee
+        2:
+          .section .note.GNU-stack,"",@progbits
+
+        """
+      let labels = ["after_jump", "in_cleanup", "after_setup"].map { "\(name)_\($0)" }
+      let addresses = try Self.load(name, source, labels: labels)
+      let symbolizer = try #require(Symbolizer.forCurrentProcess())
+      let returns = Set(addresses.values)
+      let frames = symbolizer.resolve(Array(returns), returnAddresses: returns)
+      func place(_ label: String) -> String {
+        guard let address = addresses["\(name)_\(label)"], let frame = frames[address] else { return "unresolved" }
+        let file = frame.file.split(separator: "/").last ?? ""
+        return "\(file):\(frame.line)\(frame.lineIsApproximate ? " approximate" : "")"
+      }
+      #expect(place("after_jump") == "main.swift:46 approximate")
+      #expect(place("in_cleanup") == "main.swift:59")
+      #expect(place("after_setup") == "main.swift:72")
+      #expect(frames[addresses["\(name)_after_jump"]!]?.function == "\(name)_main")
+    #endif
+  }
+}
