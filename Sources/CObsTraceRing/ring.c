@@ -421,14 +421,51 @@ void obstrace_configure(uint64_t ring_capacity, bool drop_when_full, uint32_t st
   __atomic_store_n(&obstrace_stack_level_flag, stack_level, __ATOMIC_RELAXED);
 }
 
+static uint64_t forks_while_recording = 0;
+static bool forked_child = false;
+static pthread_once_t fork_handlers_once = PTHREAD_ONCE_INIT;
+/// Set by the prepare handler: whether recording was on when this fork began (read by both sides after it).
+static bool forking_while_recording = false;
+
 void obstrace_set_enabled(bool enabled) {
   if (enabled) {
-    // A new recording: threads that could not get a ring in the last one try again; the count starts over.
+    // A new recording: threads that could not get a ring in the last one try again; the counts start over.
     __atomic_add_fetch(&recording_serial, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&ringless_events, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&forks_while_recording, 0, __ATOMIC_RELAXED);
   }
   __atomic_store_n(&obstrace_enabled_flag, enabled ? 1 : 0, __ATOMIC_SEQ_CST);
 }
+
+static void fork_prepare(void) { forking_while_recording = obstrace_is_enabled(); }
+
+static void fork_parent(void) {
+  if (forking_while_recording) __atomic_add_fetch(&forks_while_recording, 1, __ATOMIC_RELAXED);
+}
+
+// Only async-signal-safe work here: plain stores. The child's one thread is the one that forked; the rings, the
+// registry and the trace's file descriptor are copies of the parent's, and nothing in this process drains them.
+static void fork_child(void) {
+  if (!forking_while_recording) return;
+  forked_child = true;
+  __atomic_store_n(&flusher_running, false, __ATOMIC_RELAXED);
+  __atomic_store_n(&obstrace_enabled_flag, 0, __ATOMIC_SEQ_CST);
+  // A thread of the parent may have held these at the fork; the child's stop and flush never take them, but its
+  // exiting threads' ring hand-over does.
+  pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+  registry_mutex = fresh;
+  wake_mutex = fresh;
+  pthread_cond_t fresh_cond = PTHREAD_COND_INITIALIZER;
+  wake_cond = fresh_cond;
+}
+
+static void install_fork_handlers(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
+
+void obstrace_install_fork_handlers(void) { pthread_once(&fork_handlers_once, install_fork_handlers); }
+
+bool obstrace_is_forked_child(void) { return forked_child; }
+
+uint64_t obstrace_forks_while_recording(void) { return __atomic_load_n(&forks_while_recording, __ATOMIC_RELAXED); }
 
 void obstrace_set_flusher_running(bool running) {
   pthread_mutex_lock(&registry_mutex);

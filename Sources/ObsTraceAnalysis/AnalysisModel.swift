@@ -172,6 +172,7 @@ public struct Finding: Sendable, Equatable {
     case damagedChunk = "damaged-chunk"
     case runningAtStop = "running-at-stop"
     case startedWhileRunning = "started-while-running"
+    case forked
   }
 
   public var kind: Kind
@@ -191,13 +192,14 @@ public struct Finding: Sendable, Equatable {
   public var withoutCost = false
 
   /// Warnings cost something or rest on evidence of a fault; `untracked-read`, `alive-at-end`, `running-at-stop`,
-  /// `cross-thread-write`, `off-main-thread` and `started-while-running` are information (what happened, or what
+  /// `cross-thread-write`, `off-main-thread`, `started-while-running` and `forked` are information (what happened, or what
   /// the trace could not see; no fault shown: a race among writes is `concurrent-write`), and so is a finding
   /// `withoutCost`.
   public var isInformational: Bool {
     if withoutCost { return true }
     return switch kind {
-    case .untrackedRead, .aliveAtEnd, .runningAtStop, .crossThreadWrite, .offMainThread, .startedWhileRunning: true
+    case .untrackedRead, .aliveAtEnd, .runningAtStop, .crossThreadWrite, .offMainThread, .startedWhileRunning, .forked:
+      true
     default: false
     }
   }

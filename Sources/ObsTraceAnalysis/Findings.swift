@@ -124,6 +124,17 @@ enum Findings {
           evidence: "the trace's header: started by Recorder.start, not from OBSTRACE_OUTPUT; events of objects "
             + "whose creation is not in the trace"))
     }
+    if let trace, trace.forks > 0 {
+      let times = trace.forks == 1 ? "once" : "\(trace.forks) times"
+      findings.append(
+        Finding(
+          kind: .forked, property: nil, scope: nil, site: nil, count: Int(clamping: trace.forks),
+          message: "the process forked \(times) while recording: a child of fork does not record, so nothing "
+            + "\(trace.forks == 1 ? "its child" : "its children") did is in this trace (the parent's own events are)",
+          hint: "to trace what a child does, have it exec a program built with ObsTrace, which records on its own "
+            + "from OBSTRACE_OUTPUT (put %p in it for a file per process)",
+          evidence: "the footer: forks counted by the recorder's fork handler while recording was on"))
+    }
     var redundantByName: [String: ScopeStatistics] = [:]
     scopes.forEachEntry { label, statistics in
       guard statistics.redundantRuns > 0 else { return }

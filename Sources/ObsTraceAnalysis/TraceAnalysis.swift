@@ -31,6 +31,8 @@ public struct AnalysisReport: Sendable {
     /// Events offered on threads that could not get a ring (its memory could not be allocated; the footer's count):
     /// not in the trace.
     public var ringless: UInt64 = 0
+    /// How many times the process forked while recording (the footer's count): its children did not record.
+    public var forks: UInt64 = 0
     /// References to ids no definition states (the reader's count), and the first of them (`property #5`).
     public var undefinedReferences = 0
     public var firstUndefinedReference: String?
@@ -283,6 +285,7 @@ public enum TraceAnalysis {
       runningAtStop: reader.footer?.runningAtStop ?? [], lostAtStop: reader.footer?.lostAtStop ?? 0,
       ringless: reader.footer?.ringless ?? 0)
     trace.undefinedReferences = reader.unknownIDEvents
+    trace.forks = reader.footer?.forks ?? 0
     trace.startedWhileRunning = reader.header.startedWhileRunning
     trace.zeroTail = reader.zeroTail
     trace.afterFooter = reader.afterFooter

@@ -175,10 +175,13 @@ public struct TraceFooter: Sendable, Equatable {
   /// Version 3, added late: events offered on threads that could not get a ring (its memory could not be
   /// allocated), so not in the trace. 0 in footers written before the field was added.
   public var ringless: UInt64
+  /// Version 3, added later: how many times the process forked while recording. A child of such a fork does not
+  /// record (it has no flusher), so nothing it did is in the trace. 0 in footers written before the field was added.
+  public var forks: UInt64
 
   public init(
     durationNanoseconds: UInt64, chunks: UInt64, threads: [ThreadTotals], runningAtStop: [UInt32] = [],
-    lostAtStop: UInt64 = 0, ringless: UInt64 = 0
+    lostAtStop: UInt64 = 0, ringless: UInt64 = 0, forks: UInt64 = 0
   ) {
     self.durationNanoseconds = durationNanoseconds
     self.chunks = chunks
@@ -186,6 +189,7 @@ public struct TraceFooter: Sendable, Equatable {
     self.runningAtStop = runningAtStop
     self.lostAtStop = lostAtStop
     self.ringless = ringless
+    self.forks = forks
   }
 
   /// Saturating sums: the counts come from a file, which may say anything.

@@ -215,6 +215,7 @@ public enum ChunkPayload {
     for thread in footer.runningAtStop { bytes.appendVarint(thread) }
     bytes.appendVarint(footer.lostAtStop)
     bytes.appendVarint(footer.ringless)
+    bytes.appendVarint(footer.forks)
     return bytes
   }
 

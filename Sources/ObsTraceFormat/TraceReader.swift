@@ -592,9 +592,12 @@ public final class TraceReader {
     }
     // Version 3, added late: footers written before end here.
     if !cursor.isAtEnd { ringless = try cursor.readVarint() }
+    // Version 3, added later still: the forks made while recording.
+    var forks: UInt64 = 0
+    if !cursor.isAtEnd { forks = try cursor.readVarint() }
     return TraceFooter(
       durationNanoseconds: duration, chunks: chunks, threads: threads, runningAtStop: running, lostAtStop: lost,
-      ringless: ringless)
+      ringless: ringless, forks: forks)
   }
 
   static func decodeSymbols(_ cursor: inout ByteCursor, budget: inout DefinitionBudget) throws(CursorError)

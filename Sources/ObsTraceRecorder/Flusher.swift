@@ -176,7 +176,8 @@ final class Flusher: @unchecked Sendable {
     let threads = totals.values.sorted { $0.thread < $1.thread }
     let footer = TraceFooter(
       durationNanoseconds: clock.latestNanoseconds, chunks: writer.chunksWritten + 1, threads: threads,
-      runningAtStop: stillRunning.sorted(), lostAtStop: lostAtStop, ringless: obstrace_ringless_events())
+      runningAtStop: stillRunning.sorted(), lostAtStop: lostAtStop, ringless: obstrace_ringless_events(),
+      forks: obstrace_forks_while_recording())
     write(.footer, ChunkPayload.footer(footer))
     // What was written may not all be in the file: said once, unless a write error already said the trace
     // stopped short.

@@ -45,6 +45,7 @@ public enum Recorder {
   static func start(
     to path: String, options: RecordingOptions, whileRunning: Bool, keepingWrittenFile: Bool = false
   ) throws(RecordingError) {
+    if obstrace_is_forked_child() { throw forkedChildError(notRecordingTo: path) }
     var notice: String?
     let failure: RecordingError? = state.withLock { state in
       if let running = state.flusher {
@@ -73,6 +74,7 @@ public enum Recorder {
       if !state.exitHandlerInstalled {
         state.exitHandlerInstalled = true
         atexit { _ = Recorder.stop() }
+        obstrace_install_fork_handlers()
       }
       return nil
     }
@@ -82,8 +84,12 @@ public enum Recorder {
 
   /// Stops recording: drains every thread's ring, writes the symbol table and the footer, closes the file.
   /// Returns nil when nothing was recording.
+  ///
+  /// In a child of `fork` made while recording, does nothing and returns nil: the recording is the parent's (its
+  /// file, its flusher thread, which the child does not have), and the parent's trace counts the fork.
   @discardableResult
   public static func stop() -> RecordingSummary? {
+    if obstrace_is_forked_child() { return nil }
     obstrace_sync_foreign()  // untraced scopes that ended on this thread end in the trace
     let flusher = state.withLock { state -> Flusher? in
       defer { state.flusher = nil }
@@ -95,7 +101,16 @@ public enum Recorder {
   /// Waits until every event recorded before the call has been drained by the flusher (and reaches the file
   /// within the chunk age). Does nothing when not recording.
   public static func flush() {
+    if obstrace_is_forked_child() { return }
     state.withLock { $0.flusher }?.flush()
+  }
+
+  /// Why a child of `fork` made while recording does not record.
+  static func forkedChildError(notRecordingTo path: String) -> RecordingError {
+    RecordingError(
+      code: .alreadyRecording,
+      message: "obstrace: this process (\(getpid())) is a fork of a process that was recording; a forked child does "
+        + "not record (its parent's trace counts the fork); not recording to \(path)")
   }
 
   /// Starts from `OBSTRACE_OUTPUT` once per process, at the first traced object or scope.

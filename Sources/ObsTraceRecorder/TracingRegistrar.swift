@@ -157,3 +157,11 @@ extension TracingRegistrar: Hashable {
     registrar.hash(into: &hasher)
   }
 }
+
+/// Reflection sees Observation's registrar, as an untraced build shows it: `dump(model)`, a snapshot test of a model
+/// and `Mirror(reflecting: model)`'s child print `_$observationRegistrar: Observation.ObservationRegistrar` with its
+/// contents, not ObsTrace's bookkeeping (a fresh-clone try-out's F5). Only the child value's own type, asked with
+/// `type(of:)`, is still this one.
+extension TracingRegistrar: CustomReflectable {
+  public var customMirror: Mirror { Mirror(reflecting: registrar) }
+}

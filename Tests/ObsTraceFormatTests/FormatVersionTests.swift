@@ -97,7 +97,7 @@ struct FormatVersionTests {
     #expect(decoded == footer)
     // A footer written before the fields existed (version 2 earlier in this session) ends after the threads.
     let plain = ChunkPayload.footer(TraceFooter(durationNanoseconds: 9, chunks: 1, threads: totals))
-    bytes = Array(plain.dropLast(3))  // the empty list, the zero count and the zero ringless count
+    bytes = Array(plain.dropLast(4))  // the empty list, the zero count, the zero ringless and fork counts
     let older = try bytes.withUnsafeBytes { buffer in
       var cursor = ByteCursor(buffer)
       return try TraceReader.decodeFooter(&cursor)
@@ -116,13 +116,32 @@ struct FormatVersionTests {
     }
     #expect(decoded == footer)
     // Written before the field existed: the footer ends after the events lost at the stop.
-    let earlier = Array(ChunkPayload.footer(footer).dropLast(2))  // 200 is a two-byte varint
+    let earlier = Array(ChunkPayload.footer(footer).dropLast(3))  // 200 is a two-byte varint, then no forks
     let older = try earlier.withUnsafeBytes { buffer in
       var cursor = ByteCursor(buffer)
       return try TraceReader.decodeFooter(&cursor)
     }
     #expect(older.lostAtStop == 3)
     #expect(older.ringless == 0)
+  }
+
+  @Test("version 3, later: the footer counts the forks made while recording; one written before has none")
+  func version3FooterForks() throws {
+    let totals = [ThreadTotals(thread: 1, osThreadID: 10, recorded: 4, dropped: 0)]
+    let footer = TraceFooter(
+      durationNanoseconds: 9, chunks: 1, threads: totals, runningAtStop: [], lostAtStop: 0, ringless: 200, forks: 2)
+    let decoded = try ChunkPayload.footer(footer).withUnsafeBytes { buffer in
+      var cursor = ByteCursor(buffer)
+      return try TraceReader.decodeFooter(&cursor)
+    }
+    #expect(decoded == footer)
+    // Written before the field existed: the footer ends after the ringless count.
+    let earlier = Array(ChunkPayload.footer(footer).dropLast(1))
+    let older = try earlier.withUnsafeBytes { buffer in
+      var cursor = ByteCursor(buffer)
+      return try TraceReader.decodeFooter(&cursor)
+    }
+    #expect(older.ringless == 200 && older.forks == 0)
   }
 
   @Test("version 2: the seed guide's trace as version 2 wrote it (zlib streams) reads whole, with its names and sites")

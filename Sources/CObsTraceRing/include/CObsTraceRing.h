@@ -582,6 +582,15 @@ uint32_t obstrace_next_scope_serials(uint32_t count);
 void obstrace_configure(uint64_t ring_capacity, bool drop_when_full, uint32_t stack_level, uint32_t stack_depth,
                         uint32_t compare_mode);
 void obstrace_set_enabled(bool enabled);
+/// Installs, once per process, the handlers that keep `fork` safe while recording: the parent counts the fork
+/// (`obstrace_forks_while_recording`); the child, which has no flusher (only the forking thread survives a fork),
+/// switches recording off for good, so that no write of it waits for room in a ring nobody drains, and is marked
+/// (`obstrace_is_forked_child`) so that it never writes into the parent's trace.
+void obstrace_install_fork_handlers(void);
+/// Whether this process is a child of `fork` made while its parent was recording: it does not record.
+bool obstrace_is_forked_child(void);
+/// Forks made while this recording ran (counted by the parent; the footer's last field).
+uint64_t obstrace_forks_while_recording(void);
 /// Marks the flusher as running (rings of exiting threads are then left for it) or stopped.
 void obstrace_set_flusher_running(bool running);
 
