@@ -30,17 +30,13 @@ struct ChunkDecoder: Sendable {
     self.budget = budget
   }
 
-  /// Decodes an events chunk; its events go into `buffer`'s storage (taken, and emptied first), so that a buffer
-  /// handed back by the consumer is filled again without an allocation.
-  mutating func decode(_ chunk: TraceReader.Chunk, reusing buffer: inout [TraceEvent]) -> Decoded {
-    // Events go to a local batch, so that a malformed tail costs the chunk's events; definitions are facts and
-    // are kept as they come (copying the tables per chunk would cost as much as the objects they hold).
+  /// Decodes an events chunk.
+  mutating func decode(_ chunk: TraceReader.Chunk) -> Decoded {
+    // Events go to an array of the chunk's own, so that a malformed tail costs the chunk's events; definitions are
+    // facts and are kept as they come (copying the tables per chunk would cost as much as the objects they hold).
     var failure: CursorError?
     var unknown = UnknownIDs()
     var stated: [TraceDefinitions.Entry] = []
-    var events: [TraceEvent] = []
-    swap(&events, &buffer)
-    events.removeAll(keepingCapacity: true)
     let decoded: EventChunk? = chunk.payload.withUnsafeBytes { raw in
       var cursor = ByteCursor(raw)
       do {
@@ -73,115 +69,124 @@ struct ChunkDecoder: Sendable {
         // The previous event's object and key, for `EventMask.sameObjectAndKey`.
         var previousObject: UInt32 = 0
         var previousKey: UInt32 = 0
-        events.reserveCapacity(raw.count / 8)
         // The last type an object's definition named that was found defined (types are never forgotten).
         var definedType: UInt32?
-        while !cursor.isAtEnd {
-          let tag = try cursor.readByte()
-          if tag == DefinitionTag.object.rawValue {
-            // A chunk restates the object of each of its events (a many-object trace: one per event or two):
-            // decoded in place, and a restatement that changes nothing is passed over without an entry.
-            let serial = try cursor.readVarint32()
-            let type = try cursor.readVarint32()
-            if definitions.objects[serial] != type, let entry = try define(.object(serial, type: type)) {
-              stated.append(entry)
-            }
-            if type != definedType {
-              // The writer states a type before the first object of that type.
-              if definitions.types[type] == nil { unknown.note("type", type) } else { definedType = type }
-            }
-            // Its events follow (the writer states an object before its first event in the chunk): their type is
-            // this one, now in the definitions, and is not looked up again.
-            lastObject = serial
-            lastObjectType = type
-            continue
-          }
-          if tag == DefinitionTag.scope.rawValue {
-            // A chunk restates the scopes and labels its events use (a many-object trace: one scope a run, and
-            // runs follow one another): read in place, and a restatement that changes nothing is passed over.
-            let id = try cursor.readVarint32()
-            guard let kind = ScopeKind(rawValue: try cursor.readByte()) else { throw CursorError.malformed }
-            let scope = ScopeDefinition(kind: kind, label: try cursor.readVarint32(), parent: try cursor.readVarint32())
-            if definitions.scopes[id] != scope, let entry = try define(.scope(id, scope)) { stated.append(entry) }
-            lastObject = 0
-            continue
-          }
-          if tag == DefinitionTag.label.rawValue {
-            let id = try cursor.readVarint32()
-            let text = try cursor.readStringBytes()
-            if !Self.equal(definitions.labels[id], text),
-              let entry = try define(.label(id, String(decoding: text, as: UTF8.self)))
-            {
-              stated.append(entry)
-            }
-            lastObject = 0
-            continue
-          }
-          if tag >= 0x80 {
-            let entry = try Self.decodeDefinition(tag, &cursor)
-            if let entry = try define(entry) { stated.append(entry) }
-            if case .object(_, let type) = entry, definitions.types[type] == nil {
-              // The writer states a type before the first object of that type.
-              unknown.note("type", type)
-            }
-            lastObject = 0
-            continue
-          }
-          guard let kind = Self.eventKind(tag) else { throw CursorError.malformed }
-          let flags = try cursor.readByte()
-          let mask = try cursor.readByte()
-          if mask & EventMask.sameTime == 0 {
-            let delta = timesApart ? try times.readVarint() : try cursor.readVarint()
-            let (sum, overflow) = time.addingReportingOverflow(delta)
-            if overflow { throw CursorError.timeOverflow }
-            time = sum
-          }
-          let depth = mask & EventMask.depth != 0 ? try cursor.readVarint() : 0
-          let object: UInt32
-          let key: UInt32
-          if mask & EventMask.sameObjectAndKey != 0 {
-            // The writer never names a field it says is repeated.
-            if mask & (EventMask.object | EventMask.key) != 0 { throw CursorError.malformed }
-            object = previousObject
-            key = previousKey
-          } else {
-            object = mask & EventMask.object != 0 ? try cursor.readVarint32() : 0
-            key = mask & EventMask.key != 0 ? try cursor.readVarint32() : 0
-          }
-          previousObject = object
-          previousKey = key
-          let scope = mask & EventMask.scope != 0 ? try cursor.readVarint32() : 0
-          var aux = mask & EventMask.aux != 0 ? try cursor.readVarint32() : 0
-          let stack = mask & EventMask.stack != 0 ? try cursor.readVarint32() : 0
-          if aux == 0, object != 0, ChunkEncoder.carriesObjectType(tag) {
-            // Runs of events about one object are the rule: look its type up once per run.
-            if object != lastObject {
-              lastObject = object
-              if let type = definitions.objects[object] {
-                lastObjectType = type
-              } else if tag == EventKind.objectFreed.rawValue {
-                // A registrar that recorded no event was never bound to an object: its free has no type to state.
-                lastObject = 0
-                lastObjectType = 0
-              } else {
-                lastObjectType = 0
-                unknown.note("object", object)
+        // An event takes 3 bytes of the payload or more, so the array is made with room for every event and they
+        // are written in place, one comparison an event: Array.append was a call an event (≈ 35 instructions, not
+        // inlined into this loop), and the room it reserved grew by copies.
+        result.events = try [TraceEvent](unsafeUninitializedCapacity: raw.count / 3 + 1) { storage, count in
+          let room = storage.count
+          guard let base = storage.baseAddress else { throw CursorError.malformed }
+          while !cursor.isAtEnd {
+            let tag = try cursor.readByte()
+            if tag == DefinitionTag.object.rawValue {
+              // A chunk restates the object of each of its events (a many-object trace: one per event or two):
+              // decoded in place, and a restatement that changes nothing is passed over without an entry.
+              let serial = try cursor.readVarint32()
+              let type = try cursor.readVarint32()
+              if definitions.objects[serial] != type, let entry = try define(.object(serial, type: type)) {
+                stated.append(entry)
               }
+              if type != definedType {
+                // The writer states a type before the first object of that type.
+                if definitions.types[type] == nil { unknown.note("type", type) } else { definedType = type }
+              }
+              // Its events follow (the writer states an object before its first event in the chunk): their type is
+              // this one, now in the definitions, and is not looked up again.
+              lastObject = serial
+              lastObjectType = type
+              continue
             }
-            aux = lastObjectType
+            if tag == DefinitionTag.scope.rawValue {
+              // A chunk restates the scopes and labels its events use (a many-object trace: one scope a run, and
+              // runs follow one another): read in place, and a restatement that changes nothing is passed over.
+              let id = try cursor.readVarint32()
+              guard let kind = ScopeKind(rawValue: try cursor.readByte()) else { throw CursorError.malformed }
+              let label = try cursor.readVarint32()
+              let scope = ScopeDefinition(kind: kind, label: label, parent: try cursor.readVarint32())
+              if definitions.scopes[id] != scope, let entry = try define(.scope(id, scope)) { stated.append(entry) }
+              lastObject = 0
+              continue
+            }
+            if tag == DefinitionTag.label.rawValue {
+              let id = try cursor.readVarint32()
+              let text = try cursor.readStringBytes()
+              if !Self.equal(definitions.labels[id], text),
+                let entry = try define(.label(id, String(decoding: text, as: UTF8.self)))
+              {
+                stated.append(entry)
+              }
+              lastObject = 0
+              continue
+            }
+            if tag >= 0x80 {
+              let entry = try Self.decodeDefinition(tag, &cursor)
+              if let entry = try define(entry) { stated.append(entry) }
+              if case .object(_, let type) = entry, definitions.types[type] == nil {
+                // The writer states a type before the first object of that type.
+                unknown.note("type", type)
+              }
+              lastObject = 0
+              continue
+            }
+            guard let kind = Self.eventKind(tag) else { throw CursorError.malformed }
+            let flags = try cursor.readByte()
+            let mask = try cursor.readByte()
+            if mask & EventMask.sameTime == 0 {
+              let delta = timesApart ? try times.readVarint() : try cursor.readVarint()
+              let (sum, overflow) = time.addingReportingOverflow(delta)
+              if overflow { throw CursorError.timeOverflow }
+              time = sum
+            }
+            let depth = mask & EventMask.depth != 0 ? try cursor.readVarint() : 0
+            let object: UInt32
+            let key: UInt32
+            if mask & EventMask.sameObjectAndKey != 0 {
+              // The writer never names a field it says is repeated.
+              if mask & (EventMask.object | EventMask.key) != 0 { throw CursorError.malformed }
+              object = previousObject
+              key = previousKey
+            } else {
+              object = mask & EventMask.object != 0 ? try cursor.readVarint32() : 0
+              key = mask & EventMask.key != 0 ? try cursor.readVarint32() : 0
+            }
+            previousObject = object
+            previousKey = key
+            let scope = mask & EventMask.scope != 0 ? try cursor.readVarint32() : 0
+            var aux = mask & EventMask.aux != 0 ? try cursor.readVarint32() : 0
+            let stack = mask & EventMask.stack != 0 ? try cursor.readVarint32() : 0
+            if aux == 0, object != 0, ChunkEncoder.carriesObjectType(tag) {
+              // Runs of events about one object are the rule: look its type up once per run.
+              if object != lastObject {
+                lastObject = object
+                if let type = definitions.objects[object] {
+                  lastObjectType = type
+                } else if tag == EventKind.objectFreed.rawValue {
+                  // A registrar that recorded no event was never bound to an object: its free has no type to state.
+                  lastObject = 0
+                  lastObjectType = 0
+                } else {
+                  lastObjectType = 0
+                  unknown.note("object", object)
+                }
+              }
+              aux = lastObjectType
+            }
+            // Checked only when the ids differ from the last ones checked: passing `definitions` copies the tables.
+            if unknown.isNew(kind: kind, key: key, stack: stack) {
+              check(&unknown, kind: kind, key: key, stack: stack)
+            }
+            // Never false (3 bytes an event at least); checked, not trusted.
+            guard count < room else { throw CursorError.malformed }
+            (base + count).initialize(
+              to: TraceEvent(
+                kind: kind, flags: flags, thread: thread, time: time, depth: UInt16(truncatingIfNeeded: depth),
+                object: object, key: key, scope: scope, aux: aux, stack: stack))
+            count += 1
           }
-          // Checked only when the ids differ from the last ones checked: passing `definitions` copies the tables.
-          if unknown.isNew(kind: kind, key: key, stack: stack) {
-            check(&unknown, kind: kind, key: key, stack: stack)
-          }
-          events.append(
-            TraceEvent(
-              kind: kind, flags: flags, thread: thread, time: time, depth: UInt16(truncatingIfNeeded: depth),
-              object: object, key: key, scope: scope, aux: aux, stack: stack))
         }
         // Every delta of the column belongs to an event.
         if !times.isAtEnd { throw CursorError.malformed }
-        result.events = events
         return result
       } catch {
         failure = error as? CursorError

@@ -3,9 +3,8 @@ import Synchronization
 
 /// Reads and decodes a trace's chunks on a thread of its own, ahead of the thread that replays them: reading,
 /// checking the CRC, inflating and decoding the next chunks overlap the replay of this one. At most `depth` decoded
-/// chunks wait between the two threads, and the consumer hands each chunk's event buffer back to be filled again,
-/// so memory stays flat whatever the trace's length, and decoding allocates no new buffer once the first few are
-/// made.
+/// chunks wait between the two threads, and each chunk's events are freed once the consumer is done with them, so
+/// memory stays flat whatever the trace's length.
 ///
 /// The reader thread touches only the file (read with `pread`), its own `ChunkDecoder` (its copy of the
 /// definitions) and the items it hands over; what it meets on the way (damage, a cut end, the definitions a chunk
@@ -24,8 +23,6 @@ final class ChunkPipeline: Sendable {
   }
 
   private let queue = Mutex<[Item]>([])
-  /// Event buffers the consumer is done with, for the reader thread to fill again.
-  private let spareBuffers = Mutex<[[TraceEvent]]>([])
   private let stopping = Atomic<Bool>(false)
   /// Signalled once per item handed over / per free place in the queue / when the reader thread has returned.
   /// All start at 0 and are signalled up to their count, so that none is ever freed below its initial value.
@@ -41,9 +38,7 @@ final class ChunkPipeline: Sendable {
       while true {
         placesFree.wait()
         if stopping.load(ordering: .acquiring) { break }
-        var buffer = spareBuffers.withLock { $0.popLast() } ?? []
-        let item = Self.next(
-          in: file, from: &offset, decoder: &decoder, reusing: &buffer, rawDeflate: rawDeflate)
+        let item = Self.next(in: file, from: &offset, decoder: &decoder, rawDeflate: rawDeflate)
         queue.withLock { $0.append(item) }
         itemsReady.signal()
         if !item.more { break }
@@ -55,8 +50,7 @@ final class ChunkPipeline: Sendable {
   /// Reads the next chunk at `offset` and decodes it if it holds events: the work of the reader thread, or of the
   /// reader's own thread for a file too small to be worth a second one.
   static func next(
-    in file: ReadableFile, from offset: inout UInt64, decoder: inout ChunkDecoder,
-    reusing buffer: inout [TraceEvent], rawDeflate: Bool
+    in file: ReadableFile, from offset: inout UInt64, decoder: inout ChunkDecoder, rawDeflate: Bool
   ) -> Item {
     var scan = TraceReader.ChunkScan(reporting: true, rawDeflate: rawDeflate)
     guard let chunk = TraceReader.nextChunk(in: file, from: &offset, &scan) else {
@@ -68,7 +62,7 @@ final class ChunkPipeline: Sendable {
       offset = file.size
     }
     guard chunk.type == .events else { return Item(scan: scan, more: true, decoded: nil) }
-    return Item(scan: scan, more: true, decoded: decoder.decode(chunk, reusing: &buffer))
+    return Item(scan: scan, more: true, decoded: decoder.decode(chunk))
   }
 
   /// The next item, waiting for the reader thread if it is behind. Call no more after one without `more`.
@@ -81,15 +75,6 @@ final class ChunkPipeline: Sendable {
 
   /// How many items wait for the consumer now (at most `depth`): for tests that need the reader thread ahead.
   var itemsWaiting: Int { queue.withLock { $0.count } }
-
-  /// Takes an event buffer back to be filled again (the consumer is done with its events), leaving `buffer` empty.
-  func recycle(_ buffer: inout [TraceEvent]) {
-    spareBuffers.withLock { spare in
-      // Moved, not copied: the reader thread finds it uniquely referenced and fills it in place.
-      if spare.count < Self.depth + 2 { spare.append(buffer) }
-      buffer = []
-    }
-  }
 
   /// Stops the reader thread (after the last item, or early when the consumer gives up) and waits for it.
   func stop() {

@@ -260,14 +260,12 @@ public final class TraceReader {
     }
     var localDecoder = decoder
     var offset = firstChunkOffset
-    var spare: [TraceEvent] = []
     while true {
       let item: ChunkPipeline.Item
       if let pipeline {
         item = pipeline.next()
       } else {
-        item = ChunkPipeline.next(
-          in: file, from: &offset, decoder: &localDecoder, reusing: &spare, rawDeflate: rawDeflate)
+        item = ChunkPipeline.next(in: file, from: &offset, decoder: &localDecoder, rawDeflate: rawDeflate)
       }
       // What reading met before this chunk, in file order.
       damage.append(contentsOf: item.scan.damage)
@@ -279,14 +277,12 @@ public final class TraceReader {
       guard let decoded = item.decoded else { continue }
       Self.apply(decoded.definitions, to: &definitions)
       definitionBudget = decoded.budget
-      guard var chunk = decoded.chunk else {
+      guard let chunk = decoded.chunk else {
         if let problem = decoded.damage { damage.append(problem) }
         continue
       }
       noteDecoded(chunk, decoded)
       try body(chunk)
-      // The events are replayed: their buffer goes back to the decoder.
-      if let pipeline { pipeline.recycle(&chunk.events) } else { swap(&spare, &chunk.events) }
     }
     if footer == nil { truncated = true }
   }

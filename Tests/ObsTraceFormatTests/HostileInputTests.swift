@@ -152,6 +152,25 @@ struct HostileInputTests {
     #expect(events.map(\.time) == [1, 201, 20_201, 3_020_201, 3_020_202, 3_020_203])
   }
 
+  @Test("a chunk of the shortest events: every event, in order, and a malformed one after loses only its own")
+  func shortestEvents() throws {
+    // Three bytes an event (kind, flags, a mask of `sameTime` alone): as many events as the decoder makes room for
+    // (one for every 3 bytes of the payload), and no more. Flags number the events.
+    var long = ForgedChunk(firstTime: 7)
+    for index in 0..<1_000 { long.bytes += [EventKind.access.rawValue, UInt8(index % 251), EventMask.sameTime] }
+    var malformed = ForgedChunk(firstTime: 9)
+    for _ in 0..<500 { malformed.bytes += [EventKind.didSet.rawValue, 0, EventMask.sameTime] }
+    malformed.bytes.append(0x7F)
+    let path = temporaryPath("shortest.trc")
+    try writeForgedTrace(path, [long, malformed, ForgedChunk.wellFormed()])
+    let (reader, events) = try readAll(path)
+    #expect(reader.damage.count == 1)
+    #expect(events.count == 1_001)
+    #expect(events.prefix(1_000).map(\.flags) == (0..<1_000).map { UInt8($0 % 251) })
+    #expect(events.prefix(1_000).allSatisfy { $0.kind == .access && $0.time == 7 && $0.object == 0 && $0.thread == 1 })
+    #expect(events.last == TraceEvent(kind: .access, thread: 1, time: 3, object: 1, key: 1, aux: 1))
+  }
+
   @Test("a string past the definition limit costs its chunk")
   func longString() throws {
     var forged = ForgedChunk.wellFormed()
