@@ -19,6 +19,14 @@ struct TimeOrderedHeap<Element> {
   }
   /// The earliest item; the heap must not be empty.
   var first: Element { items[0].element }
+  /// The key of the earliest item after the first (the smaller of the first's two children), if any.
+  var secondKey: (time: UInt64, order: UInt64)? {
+    switch items.count {
+    case 0, 1: return nil
+    case 2: return (items[1].time, items[1].order)
+    default: return less(1, 2) ? (items[1].time, items[1].order) : (items[2].time, items[2].order)
+    }
+  }
 
   /// Adds an item, ordered after every item of its time pushed before it.
   mutating func push(_ element: Element, time: UInt64) {

@@ -892,6 +892,40 @@ struct TimeOrderTests {
     #expect(compared > 10_000)
     #expect(heldBack > 1000)  // the cases hold events back, not only pass them through
   }
+
+  @Test("threads' long stretches come out as the plain rule says: ties at their seams by arrival, a cap cuts one")
+  func longStretches() {
+    // Four threads, each a chunk of 1,200 events in stretches of 100 that take turns (thread 1's times 0…99,
+    // thread 2's 99…198, …): each stretch ends on the next one's first time, a tie. Released in stretches, the
+    // merge must stop at each seam and, under a cap, in the middle of one.
+    for capacity in [150, 1_000, 1 << 20] {
+      var ordered = TimeOrderedEvents(threads: [1, 2, 3, 4], capacity: capacity)
+      var reference = Reference(threads: [1, 2, 3, 4], capacity: capacity, window: 1_000_000_000)
+      var got: [TraceEvent] = []
+      var expected: [TraceEvent] = []
+      var serial: UInt32 = 0
+      for thread in UInt32(1)...4 {
+        var times: [UInt64] = []
+        for stretch in 0..<12 {
+          let first = UInt64(stretch * 4 + Int(thread) - 1) * 99
+          times += (0..<100).map { first + UInt64($0) }
+        }
+        let chunk = EventChunk(
+          offset: 0, thread: thread, osThreadID: 0, sequence: 0, droppedSinceLastChunk: 0, firstTime: times[0],
+          threadEnded: thread == 4,
+          events: times.map { time in
+            serial += 1
+            return TraceEvent(kind: .access, thread: thread, time: time, key: serial)
+          })
+        ordered.add(chunk) { got.append($0) }
+        reference.add(chunk, &expected)
+      }
+      ordered.finish { got.append($0) }
+      reference.finish(&expected)
+      #expect(expected.count == 4_800)
+      #expect(got.map(\.key) == expected.map(\.key), "capacity \(capacity)")
+    }
+  }
 }
 
 @Suite("Replay of concurrency")
