@@ -396,7 +396,7 @@ final class Flusher: @unchecked Sendable {
   // MARK: Symbols
 
   private func writeSymbols() {
-    let table = SymbolTableBuilder.build(Interner.shared.snapshotForSymbols(), resolve: SymbolCache.resolve)
+    let table = Interner.shared.symbolTable(Interner.shared.snapshotForSymbols())
     if !table.isEmpty { write(.symbols, ChunkPayload.symbols(table)) }
   }
 

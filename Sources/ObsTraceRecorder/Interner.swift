@@ -330,8 +330,28 @@ final class Interner: Sendable {
     }
     // Only the stacks these events use need their frames resolved.
     sources.stacks = usedStacks.compactMap { definitions.stacks[$0] }
-    definitions.symbols = SymbolTableBuilder.build(sources, resolve: SymbolCache.resolve)
+    definitions.symbols = symbolTable(sources)
     return definitions
+  }
+
+  /// The symbol table of `sources`, resolved in-process: what the symbol tables name (`SymbolTableBuilder`), and
+  /// the properties whose key path getter is a merged getter's thunk that only the runtime's field offsets name
+  /// (`MergedGetterNaming`).
+  func symbolTable(_ sources: SymbolSources) -> SymbolTable {
+    var table = SymbolTableBuilder.build(sources, resolve: SymbolCache.resolve)
+    let unnamed = sources.properties.filter { table.propertyNames[$0.0] == nil && $0.1.getterAddress != 0 }
+    guard !unnamed.isEmpty else { return table }
+    let entries = tables.withLock { tables in
+      unnamed.compactMap { id, _ in Int(id) < tables.properties.count ? (id, tables.properties[Int(id)]) : nil }
+    }
+    for (id, entry) in entries {
+      if let name = MergedGetterNaming.name(
+        getterAddress: entry.definition.getterAddress, root: entry.root, member: entry.member)
+      {
+        table.propertyNames[id] = name
+      }
+    }
+    return table
   }
 
 }

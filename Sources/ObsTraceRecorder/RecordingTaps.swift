@@ -192,6 +192,20 @@ enum SymbolCache {
     }
   }
 
+  /// The merged key path getter whose thunk is at `address` (`MergedKeyPathGetter`), or nil: for naming a property
+  /// whose getter is such a thunk by the runtime's field offsets (`MergedGetterNaming`).
+  static func mergedGetter(at address: UInt64) -> MergedKeyPathGetter? {
+    state.withLock { state in
+      if !state.attempted {
+        state.attempted = true
+        state.symbolizer = Symbolizer.forCurrentProcess()
+      }
+      state.coverLoadedLibraries([address])
+      guard let symbolizer = state.symbolizer, !State.misnamed(address, by: symbolizer) else { return nil }
+      return symbolizer.mergedKeyPathGetter(at: address)
+    }
+  }
+
   /// The source place (file, line, column) of the innermost frame at the call whose return address is
   /// `returnAddress`, or nil (no debug information, or an address the session would place in the wrong module):
   /// for telling two call instructions of one call in the source apart from two calls (`ScopeInstances`).

@@ -38,9 +38,9 @@ struct StoredField: Equatable {
 
   /// The stored field of a trivially copyable member of `size` bytes, or nil when it cannot be found beyond doubt.
   static func find(root: Any.Type, member: Any.Type, size: Int, getterAddress: UInt64) -> StoredField? {
-    guard root is AnyObject.Type, getterAddress != 0,
-      let symbol = SymbolCache.getterName(at: getterAddress),
-      let name = PropertyNaming.name(fromKeyPathGetter: symbol),
+    guard root is AnyObject.Type, getterAddress != 0 else { return nil }
+    let named = SymbolCache.getterName(at: getterAddress).flatMap(PropertyNaming.name(fromKeyPathGetter:))
+    guard let name = named ?? MergedGetterNaming.name(getterAddress: getterAddress, root: root, member: member),
       symbolNames(name, root: root)
     else { return nil }
     return field(named: "_" + name.property, of: root, member: member, size: size)

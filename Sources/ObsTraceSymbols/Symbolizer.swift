@@ -8,7 +8,7 @@ import ObsTraceFormat
 /// Resolves code addresses of a live process to functions, files and lines with libdw (elfutils), reading the
 /// ELF symbol tables and DWARF of every module the process has mapped.
 public final class Symbolizer {
-  private let session: OpaquePointer
+  let session: OpaquePointer
   private var callbacks: UnsafeMutablePointer<Dwfl_Callbacks>
   var unitIndexes: [UInt: UnitIndex?] = [:]
   /// Each compile unit's functions that have code, keyed by the unit DIE's address in libdw's memory.
@@ -103,8 +103,18 @@ public final class Symbolizer {
   public func calledFunctionName(at address: UInt64) -> String? {
     guard let module = dwfl_addrmodule(session, Dwarf_Addr(address)) else { return nil }
     let (target, lookup) = followingThunk(module, Dwarf_Addr(address))
-    guard let raw = dwfl_module_addrname(target, lookup) else { return nil }
-    return Demangler.demangle(String(cString: raw))
+    let function = dwfl_module_addrname(target, lookup).map { Demangler.demangle(String(cString: $0)) }
+    return Self.namingMergedGetter(function ?? "", target, lookup) ?? function
+  }
+
+  /// The key path getter's name for a merged getter's thunk at `address` whose property the thunk alone makes
+  /// certain (`MergedKeyPathGetter.certainName`), when `function` (the symbol there) is not a key path getter's;
+  /// else nil.
+  static func namingMergedGetter(_ function: String, _ module: OpaquePointer, _ address: Dwarf_Addr) -> String? {
+    guard PropertyNaming.name(fromKeyPathGetter: function) == nil,
+      let merged = mergedKeyPathGetter(module, address), let name = merged.certainName
+    else { return nil }
+    return merged.getterSymbol(for: name)
   }
 
   /// The code a function pointer at `address` (in `module`) runs: where it jumps when it is a thunk that only jumps
@@ -132,6 +142,8 @@ public final class Symbolizer {
       if let raw = dwfl_module_addrname(module, lookup) {
         function = Demangler.demangle(String(cString: raw))
       }
+      // A merged getter's thunk (`MergedKeyPathGetter`): named where what it passes makes its property certain.
+      if !isReturnAddress, let named = Self.namingMergedGetter(function, module, lookup) { function = named }
       var moduleName = ""
       if let raw = dwfl_module_info(module, nil, nil, nil, nil, nil, nil, nil) {
         moduleName = String(cString: raw)

@@ -1,0 +1,65 @@
+import Foundation
+import ObsTraceFormat
+import Testing
+
+/// Classes whose first stored properties have one layout: an optimized build made as `swift build -c release` makes
+/// it merges their key path getters (LLVM's function merging, `…TKTm`) into one function named after ONE of the
+/// properties, and each property's key path getter becomes a thunk with no symbol that calls it (a fresh-clone
+/// try-out's F7: 14 of 24 properties named `TestModel.<Int #20>`, their `_modify` writes not compared). Each is named
+/// by what its thunk passes and its class's field offsets, never by the merged function's name: the fixture
+/// Tests/Fixtures/Merged.
+@Suite("Merged getters")
+struct MergedGetterTests {
+  @Test(
+    "properties whose key path getters were merged are named truly and their writes compared, in debug and release",
+    arguments: ["-Onone", "-O"])
+  func namedAndCompared(optimization: String) throws {
+    let folder = Paths.root + "/Tests/Fixtures/Merged"
+    let sources = [folder + "/main.swift", folder + "/Counters.swift"]
+    let (run, _, trace) = try FixtureBuild.sideBySide(
+      sources, module: "Merged", optimization: optimization, trace: "merged\(optimization).trc")
+    // What it prints, recording and with Observation alone (sideBySide expects the two the same).
+    #expect(
+      run.standardOutput
+        == "read 0  0 0    \nread 0  0 0    \nread 1  2 3    \nread 1  2 3 Ada Lovelace Grace Admiral\nfired 4\n")
+    if optimization == "-O" {
+      // The case this is about: the optimized build did merge key path getters.
+      let binary = try FixtureBuild.compile(
+        sources, module: "Merged", optimization: optimization, flags: ["-DOBSTRACE"])
+      let symbols = try Run.program("/usr/bin/env", ["nm", binary]).standardOutput
+      #expect(symbols.contains("TKTm\n"), "no merged key path getter in \(binary)")
+    }
+    let marks = try FixtureBuild.siteMarks(folder + "/Counters.swift")
+    let report = Run.command(["report", trace]).standardOutput
+    for property in [
+      "Counter.count", "Counter.note", "Meter.reading", "Gauge.level", "Person.firstName", "Person.lastName",
+      "Employee.title",
+    ] {
+      #expect(report.contains("  \(property) "), "\(property) is not named:\n\(report)")
+    }
+    #expect(!report.contains(" #") && !report.contains("not named by the symbol table"), "\(report)")
+    // Each of the three Ints its own property (not all the merged function's `Counter.count`): 2 writes, 1 no-op.
+    for property in ["Counter.count", "Meter.reading", "Gauge.level"] {
+      let row = report.split(separator: "\n").first { $0.hasPrefix("  \(property) ") }.map(String.init) ?? ""
+      let columns = row.split(separator: " ").dropFirst()
+      #expect(columns.count == 7 && columns.dropFirst(2).prefix(2) == ["2", "1"], "\(property): \(row)")
+    }
+    // Six `+=` of Ints, each compared: the three `+= 0` are the no-op writes of their own properties (optimized,
+    // at their own lines; the debug build places two of them a line early, a sites matter this fixture is not for).
+    #expect(report.contains("writes through _modify: 6 compared\n"), "\(report)")
+    for (name, property) in [("counter", "Counter.count"), ("meter", "Meter.reading"), ("gauge", "Gauge.level")] {
+      let line = marks["\(name) unchanged"] ?? 0
+      let finding = report.components(separatedBy: "[noop-write] 1 write to \(property) left the value unchanged")
+      #expect(finding.count == 2, "no finding for \(property):\n\(report)")
+      if optimization == "-O", finding.count == 2 {
+        let place = finding[1].split(separator: "\n").dropFirst().first ?? ""
+        #expect(place.hasPrefix("      at Counters.swift:\(line) ("), "\(property) at line \(line):\n\(report)")
+      }
+    }
+    let timeline = Run.command(["timeline", trace]).standardOutput
+    for property in ["Counter#1.count", "Meter#2.reading", "Gauge#3.level"] {
+      #expect(timeline.contains("\(property) by _modify UNCHANGED"), "\(property):\n\(timeline)")
+      #expect(timeline.contains("\(property) by _modify changed"), "\(property):\n\(timeline)")
+    }
+  }
+}
