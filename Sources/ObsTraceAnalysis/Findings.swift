@@ -585,7 +585,7 @@ enum Findings {
     guard total > 0 else { return [] }
     let parts = AnomalyFact.Kind.allCases.compactMap { kind -> String? in
       guard let count = anomalies[kind] else { return nil }
-      guard kind == .undefinedID else { return "\(count) \(kind.rawValue)" }
+      guard kind == .undefinedID else { return "\(count) \(count == 1 ? kind.rawValue : kind.plural)" }
       return "\(count) reference\(count == 1 ? "" : "s") to an id no definition states"
         + (firstUndefined.map { " (first: \($0))" } ?? "")
     }

@@ -256,6 +256,18 @@ public struct AnomalyFact: Sendable, Equatable {
     /// A reference to a property, label, stack, object or type no definition of the trace states (counted by the
     /// reader: the event is replayed under that id).
     case undefinedID = "reference to an undefined id"
+
+    /// The kind said of several: "2 events of an unknown scope".
+    public var plural: String {
+      switch self {
+      case .accessInUnknownScope: "reads in an unknown scope"
+      case .didSetWithoutWillSet: "didSets without their willSet"
+      case .fireOfUnknownScope: "fires of an unknown scope"
+      case .eventOfUnknownScope: "events of an unknown scope"
+      case .unknownEvent: "events of an unknown kind"
+      case .undefinedID: "references to an undefined id"
+      }
+    }
   }
   public var kind: Kind
   public var time: UInt64

@@ -121,6 +121,12 @@ public struct ReplayMachine {
     var label: UInt32
     var lastObjects: Set<UInt32> = []
     var ending: SequenceEnding?
+    /// Its latest run (0: none yet): the run the recorder cancels when the sequence ends.
+    var lastRun: UInt32 = 0
+    /// Earlier runs of it whose tracking was still installed when a later run began (an iterator woken by the
+    /// sequence's dirty flag, not by their fire): Observation keeps them installed, and the sequence's end ends
+    /// them as it ends the last one. Rare: as a rule a run's fire wakes the next.
+    var earlierInstalled: [UInt32] = []
   }
 
   /// Per object property, as plain data (no set or array of its own, so that the table holding it for every object
@@ -276,6 +282,11 @@ public struct ReplayMachine {
   /// until the next willSet of something it read, which fires it into nothing. That fire is expected, not an
   /// unknown scope's: it is given as a fire after its sequence ended (`FireFact.afterSequenceEnded`).
   private var endedWhileWaiting: [UInt32: RunFact] = [:]
+  /// The latest run of each `Observations` sequence that has not ended, to its sequence: the recorder cancels that
+  /// run when the sequence ends, whatever became of its tracking; one that fired already (a change came before the
+  /// iterator ended) or was never installed (it read nothing: a closure that threw or finished at once) is gone
+  /// from `runs`, and its cancel is of a run known, not an unknown scope's.
+  private var lastRunOfSequence: [UInt32: UInt32] = [:]
   /// Per thread, the last tracking run that ended having read nothing ObsTrace records, until its install or the next
   /// such run on the thread. Observation installs a run whose access list is not empty, and a run whose reads all
   /// went to Observation's own registrar (an `@Observable` declared without `import ObsTrace`) has such a list: its
@@ -445,6 +456,8 @@ public struct ReplayMachine {
         if event.flags == CancelReason.fired.rawValue { return }
         // An Observations run ended when its objects were freed; its sequence ended since.
         if endedWhenFreed.remove(event.scope) != nil { return }
+        // The last run of a sequence that ends, its tracking fired already or never installed: nothing to cancel.
+        if event.flags == CancelReason.sequenceEnded.rawValue, lastRunOfSequence[event.scope] != nil { return }
         return anomaly(.eventOfUnknownScope, event, &consumer)
       }
       cancel(
@@ -457,7 +470,7 @@ public struct ReplayMachine {
       // Version 1: the sequence (iterator) is the instance.
       if run.fact.instance & 0x8000_0000 != 0 { run.fact.instance = event.key }
       runs[event.scope] = run
-      if sequences[event.key] == nil { sequences[event.key] = Sequence(label: run.fact.label) }
+      newRun(event.scope, ofSequence: event.key, label: run.fact.label)
       if event.flags & EventFlags.onMainActor != 0 {
         mainActorThread = event.thread
         mainActorThreads.insert(event.thread)
@@ -465,11 +478,45 @@ public struct ReplayMachine {
     case .observationsEnd:
       let ending = SequenceEnding(rawValue: event.flags)
       sequences[event.key]?.ending = ending
+      if let last = sequences[event.key]?.lastRun, last != 0 { lastRunOfSequence[last] = nil }
+      if let earlier = sequences[event.key]?.earlierInstalled, !earlier.isEmpty {
+        endEarlierRuns(earlier, time: event.time, thread: event.thread, &consumer)
+        sequences[event.key]?.earlierInstalled = []
+      }
       consumer.consume(
         .sequenceEnded(
           SequenceEndedFact(
             time: event.time, thread: event.thread, sequence: event.key, label: sequences[event.key]?.label ?? 0,
             ending: ending)))
+    }
+  }
+
+  /// Run `scope` of `sequence` began: it is the sequence's latest run, and the one before it, if still installed,
+  /// one of its earlier installed runs. Out of line: one per `Observations` value.
+  @inline(never)
+  private mutating func newRun(_ scope: UInt32, ofSequence sequence: UInt32, label: UInt32) {
+    var state = sequences[sequence] ?? Sequence(label: label)
+    if state.lastRun != 0 {
+      lastRunOfSequence[state.lastRun] = nil
+      if runs.withExisting(state.lastRun, { $0.subscribed }) == true {
+        state.earlierInstalled.removeAll { runs.withExisting($0, { $0.subscribed }) != true }
+        state.earlierInstalled.append(state.lastRun)
+      }
+    }
+    state.lastRun = scope
+    lastRunOfSequence[scope] = sequence
+    sequences[sequence] = state
+  }
+
+  /// A sequence ended: its earlier runs whose tracking is still installed end with it, as its last run does (the
+  /// recorder cancels only that one). Observation keeps them installed; a later fire of one wakes nothing of this
+  /// iterator (`endedWhileWaiting`).
+  @inline(never)
+  private mutating func endEarlierRuns<Consumer: ReplayConsumer>(
+    _ scopes: [UInt32], time: UInt64, thread: UInt32, _ consumer: inout Consumer
+  ) {
+    for scope in scopes where runs.withExisting(scope, { $0.subscribed && $0.ended }) == true {
+      cancel(scope, time: time, thread: thread, reason: .sequenceEnded, derived: true, &consumer)
     }
   }
 
@@ -868,7 +915,7 @@ public struct ReplayMachine {
     if ended {
       runs.remove(scope)
       if derived && reason == .objectsFreed && sequence != 0 { endedWhenFreed.insert(scope) }
-      if !derived && reason == .sequenceEnded && wasSubscribed { endedWhileWaiting[scope] = fact }
+      if reason == .sequenceEnded && wasSubscribed { endedWhileWaiting[scope] = fact }
     }
     // One cancel per run: a one-shot fire is cancelled here, and the recorder's own cancel that follows it
     // finds the run gone.

@@ -525,7 +525,7 @@ final class TimelinePrinter {
           scope: fire.scope)
       else { return }
       appendRunLine("fired ", fire.label, fire.scope, fire.time, fire.thread)
-      writer.append(" after its sequence ended: the last value's tracking outlives the iterator")
+      writer.append(" after its sequence ended: its tracking outlives the iterator")
       if let cause = fire.cause {
         writer.append(" (by ")
         appendObject(cause)
@@ -546,10 +546,17 @@ final class TimelinePrinter {
           time: cancel.time, thread: cancel.thread, keys: EmptyCollection(), label: cancel.label, scope: cancel.scope)
       else { return }
       appendRunLine("ended ", cancel.label, cancel.scope, cancel.time, cancel.thread)
-      writer.append(" without a fire: ")
-      writer.append(
-        contentsOf: cancel.reason == .objectsFreed
-          ? "every object it read was freed, nothing can fire it" : cancel.reason.description)
+      switch cancel.reason {
+      case .sequenceEnded:
+        // Not "without a fire": Observation keeps the tracking, and a later change may still fire it.
+        writer.append(" with its sequence, unfired: Observation keeps its tracking until a change fires it,")
+        writer.append(" into nothing")
+      case .objectsFreed:
+        writer.append(" without a fire: every object it read was freed, nothing can fire it")
+      default:
+        writer.append(" without a fire: ")
+        writer.append(contentsOf: cancel.reason.description)
+      }
       markIfLost()
     case .anomaly(let anomaly):
       guard filter.scope == nil,

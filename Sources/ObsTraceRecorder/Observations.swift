@@ -159,11 +159,12 @@ public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Se
     /// is not recording allocates nothing Observation's own would not.
     var lifetime: IteratorLifetime?
 
-    /// Runs the closure under tracking on its own isolation, as a run of this sequence.
+    /// Runs the closure under tracking on its own isolation, as a run of this sequence: what it returned or threw
+    /// (Observation installs the tracking of a run that read something either way), and the run's scope.
     fileprivate static func trackEmission(
       isolation trackingIsolation: isolated (any Actor)?, shared: Shared, emit: Emit, label: ScopeLabel,
       sequence: UInt32
-    ) throws(Failure) -> (Iteration, UInt32) {
+    ) -> (Result<Iteration, Failure>, UInt32) {
       let (result, scope) = TracedTracking.track(
         .observations, label, instance: .continuing(sequence), sequence: sequence,
         isolation: trackingIsolation
@@ -181,10 +182,7 @@ public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Se
       } onChange: { [shared] in
         State.emitWillChange(shared)
       }
-      switch result {
-      case .success(let value): return (value, scope)
-      case .failure(let failure): throw failure
-      }
+      return (result, scope)
     }
 
     fileprivate mutating func terminate(throwing failure: Failure? = nil, id: Int, _ ending: SequenceEnding)
@@ -207,11 +205,18 @@ public struct Observations<Element: Sendable, Failure: Error>: AsyncSequence, Se
         if label == 0 { label = ScopeLabel.intern(name, callSite: callSite) }
         if lifetime == nil { lifetime = IteratorLifetime(sequence: TrackingScopes.nextSequenceSerial()) }
       }
-      let (iteration, scope) = try await Iterator.trackEmission(
+      let (result, scope) = await Iterator.trackEmission(
         isolation: emit.isolation, shared: shared, emit: emit,
         label: label != 0 ? .interned(label) : name.map { .name($0) } ?? .callSite(callSite),
         sequence: lifetime?.sequence ?? 0)
+      // A run that threw is the sequence's last run too: its tracking is installed if it read something, and the
+      // sequence's end ends it (not the run before it, whose tracking fired to wake this one).
       if scope != 0 { lifetime?.lastRun = scope }
+      let iteration: Iteration
+      switch result {
+      case .success(let value): iteration = value
+      case .failure(let failure): throw failure
+      }
       switch iteration {
       case .finish: return try terminate(id: id, .finished)
       case .next(let element): return element
@@ -282,7 +287,8 @@ final class IteratorLifetime: @unchecked Sendable {
     ended = true
     guard lastRun != 0 else { return }
     // The last value's tracking stays installed in Observation until something it read changes; for the trace,
-    // that run ends here (a cancel of a run that already fired or was ended otherwise is ignored by the replay).
+    // that run ends here. A last run whose tracking already fired (a change came before the iterator ended) or was
+    // never installed (it read nothing) is cancelled all the same: the replay knows it and places the cancel.
     TrackingScopes.cancelled(lastRun, reason: EventFlags.cancelledBySequenceEnd)
     TrackingScopes.sequenceEnded(sequence, lastRun: lastRun, ending)
   }

@@ -1005,6 +1005,80 @@ struct ConcurrencyReplayTests {
     #expect(again.replay().0.anomalies == [.fireOfUnknownScope: 1])
   }
 
+  @Test(
+    "the cancel that ends a sequence whose last run fired already or was never installed (it read nothing: a closure that threw or finished at once) is placed: no inconsistency; a cancel of a run that is not its sequence's last still is one",
+    arguments: ["fired", "threw", "finished"])
+  func sequenceEndsAfterItsLastRunIsGone(story: String) {
+    var script = EventScript()
+    script.created(1)
+    script.observationsValue(scope: 10, sequence: 100, reading: 1)
+    script.write(1, 1, firing: [10])  // the change that ends run 10's tracking (and would wake the next value)
+    var ending = SequenceEnding.cancelled
+    var last: UInt32 = 10
+    switch story {
+    case "threw":
+      // Observations<Int, E> { if fail { throw E() }; return m.value }: the next run throws before reading.
+      script.begin(11, label: 1, kind: .observations, instance: 100)
+      script.observationsRun(100, scope: 11)
+      script.end(11)
+      (ending, last) = (.threw, 11)
+    case "finished":
+      // Observations.untilFinished { .finish }: its only run reads nothing, and is never installed.
+      script = EventScript()
+      script.begin(10, label: 1, kind: .observations, instance: 100)
+      script.observationsRun(100, scope: 10)
+      script.end(10)
+      ending = .finished
+    default:
+      break  // the task was cancelled after the fire woke it, before its next run
+    }
+    var recorded = script
+    recorded.sequenceEnded(100, lastRun: last, ending)
+    let (replay, facts) = recorded.replay()
+    #expect(replay.anomalies.isEmpty, "\(replay.anomalies)")
+    #expect(replay.scopes[1]?.endings == [ending.description: 1])
+    #expect(replay.scopes[1]?.sequencesRunningAtEnd == 0)
+    // Nothing was cancelled by the end: the run's tracking was already gone.
+    #expect(!facts.contains { if case .cancel(let cancel) = $0 { cancel.reason == .sequenceEnded } else { false } })
+    guard story == "threw" else { return }
+    // The recorder before this fix cancelled the run before the one that threw (its lastRun was not updated by a
+    // throw): a cancel of a run that is not the sequence's last is not placed.
+    var older = script
+    older.sequenceEnded(100, lastRun: 10, ending)
+    #expect(older.replay().0.anomalies == [.eventOfUnknownScope: 1])
+  }
+
+  @Test(
+    "a sequence's end ends each of its runs whose tracking is still installed, not only its last: a later fire of either is after the sequence ended, no invalidation (one sequence, two iterators)"
+  )
+  func sequenceEndEndsItsEarlierInstalledRuns() {
+    var script = EventScript()
+    script.created(1)
+    // Upstream's "Concurrent observers": iterator 100 takes value 10; a fire that woke no one left the shared state
+    // dirty, so it runs again (11) with 10's tracking still installed; then its loop ends (abandoned).
+    script.observationsValue(scope: 10, sequence: 100, reading: 1)
+    script.observationsValue(scope: 11, sequence: 100, reading: 1)
+    script.sequenceEnded(100, lastRun: 11, .abandoned)
+    // The other iterator's value, then a write that fires all three trackings Observation has installed.
+    script.observationsValue(scope: 12, sequence: 200, reading: 1)
+    script.write(1, 1, firing: [12, 10, 11])
+    let (replay, facts) = script.replay()
+    #expect(replay.anomalies.isEmpty, "\(replay.anomalies)")
+    let fires = facts.compactMap { fact -> FireFact? in
+      if case .fire(let fire) = fact { return fire }
+      return nil
+    }
+    #expect(fires.map(\.scope) == [12, 10, 11])
+    #expect(fires.map(\.afterSequenceEnded) == [false, true, true])
+    #expect(replay.scopes[1]?.invalidations == 1)
+    #expect(replay.properties[1]?.invalidations == 1)
+    let ended = facts.compactMap { fact -> UInt32? in
+      if case .cancel(let cancel) = fact, cancel.reason == .sequenceEnded { return cancel.scope }
+      return nil
+    }
+    #expect(ended == [11, 10])
+  }
+
   @Test("a type used on the main actor's thread and on others is an off-main-thread finding, information only")
   func offMain() {
     var script = EventScript()
@@ -1175,6 +1249,17 @@ struct AnomalyTests {
     #expect(inconsistent?.message.contains("1 read in an unknown scope") == true)
     #expect(inconsistent?.message.contains("1 didSet without its willSet") == true)
     #expect(inconsistent?.isInformational == false)
+    // Two of a kind are said in the plural.
+    script.events.append(TraceEvent(kind: .scopeEnd, thread: 1, time: 700, scope: 44))
+    script.events.append(TraceEvent(kind: .trackingInstalled, thread: 1, time: 800, scope: 45))
+    script.events.append(TraceEvent(kind: .didSet, thread: 1, time: 900, object: 1, key: 1, aux: 1))
+    let two = TraceAnalysis.findings(of: script.replay().0, definitions: TraceDefinitions()).first {
+      $0.kind == .inconsistentTrace
+    }
+    #expect(
+      two?.message.contains(
+        "(1 read in an unknown scope, 2 didSets without their willSet, 1 fire of an unknown scope, "
+          + "2 events of an unknown scope)") == true, "\(two?.message ?? "")")
   }
 
   @Test("a run whose objects were all freed ends (objects freed), so it waits for nothing")

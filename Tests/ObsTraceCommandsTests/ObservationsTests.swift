@@ -105,7 +105,7 @@ struct ObservationsTests {
     // The write after both loops ended fires each iterator's last tracking (Observation's, which outlives the
     // iterator): placed, said in the timeline, no inconsistency and no invalidation.
     #expect(
-      timeline.components(separatedBy: "after its sequence ended: the last value's tracking outlives the iterator")
+      timeline.components(separatedBy: "after its sequence ended: its tracking outlives the iterator")
         .count == 3, "\(timeline)")
     #expect(!timeline.contains("INCONSISTENT"), "\(timeline)")
     let exported = Paths.temporary("two-iterators.json")
@@ -116,6 +116,31 @@ struct ObservationsTests {
     let findings = try #require(report["findings"] as? [[String: Any]])
     #expect(!findings.contains { $0["kind"] as? String == "inconsistent-trace" })
     #expect(!findings.contains { $0["kind"] as? String == "leaked-object" })
+  }
+
+  @Test(
+    "a sequence whose closure throws after reading is ended at the run that threw (Observation installed its tracking), not at the run before it, whose tracking had fired: every event is placed"
+  )
+  func throwingSequenceEndsAtTheRunThatThrew() throws {
+    let trace = Paths.temporary("throws.trc")
+    let traced = try Run.program("obstrace-observations", ["throws"], environment: ["OBSTRACE_OUTPUT": trace])
+    #expect(traced.status == 0)
+    let timeline = Run.command(["timeline", trace]).standardOutput
+    #expect(!timeline.contains("INCONSISTENT"), "\(timeline)")
+    let lines = timeline.split(separator: "\n").map(String.init)
+    // The run that threw read the property (it threw because of what it read): the sequence's last run.
+    let runs = lines.filter { $0.contains(" (observations, #") }
+    let lastRun = try #require(runs.last)
+    let marker = try #require(lastRun.range(of: "(observations, #"))
+    let last = lastRun[marker.upperBound...].prefix { $0.isNumber }
+    #expect(lastRun.hasSuffix("read Model#1.property"), "\(timeline)")
+    #expect(
+      lines.contains { $0.contains("(#\(last)) with its sequence, unfired") }, "\(last) \(timeline)")
+    #expect(lines.contains { $0.hasSuffix("ended: threw") }, "\(timeline)")
+    let json = Run.command(["report", "--format", "json", trace])
+    let report = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+    let findings = try #require(report["findings"] as? [[String: Any]])
+    #expect(!findings.contains { $0["kind"] as? String == "inconsistent-trace" }, "\(findings)")
   }
 
   @Test(
