@@ -19,6 +19,7 @@ import Observation
 //   tracking   reads outside any tracking between reads inside it (nested too): every tracking fires once
 //   latestart  tracking installed, then (traced build, OBSTRACE_LATE_OUTPUT set) `Recorder.start` from code, then
 //              a write that fires it and one that fires a tracking installed after the start
+//   exit       an onChange that calls exit(3): the process ends inside the write that fired it (exit status 3)
 #if OBSTRACE
   import ObsTrace
 #endif
@@ -343,10 +344,25 @@ func lateStart() {
   print("latestart: fired \(before.value) before, \(after.value) after")
 }
 
+// MARK: exit
+
+/// An onChange that ends the process: the write that fired it never reaches its didSet.
+func exitInsideWrite() {
+  let gauge = Gauge()
+  withObservationTracking {
+    _ = gauge.level
+  } onChange: {
+    print("exit: onChange ends the process inside the write")
+    exit(3)
+  }
+  gauge.level = 1
+  print("exit: not reached")
+}
+
 let modes: [String: () -> Void] = [
   "unique": unique, "append": append, "equality": equality, "access": access, "hierarchy": hierarchy, "noop": noop,
   "levels": levels, "pileup": pileup, "together": together, "fewlevels": fewLevels, "tracking": tracking,
-  "latestart": lateStart,
+  "latestart": lateStart, "exit": exitInsideWrite,
 ]
 let mode = CommandLine.arguments.dropFirst().first ?? ""
 guard let run = modes[mode] else {

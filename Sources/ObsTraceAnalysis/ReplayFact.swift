@@ -141,6 +141,9 @@ public struct WriteFact: Sendable {
   /// Of `fired`, the scopes whose fire was predicted (untraced), not recorded.
   public var predicted: [UInt32] = []
   public var stack: UInt32
+  /// Its didSet is not in the trace: the recording stopped inside the write (the process exited in an observer the
+  /// write fired, or the trace ends there). Stated when the replay finishes, its `endTime` the trace's last time.
+  public var unfinished = false
 }
 
 public struct RunFact: Sendable, Equatable {

@@ -1057,7 +1057,8 @@ public struct ReplayMachine {
   /// next value when the trace ended, its write never made) would otherwise stay open, uncounted and unsaid, though
   /// its begin and reads are in the trace. A traced run still open was inside its closure when the recording
   /// stopped (a thread running at the stop, or a process killed there): its begin and reads are in the trace, so it
-  /// is a run too, as `export` draws it up to the trace's end. Call once, after the last event.
+  /// is a run too, as `export` draws it up to the trace's end. Then states the writes whose didSet is not in the
+  /// trace (`finishOpenWrites`). Call once, after the last event.
   public mutating func finish<Consumer: ReplayConsumer>(into consumer: inout Consumer) {
     // Inner runs first: an outer run's reads then include theirs, as when they end in the program.
     for scope in runs.ids.reversed() {
@@ -1068,6 +1069,24 @@ public struct ReplayMachine {
       endRun(TraceEvent(kind: .scopeEnd, thread: thread, time: lastTime, scope: scope), &consumer)
       endingAtTraceEnd = false
     }
+    if !openWrites.isEmpty { finishOpenWrites(&consumer) }
+  }
+
+  /// The writes whose didSet is not in the trace (the recording stopped inside them: `exit` from an observer the
+  /// write fired), each stated as a write, unfinished, with what it fired: their beginning and their fires were
+  /// counted, and a timeline shows a write only when it is stated.
+  private mutating func finishOpenWrites<Consumer: ReplayConsumer>(_ consumer: inout Consumer) {
+    for write in openWrites {
+      let fired = write.firedAny ? takeFires(of: write.sequence) : Fired()
+      consumer.consume(
+        .write(
+          WriteFact(
+            time: write.time, endTime: lastTime, thread: write.thread, key: write.key, outcome: .unknown,
+            writeKind: write.kind, throughModify: false, fired: fired.scopes, predicted: fired.predicted,
+            stack: write.stack, unfinished: true)))
+    }
+    openWrites.removeAll()
+    writesInProgress = 0
   }
 
   /// Entries of the per-object subscriber lists (for tests: what the replay holds for runs that subscribed).

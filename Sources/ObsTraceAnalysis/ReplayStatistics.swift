@@ -36,6 +36,8 @@ public struct ReplayStatistics: ReplayConsumer {
   public private(set) var invalidationEdges: [Edge: (all: Int, wasted: Int)] = [:]
   /// Whether to keep the graph's edges (two hash lookups per read in a scope).
   public var collectsEdges: Bool
+  /// The property of each write whose didSet is not in the trace (`WriteFact.unfinished`), in the order stated.
+  public private(set) var unfinishedWrites: [UInt32] = []
 
   public init(collectsEdges: Bool = true) {
     self.collectsEdges = collectsEdges
@@ -89,6 +91,7 @@ public struct ReplayStatistics: ReplayConsumer {
       }
       for label in write.coalescedInto { modifyScope(label) { $0.coalescedWrites += 1 } }
     case .write(let write):
+      if write.unfinished { unfinishedWrites.append(write.key.property) }
       let fanOut = write.fired.count
       properties.withValue(write.key.property, default: PropertyStatistics()) { statistics in
         if fanOut > statistics.maximumFanOut { statistics.maximumFanOut = fanOut }

@@ -181,6 +181,8 @@ public struct AnalysisReport: Sendable {
   public var objects: [Objects]
   /// Registrars that recorded no event: not objects (their objects were never read or written while recording).
   public var registrarsWithoutEvents = RegistrarsWithoutEvents()
+  /// The property of each write the recording stopped inside (its willSet in the trace, its didSet not), by name.
+  public var unfinishedWrites: [String] = []
   /// Warnings first (by count), then information.
   public var findings: [Finding]
 }
@@ -378,6 +380,7 @@ public enum TraceAnalysis {
       trace: trace, properties: properties, scopes: scopes, objects: objects, findings: findings)
     report.registrarsWithoutEvents = AnalysisReport.RegistrarsWithoutEvents(
       replay.machine.registrarsWithoutEvents, definitions)
+    report.unfinishedWrites = replay.statistics.unfinishedWrites.map { definitions.propertyName($0) }
     return report
   }
 }

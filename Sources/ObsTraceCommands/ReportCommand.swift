@@ -189,6 +189,16 @@ enum ReportPrinter {
       + "name\(one ? " is a fallback" : "s are fallbacks"): \(names.joined(separator: ", "))"
   }
 
+  /// The writes the recording stopped inside, said once under the report's header (the timeline marks each).
+  static func unfinishedWritesLine(_ properties: [String]) -> String? {
+    guard !properties.isEmpty else { return nil }
+    let one = properties.count == 1
+    return "\(properties.count) write\(one ? " was" : "s were") unfinished when the recording stopped ("
+      + properties.joined(separator: ", ") + "): \(one ? "its" : "their") willSet is in the trace, not "
+      + "\(one ? "its" : "their") didSet (exit() in an observer the write fired, a crash, or a cut trace); "
+      + "counted as written, \(one ? "its" : "their") fires as invalidations"
+  }
+
   /// The report as text; `binariesWithoutSymbols` (`TraceAnalysis.binariesWithoutSymbols`) and `fallbackNames`
   /// (`TraceAnalysis.propertiesWithFallbackNames`) are said under the header.
   static func text(
@@ -215,6 +225,7 @@ enum ReportPrinter {
     if !fallbackNames.isEmpty {
       out.line("  " + ReportPrinter.fallbackNamesLine(fallbackNames))
     }
+    if let line = unfinishedWritesLine(report.unfinishedWrites) { out.line("  " + line) }
     out.line()
 
     out.line("Properties, by invalidations")

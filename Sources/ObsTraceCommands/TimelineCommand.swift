@@ -482,6 +482,8 @@ final class TimelinePrinter {
         names.appendDescription(of: kind, to: writer)
       }
       switch write.outcome {
+      case _ where write.unfinished:
+        writer.append(" UNFINISHED (the recording stopped inside it: its didSet is not in the trace)")
       case .changed: writer.append(" changed")
       case .unchanged: writer.append(" UNCHANGED")
       // Through the setter the macro already skipped an equal Equatable value; through _modify, a write the

@@ -1262,6 +1262,32 @@ struct AnomalyTests {
           + "2 events of an unknown scope)") == true, "\(two?.message ?? "")")
   }
 
+  @Test(
+    "a write whose didSet never came (the process exited in the onChange it fired) is stated at the end, unfinished, with its fire: what is counted is what a timeline shows"
+  )
+  func unfinishedWrite() {
+    var script = EventScript()
+    script.created(1)
+    script.run(10, label: 1, reads: [(1, 1)])
+    script.write(1, 2)  // a whole write, for contrast
+    script.beginWrite(1, 1, firing: [10], stack: 7)  // onChange { exit(3) }: no didSet
+    let (replay, facts) = script.replay()
+    #expect(replay.anomalies.isEmpty)
+    let writes = facts.compactMap { fact -> WriteFact? in
+      if case .write(let write) = fact { return write }
+      return nil
+    }
+    #expect(writes.map(\.key.property) == [2, 1])
+    #expect(writes.map(\.unfinished) == [false, true])
+    #expect(writes.last?.fired.map(\.scope) == [10])
+    #expect(writes.last?.stack == 7)
+    #expect(writes.last?.endTime == replay.lastTime)
+    #expect(replay.statistics.unfinishedWrites == [1])
+    #expect(replay.properties[1]?.writes == 1)
+    #expect(replay.properties[1]?.invalidations == 1)
+    #expect(replay.scopes[1]?.invalidations == 1)
+  }
+
   @Test("a run whose objects were all freed ends (objects freed), so it waits for nothing")
   func objectsFreed() {
     var script = EventScript()

@@ -62,6 +62,38 @@ struct FidelityTests {
   }
 
   @Test(
+    "an onChange that calls exit() ends the process inside the write that fired it: traced, it prints and exits the same; the timeline shows that write, unfinished, and the report says so once"
+  )
+  func exitInsideAWrite() throws {
+    let untraced = try Run.program("obstrace-fidelity-untraced", ["exit"])
+    #expect(untraced.status == 3)
+    #expect(untraced.standardOutput == "exit: onChange ends the process inside the write\n")
+    let trace = Paths.temporary("exit.trc")
+    let traced = try Run.program("obstrace-fidelity", ["exit"], environment: ["OBSTRACE_OUTPUT": trace])
+    #expect(traced.status == 3)
+    #expect(traced.standardOutput == untraced.standardOutput)
+    #expect(traced.standardError.isEmpty)
+    let timeline = Run.command(["timeline", trace])
+    #expect(timeline.status == 0)
+    let writes = timeline.standardOutput.split(separator: "\n").filter { $0.contains(" write ") }
+    #expect(writes.count == 1, "\(timeline.standardOutput)")
+    #expect(
+      writes.first?.contains(
+        ".level by set UNFINISHED (the recording stopped inside it: its didSet is not in the trace) → invalidated "
+          + "obstrace_fidelity/main.swift:") == true, "\(timeline.standardOutput)")
+    let report = Run.command(["report", trace]).standardOutput
+    #expect(
+      report.components(separatedBy: "1 write was unfinished when the recording stopped (Gauge.level)").count == 2,
+      "\(report)")
+    // What it counts is what the timeline shows: one write, one invalidation.
+    let json = try TraceAnalysis.analyze(path: trace)
+    let level = try #require(json.properties.first { $0.name == "Gauge.level" })
+    #expect(level.statistics.writes == 1)
+    #expect(level.statistics.invalidations == 1)
+    #expect(json.unfinishedWrites == ["Gauge.level"])
+  }
+
+  @Test(
     "a recording started from code while tracking is installed prints the same, and says what it could not see"
   )
   func lateStart() throws {
