@@ -17,8 +17,9 @@ enum RecordCommand: TraceCommand {
 
     The command's code must link ObsTrace and import it in the files that declare @Observable models. Its exit
     code is passed through; the summary goes to stderr. When the command runs several traced processes (swift test
-    runs XCTest and Swift Testing one after the other), the first to record writes <file> and each later one
-    writes beside it (run.trc -> run-PID.trc); the summary names every trace.
+    runs XCTest and Swift Testing one after the other, or processes at the same time), the first to record
+    writes <file> and each later one writes beside it (run.trc -> run-PID.trc); the summary names every trace.
+    A %p in <file> becomes each process's id.
 
     OPTIONS:
       -o, --output <file>     The trace file to write.
@@ -90,7 +91,18 @@ enum RecordCommand: TraceCommand {
     // Remove a stale trace so the summary cannot describe it (only a regular file gets here, unless something put
     // another kind of file at the path since: that stays).
     var probed = stat()
-    if !existed || (stat(path, &probed) == 0 && probed.st_mode & S_IFMT == S_IFREG) { unlink(path) }
+    if !existed || (stat(path, &probed) == 0 && probed.st_mode & S_IFMT == S_IFREG), unlink(path) != 0, existed,
+      errno != ENOENT
+    {
+      // A file in a folder this user cannot write to is not removed: emptied, the first process claims it as it
+      // would a new one (a process of this command keeps a file that is not empty, as an earlier one's trace).
+      let removeError = String(cString: strerror(errno))
+      guard truncate(path, 0) == 0 else {
+        throw CommandError(
+          "obstrace record: cannot remove or empty the old -o \(path) (\(removeError); \(String(cString: strerror(errno)))); "
+            + "give another path")
+      }
+    }
     // Each process of the command that records says here where its trace went, and none replaces another's
     // (Recorder.recordListVariable): the first to record claims `path`, a later one records beside it.
     var template = Array(((getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp") + "/obstrace-record-XXXXXX").utf8CString)
@@ -105,8 +117,9 @@ enum RecordCommand: TraceCommand {
     environment[RecordCommand.listVariable] = list
     let status = try spawnAndWait(command, adding: environment)
     let traces = recordedTraces(list: list, path: path)
-    if traces.isEmpty || traces == [path] {
-      output.writeError(summary(path: path, exitStatus: status) + "\n")
+    if traces.count <= 1 {
+      // One process: its trace (`-o` with %p names it by the process).
+      output.writeError(summary(path: traces.first ?? path, exitStatus: status) + "\n")
     } else {
       for trace in traces { output.writeError(summary(path: trace, exitStatus: status) + "\n") }
       output.writeError(

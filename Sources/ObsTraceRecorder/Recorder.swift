@@ -61,6 +61,11 @@ public enum Recorder {
           notice =
             "obstrace: \(held) holds the trace of an earlier process of this 'obstrace record'; this process "
             + "(\(getpid())) records to \(flusher.path)"
+        } else if let held = flusher.heldPath, keepingWrittenFile {
+          // Under `obstrace record` (its list set): another process of the same command records at the same time.
+          notice =
+            "obstrace: \(held) is being written by another process of this 'obstrace record', recording at the same "
+            + "time; this process (\(getpid())) records to \(flusher.path)"
         } else if let held = flusher.heldPath {
           notice =
             "obstrace: \(held) is being written by another process's recording; this process (\(getpid())) records "

@@ -1,0 +1,140 @@
+import Foundation
+import ObsTraceFormat
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// `obstrace record` of a command whose traced processes record at the same time (with and without `%p` in `-o`),
+/// and over an old trace it cannot remove: every
+/// recording kept, every trace named in the summary, one clear line for each.
+@Suite("record: processes recording at once")
+struct RecordAtOnceTests {
+  /// Runs `obstrace-scenarios hold-trace` ($0) reading a FIFO in $1, waits until it says it records (it holds its
+  /// trace from then on), runs the demo ($2) while it does, then closes the FIFO: hold-trace records its second
+  /// write and exits. So the two record at the same time, the first to start claiming the file.
+  static let atOnce = """
+    mkfifo "$1/in" || exit 9
+    "$0" hold-trace < "$1/in" > "$1/held.out" 2> "$1/held.err" &
+    exec 3> "$1/in"
+    until grep -q recording "$1/held.out"; do sleep 0.01; done
+    "$2"
+    exec 3>&-
+    wait
+    """
+
+  static func run(output: String) throws -> (result: ProcessResult, folder: String, untraced: ProcessResult) {
+    let folder = (output as NSString).deletingLastPathComponent
+    let untraced = try Run.program("obstrace-demo-untraced", [])
+    let result = try Run.program(
+      "obstrace",
+      [
+        "record", "-o", output, "--", "/bin/sh", "-c", atOnce, Paths.binary("obstrace-scenarios"), folder,
+        Paths.binary("obstrace-demo"),
+      ])
+    // Both programs printed what they print untraced: the demo on record's standard output, hold-trace to its file.
+    #expect(result.status == 0, "\(result.standardError)")
+    #expect(result.standardOutput == untraced.standardOutput)
+    #expect(try String(contentsOfFile: folder + "/held.out", encoding: .utf8) == "recording\ndone: count 2\n")
+    return (result, folder, untraced)
+  }
+
+  /// The traces in `folder`, by name.
+  static func traces(_ folder: String) throws -> [String] {
+    try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".trc") }.sorted()
+  }
+
+  @Test("two processes recording at once into one -o: the later records beside it, says why in one line, both summarized")
+  func atTheSameTime() throws {
+    let trace = Paths.temporary("run.trc")
+    let (result, folder, _) = try Self.run(output: trace)
+    let names = try Self.traces(folder)
+    let beside = try #require(names.first { $0.hasPrefix("run-") }, "\(names)")
+    #expect(names == [beside, "run.trc"].sorted())
+    let processID = String(beside.dropFirst("run-".count).dropLast(".trc".count))
+    #expect(Int(processID) != nil)
+    // hold-trace (first to record) has the file, the demo the one beside it: both whole.
+    let held = try SharedOutputTests.wholeWrites(trace)
+    #expect(held.whole && held.writes == 2)
+    let demo = try SharedOutputTests.wholeWrites(folder + "/" + beside)
+    #expect(demo.whole && demo.writes > 0)
+    #expect(try String(contentsOfFile: folder + "/held.err", encoding: .utf8).isEmpty)
+    let lines = result.errorLines
+    #expect(lines.count == 4, "\(result.standardError)")
+    #expect(
+      lines.first
+        == "obstrace: \(trace) is being written by another process of this 'obstrace record', recording at the same "
+        + "time; this process (\(processID)) records to \(folder)/\(beside)")
+    #expect(lines.dropFirst().first?.contains(" into \(trace) (") == true, "\(result.standardError)")
+    #expect(lines.dropFirst(2).first?.contains(" into \(folder)/\(beside) (") == true, "\(result.standardError)")
+    #expect(
+      lines.last
+        == "obstrace: 2 processes recorded, a trace each: \(trace), \(folder)/\(beside); report and the other commands "
+        + "read one trace at a time")
+  }
+
+  @Test("%p in record -o: a trace per process, named by its id, each summarized; none named with %p")
+  func percentP() throws {
+    let output = Paths.temporary("run-%p.trc")
+    let (result, folder, _) = try Self.run(output: output)
+    let names = try Self.traces(folder)
+    #expect(names.count == 2, "\(names)")
+    #expect(!names.contains("run-%p.trc"))
+    for name in names {
+      #expect(name.hasPrefix("run-") && Int(name.dropFirst(4).dropLast(4)) != nil, "\(name)")
+      #expect(try SharedOutputTests.wholeWrites(folder + "/" + name).whole)
+    }
+    // Nothing was held, so no process said anything; the summary names both, in the order they began.
+    let lines = result.errorLines
+    #expect(lines.count == 3, "\(result.standardError)")
+    let paths = lines.dropLast().compactMap { line in names.first { line.contains(" into \(folder)/\($0) (") } }
+    #expect(Set(paths) == Set(names), "\(result.standardError)")
+    #expect(
+      lines.last
+        == "obstrace: 2 processes recorded, a trace each: \(folder)/\(paths[0]), \(folder)/\(paths[1]); report and "
+        + "the other commands read one trace at a time")
+
+    // One process: one paragraph, of the file it wrote.
+    let one = Paths.temporary("one-%p.trc")
+    let single = try Run.program("obstrace", ["record", "-o", one, "--", Paths.binary("obstrace-demo")])
+    #expect(single.status == 0)
+    let oneFolder = (one as NSString).deletingLastPathComponent
+    let written = try Self.traces(oneFolder)
+    #expect(written.count == 1 && written[0] != "one-%p.trc", "\(written)")
+    #expect(single.errorLines.count == 1, "\(single.standardError)")
+    #expect(single.standardError.hasPrefix("obstrace: recorded "), "\(single.standardError)")
+    #expect(single.standardError.contains(" into \(oneFolder)/\(written[0]) ("), "\(single.standardError)")
+  }
+
+  @Test("an old trace record cannot remove (its folder is not writable) is emptied and recorded into")
+  func oldTraceNotRemovable() throws {
+    let trace = Paths.temporary("old.trc")
+    let folder = (trace as NSString).deletingLastPathComponent
+    // An old trace: the guide's bytes, writable by all; the folder writable by its owner alone.
+    try FileManager.default.copyItem(atPath: GuideTrace.path, toPath: trace)
+    #expect(chmod(trace, 0o666) == 0)
+    #expect(chmod(folder, 0o755) == 0)
+    // Root may remove a file from any folder: then record runs as nobody.
+    let asOther = getuid() == 0 ? ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : []
+    if getuid() != 0 { #expect(chmod(folder, 0o555) == 0) }
+    defer { _ = chmod(folder, 0o755) }
+    let result = try Run.program(
+      asOther.first ?? Paths.binary("obstrace"),
+      Array(asOther.dropFirst()) + (asOther.isEmpty ? [] : [Paths.binary("obstrace")])
+        + ["record", "-o", trace, "--", Paths.binary("obstrace-demo")])
+    #expect(result.status == 0, "\(result.standardError)")
+    #expect(try Self.traces(folder) == ["old.trc"])
+    #expect(result.errorLines.count == 1, "\(result.standardError)")
+    #expect(result.standardError.contains(" into \(trace) ("), "\(result.standardError)")
+    // The demo's trace, not the guide's.
+    let alone = Paths.temporary("alone.trc")
+    _ = try Run.program("obstrace-demo", [], environment: ["OBSTRACE_OUTPUT": alone])
+    let recorded = try SharedOutputTests.wholeWrites(trace)
+    let expected = try SharedOutputTests.wholeWrites(alone)
+    #expect(recorded.whole && recorded.writes == expected.writes)
+    let started = try TraceReader(path: trace).header.startWallClockNanoseconds
+    let guideStarted = try TraceReader(path: GuideTrace.path).header.startWallClockNanoseconds
+    #expect(started != guideStarted)
+  }
+}
