@@ -290,6 +290,9 @@ enum Findings {
     // may be missing), so they are neither alive at the end nor a pile-up.
     let runningAtStop = (trace?.runningAtStop ?? []).reduce(UInt64(0)) { $0 | ReplayMachine.threadBit($1) }
     var maybeFreedAfter: [String: Int] = [:]
+    /// Of those, the ones an `Observations` loop that never ended still reads: alive-at-end says them (the loop holds
+    /// them while it runs), and running-at-stop counts them among the objects used on its threads.
+    var maybeFreedAfterHeldByLoops = 0
     let live = replay.machine.liveObjectSerials
     // The newest live object of each type (the last created): an object last used before it was left behind.
     var newest: [UInt32: ObjectTurns] = [:]
@@ -309,6 +312,10 @@ enum Findings {
       let name = definitions.typeName(type)
       let loops = replay.machine.liveLoops(reading: serial)
       if !incomplete, !loops.isEmpty {
+        if replay.machine.threadBits(ofObject: serial) & runningAtStop != 0 {
+          maybeFreedAfter[name, default: 0] += 1
+          maybeFreedAfterHeldByLoops += 1
+        }
         var entry = heldByLoops[name] ?? (0, 0, [])
         entry.count += 1
         if leftBehind(serial, type) { entry.leftBehind += 1 }
@@ -341,8 +348,8 @@ enum Findings {
       }
       findings.append(
         runningAtStopFinding(
-          trace, maybeFreedAfter: maybeFreedAfter, registrarsMaybeFreedAfter: registrarsMaybeFreedAfter,
-          openRuns: openRuns))
+          trace, maybeFreedAfter: maybeFreedAfter, heldByLoops: maybeFreedAfterHeldByLoops,
+          registrarsMaybeFreedAfter: registrarsMaybeFreedAfter, openRuns: openRuns))
     }
     findings += registrarFindings(replay, definitions, alive: aliveRegistrars, incomplete: incomplete)
     for (name, entry) in heldByLoops {
@@ -532,8 +539,8 @@ enum Findings {
 
   /// Threads still running when the recording stopped, and what that leaves out.
   static func runningAtStopFinding(
-    _ trace: AnalysisReport.Trace, maybeFreedAfter: [String: Int], registrarsMaybeFreedAfter: Int = 0,
-    openRuns: [String: Int] = [:]
+    _ trace: AnalysisReport.Trace, maybeFreedAfter: [String: Int], heldByLoops: Int = 0,
+    registrarsMaybeFreedAfter: Int = 0, openRuns: [String: Int] = [:]
   ) -> Finding {
     let threads = trace.runningAtStop
     let shown = threads.prefix(8).map { "T\($0)" }.joined(separator: ", ") + (threads.count > 8 ? ", …" : "")
@@ -550,9 +557,17 @@ enum Findings {
     let objects = maybeFreedAfter.values.reduce(0, +)
     if objects > 0 {
       let types = maybeFreedAfter.keys.sorted().joined(separator: ", ")
+      let they = objects == 1 ? "it" : "them"
       message +=
         "; \(objects) object\(objects == 1 ? "" : "s") (\(types)) used on \(threads.count == 1 ? "it" : "them") "
-        + "may have been freed after the stop: no alive-at-end or leak finding counts \(objects == 1 ? "it" : "them")"
+        + "may have been freed after the stop: "
+        + (heldByLoops == 0
+          ? "no alive-at-end or leak finding counts \(they)"
+          : heldByLoops == objects
+            ? "no leak finding counts \(they); alive-at-end does, as still read by an Observations loop that never "
+              + "ended (which holds \(they) while it runs)"
+            : "no leak finding counts them; alive-at-end counts only the \(heldByLoops) still read by an Observations "
+              + "loop that never ended (which holds \(heldByLoops == 1 ? "it" : "them") while it runs)")
     }
     let open = openRuns.values.reduce(0, +)
     if open > 0 {

@@ -1,6 +1,10 @@
 import ObsTraceAnalysis
 import ObsTraceFormat
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// `obstrace export FILE --format perfetto|chrome-json -o OUT`: the trace for a trace viewer.
 enum ExportCommand: TraceCommand {
   static let name = "export"
@@ -56,10 +60,13 @@ enum ExportCommand: TraceCommand {
     let loss = TraceLoss(reader)
     if let note = loss.afterFooterNote(path, command: name) { output.writeError(note) }
     if loss.verdict != nil {
+      // Said in the file only when there is a file to read it in (not /dev/null, a FIFO, a terminal).
+      var written = stat()
+      let kept = stat(destination, &written) == 0 && written.st_mode & S_IFMT == S_IFREG
       output.writeError(
         "obstrace export: note: \(path) is \(loss.briefSummary)"
           + (reader.truncated ? "; the trace is truncated: slices still open at its end are closed there" : "")
-          + " (said in \(destination))\n")
+          + (kept ? " (said in \(destination))" : "") + "\n")
     }
     return 0
   }

@@ -1320,8 +1320,14 @@ struct RunningAtStopTests {
     return script
   }
 
-  func findings(runningAtStop: [UInt32], lostAtStop: UInt64 = 0) -> [Finding] {
-    let (replay, _) = script().replay()
+  func findings(runningAtStop: [UInt32], lostAtStop: UInt64 = 0, loop: Bool = false) -> [Finding] {
+    var script = script()
+    if loop {
+      // A thirteenth Worker, made on thread 2, that an Observations loop (on thread 1) still reads at the end.
+      script.created(14, type: 1, thread: 2)
+      script.observationsValue(scope: 200, sequence: 300, reading: 14)
+    }
+    let (replay, _) = script.replay()
     var definitions = TraceDefinitions()
     definitions.types[1] = "Worker"
     definitions.types[2] = "Model"
@@ -1347,6 +1353,22 @@ struct RunningAtStopTests {
     #expect(running.isInformational)
     #expect(running.message.hasPrefix("1 thread was still running when the recording stopped (T2)"))
     #expect(running.message.contains("12 objects (Worker) used on it may have been freed after the stop"))
+  }
+
+  @Test(
+    "an object a running thread used that an Observations loop still reads: alive-at-end says the loop, running-at-stop counts it and says so"
+  )
+  func objectOfARunningThreadHeldByALoop() throws {
+    let findings = findings(runningAtStop: [2], loop: true)
+    #expect(!findings.contains { $0.kind == .leakedObject })
+    let alive = findings.filter { $0.kind == .aliveAtEnd }.map(\.message)
+    #expect(alive.contains { $0.hasPrefix("1 Worker object was alive when the trace ended, still read by the Observations loop") }, "\(alive)")
+    let running = try #require(findings.first { $0.kind == .runningAtStop })
+    #expect(
+      running.message.contains(
+        "; 13 objects (Worker) used on it may have been freed after the stop: no leak finding counts them; alive-at-end "
+          + "counts only the 1 still read by an Observations loop that never ended (which holds it while it runs)"),
+      "\(running.message)")
   }
 
   @Test("events lost at the stop make the trace incomplete: no leak is concluded, and the finding counts them")

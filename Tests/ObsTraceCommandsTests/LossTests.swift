@@ -143,6 +143,13 @@ struct LossTests {
     #expect(result.status == 0)
     #expect(result.errorLines.count == 1)
     #expect(result.standardError.contains("\(path) is INCOMPLETE"))
+    #expect(result.standardError.hasSuffix(" (said in \(output))\n"), "\(result.standardError)")
+    // Exported to a device, the loss is said on standard error alone: not "said in /dev/null".
+    let discarded = Run.command(["export", path, "--format", "chrome-json", "-o", "/dev/null"])
+    #expect(discarded.status == 0)
+    #expect(discarded.errorLines.count == 1)
+    #expect(discarded.standardError.contains("\(path) is INCOMPLETE"))
+    #expect(!discarded.standardError.contains("said in"), "\(discarded.standardError)")
     let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: output))) as! [String: Any]
     let metadata = try #require(json["metadata"] as? [String: String])
     let loss = try #require(metadata["obstrace-incomplete"])
