@@ -421,6 +421,47 @@ void obstrace_configure(uint64_t ring_capacity, bool drop_when_full, uint32_t st
   __atomic_store_n(&obstrace_stack_level_flag, stack_level, __ATOMIC_RELAXED);
 }
 
+static __thread uintptr_t stack_low __attribute__((tls_model("initial-exec"))) = 0;
+
+size_t obstrace_stack_left(void) {
+  if (stack_low == 0) {
+    pthread_attr_t attributes;
+    void *address = NULL;
+    size_t size = 0;
+    if (pthread_getattr_np(pthread_self(), &attributes) == 0) {
+      pthread_attr_getstack(&attributes, &address, &size);
+      pthread_attr_destroy(&attributes);
+    }
+    stack_low = address != NULL ? (uintptr_t)address : 1;
+  }
+  uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+  return here > stack_low ? here - stack_low : 0;
+}
+
+struct stack_job {
+  void (*body)(void *);
+  void *context;
+};
+
+static void *run_stack_job(void *argument) {
+  struct stack_job *job = argument;
+  job->body(job->context);
+  return NULL;
+}
+
+bool obstrace_run_with_stack(void (*body)(void *), void *context, size_t size) {
+  pthread_attr_t attributes;
+  if (pthread_attr_init(&attributes) != 0) return false;
+  pthread_attr_setstacksize(&attributes, size);
+  struct stack_job job = {body, context};
+  pthread_t thread;
+  int made = pthread_create(&thread, &attributes, run_stack_job, &job);
+  pthread_attr_destroy(&attributes);
+  if (made != 0) return false;
+  pthread_join(thread, NULL);
+  return true;
+}
+
 static uint64_t forks_while_recording = 0;
 static bool forked_child = false;
 static pthread_once_t fork_handlers_once = PTHREAD_ONCE_INIT;

@@ -21,6 +21,9 @@ struct ArgumentSpecification {
   /// Flags without a value, by spelling.
   var flags: [String: String] = [:]
   var command: String
+  /// The options (canonical names) that may be given more than once (`check --max`); any other given twice is an
+  /// error naming it, not the last one taken in silence (`timeline --scope A --scope B` is not both).
+  var repeatable: Set<String> = []
 
   func parse(_ arguments: [String]) throws(CommandError) -> ParsedArguments {
     var parsed = ParsedArguments()
@@ -55,6 +58,11 @@ struct ArgumentSpecification {
           }
           value = arguments[index]
           index += 1
+        }
+        if let earlier = parsed.options[canonical]?.first, !repeatable.contains(canonical) {
+          throw CommandError(
+            "obstrace \(command): \(name) is given twice ('\(earlier)', '\(value)'); it takes one value"
+              + "; see 'obstrace \(command) --help'")
         }
         parsed.options[canonical, default: []].append(value)
       } else {

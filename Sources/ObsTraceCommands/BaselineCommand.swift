@@ -56,8 +56,10 @@ enum BaselineCommand: TraceCommand {
     let json = Baseline(report).json()
     if let destination = parsed.value("output") {
       try TraceInput.write(json, to: destination, output: output, command: name, inputs: [(path, "the trace")])
+      let (properties, scopes) = (report.properties.count, report.scopes.count)
       output.writeError(
-        "obstrace baseline: wrote \(destination) (\(report.properties.count) properties, \(report.scopes.count) scopes)\n"
+        "obstrace baseline: wrote \(destination) (\(properties) propert\(properties == 1 ? "y" : "ies"), \(scopes) "
+          + "scope\(scopes == 1 ? "" : "s"))\n"
       )
     } else {
       output.write(json)
@@ -147,7 +149,8 @@ enum CheckCommand: TraceCommand {
         "--baseline": "baseline", "--tolerance": "tolerance", "--max": "max", "--format": "format", "-o": "output",
         "--output": "output", "--source-root": "source-root",
       ],
-      flags: ["--fail-on-new": "fail-on-new", "--allow-incomplete": "allow-incomplete"], command: name
+      flags: ["--fail-on-new": "fail-on-new", "--allow-incomplete": "allow-incomplete"], command: name,
+      repeatable: ["max"]
     ).parse(arguments)
     let path = try TraceInput.singlePath(parsed, command: name)
     let format = parsed.value("format") ?? "text"

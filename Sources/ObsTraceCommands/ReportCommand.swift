@@ -134,7 +134,7 @@ extension TraceInput {
       trace.damage.isEmpty
       ? nil
       : "\(trace.damage.count) damaged chunk\(trace.damage.count == 1 ? "" : "s") skipped (their events are lost)"
-    let lost = trace.lostAtStop > 0 ? "\(trace.lostAtStop) events lost at the stop (threads still running)" : nil
+    let lost = trace.lostAtStop > 0 ? "\(trace.lostAtStop) event\(trace.lostAtStop == 1 ? "" : "s") lost at the stop (threads still running)" : nil
     let ringless =
       trace.ringless > 0
       ? "\(trace.ringless) events not recorded (threads that could not get a ring: memory could not be allocated)"

@@ -101,7 +101,7 @@ enum SymbolizeCommand: TraceCommand {
     // Copied as they are, after the footer (the rewrite keeps every byte it does not replace).
     if let extra = reader.afterFooter { kept.append("the bytes after its footer, from byte \(extra.offset)") }
     if reader.droppedEvents > 0 { kept.append("\(reader.droppedEvents) events dropped") }
-    if let footer = reader.footer, footer.lostAtStop > 0 { kept.append("\(footer.lostAtStop) events lost at the stop") }
+    if let footer = reader.footer, footer.lostAtStop > 0 { kept.append("\(footer.lostAtStop) event\(footer.lostAtStop == 1 ? "" : "s") lost at the stop") }
     if let footer = reader.footer, footer.ringless > 0 {
       kept.append("\(footer.ringless) events not recorded on threads without a ring")
     }

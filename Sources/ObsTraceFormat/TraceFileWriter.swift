@@ -9,6 +9,10 @@
 public final class TraceFileWriter {
   public let path: String
   private var descriptor: Int32
+  /// The file the descriptor was opened on (device, inode): a program may close a descriptor it did not open (a
+  /// daemon closing every descriptor) and open a file of its own that gets the same number; then the descriptor is no
+  /// longer the trace's, and nothing is written to it or closed through it.
+  private var identity: (device: UInt64, inode: UInt64)?
   /// Raw deflate since version 3; a file of an older version (tests write them) gets zlib streams.
   private let deflater: Deflater
   public private(set) var chunksWritten: UInt64 = 0
@@ -70,6 +74,7 @@ public final class TraceFileWriter {
   init(descriptor: Int32, path: String, header: TraceHeader) throws(TraceFileError) {
     self.path = path
     self.descriptor = descriptor
+    identity = Self.identity(of: descriptor)
     deflater = Deflater(raw: header.version >= 3)
     var payload: [UInt8] = []
     payload.appendVarint(header.startWallClockNanoseconds)
@@ -100,7 +105,19 @@ public final class TraceFileWriter {
   }
 
   deinit {
-    if descriptor >= 0 { _ = Glibc.close(descriptor) }
+    if descriptor >= 0 && isStillTheTrace() { _ = Glibc.close(descriptor) }
+  }
+
+  private static func identity(of descriptor: Int32) -> (device: UInt64, inode: UInt64)? {
+    var status = stat()
+    guard fstat(descriptor, &status) == 0 else { return nil }
+    return (UInt64(status.st_dev), UInt64(status.st_ino))
+  }
+
+  /// Whether the descriptor still names the file the trace was opened on (one `fstat`, a chunk's write).
+  private func isStillTheTrace() -> Bool {
+    guard let identity, let now = Self.identity(of: descriptor) else { return true }
+    return now == identity
   }
 
   /// Where a recording goes when `path` is held by another process's: beside it, with `processID` before its
@@ -164,6 +181,10 @@ public final class TraceFileWriter {
   /// went out. Nil when it closed, or was closed already.
   @discardableResult public func close() -> TraceFileError? {
     guard descriptor >= 0 else { return nil }
+    guard isStillTheTrace() else {
+      descriptor = -1
+      return nil
+    }
     let closed = Glibc.close(descriptor)
     let failure = errno
     descriptor = -1
@@ -174,6 +195,14 @@ public final class TraceFileWriter {
 
   private func writeAll(_ bytes: [UInt8]) throws(TraceFileError) {
     guard descriptor >= 0 else { throw TraceFileError(.cannotWrite, path: path, "the trace file is closed") }
+    guard isStillTheTrace() else {
+      let number = descriptor
+      descriptor = -1
+      throw TraceFileError(
+        .cannotWrite, path: path, offset: bytesWritten,
+        "cannot write the trace file (the program closed its descriptor, \(number), which now names another file: "
+          + "nothing is written to that one)")
+    }
     var failure: Int32 = 0
     bytes.withUnsafeBytes { buffer in
       var offset = 0

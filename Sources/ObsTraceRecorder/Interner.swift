@@ -96,9 +96,9 @@ final class Interner: Sendable {
       if known.cacheable { obstrace_cache_id(pointer, known.id) }
       return known.id
     }
-    let description = String(describing: keyPath)
+    // The runtime's printing and a conformance lookup: on a roomy stack (RoomyStack).
+    let (description, equatable) = RoomyStack.run { (String(describing: keyPath), member is any Equatable.Type) }
     let getterAddress = Self.getterAddress(inKeyPathDescription: description)
-    let equatable = member is any Equatable.Type
     let (id, cacheable): (UInt32, Bool) = tables.withLock { tables in
       if let id = tables.keyPathIDs[keyPath] {
         let cacheable = tables.retainForCaching(keyPath)
@@ -128,8 +128,9 @@ final class Interner: Sendable {
     guard let entry = tables.withLock({ Int(id) < $0.properties.count ? $0.properties[Int(id)] : nil }) else {
       return StoredField.notFound
     }
-    let packed = StoredField.locate(
-      root: entry.root, member: entry.member, getterAddress: entry.definition.getterAddress)
+    let packed = RoomyStack.run {
+      StoredField.locate(root: entry.root, member: entry.member, getterAddress: entry.definition.getterAddress)
+    }
     obstrace_set_property_field(id, packed)
     return packed
   }
@@ -139,16 +140,24 @@ final class Interner: Sendable {
     let pointer = unsafeBitCast(type, to: UnsafeRawPointer.self)
     let cached = obstrace_cached_id(pointer)
     if cached != 0 { return cached }
-    let id: UInt32 = tables.withLock { tables in
-      if let id = tables.typeIDs[ObjectIdentifier(type)] { return id }
-      let id = UInt32(tables.types.count)
-      // A generated type's name can be any length: cut, as every name the recorder writes.
-      tables.types.append(
+    let id: UInt32
+    if let known = tables.withLock({ $0.typeIDs[ObjectIdentifier(type)] }) {
+      id = known
+    } else {
+      // Named outside the lock, on a roomy stack (RoomyStack): the runtime's printing of a type. A generated type's
+      // name can be any length: cut, as every name the recorder writes.
+      let entry = RoomyStack.run {
         TypeEntry(
           reflected: TraceFormat.cutName(String(reflecting: type)),
-          display: TraceFormat.cutName(String(describing: type))))
-      tables.typeIDs[ObjectIdentifier(type)] = id
-      return id
+          display: TraceFormat.cutName(String(describing: type)))
+      }
+      id = tables.withLock { tables in
+        if let id = tables.typeIDs[ObjectIdentifier(type)] { return id }
+        let id = UInt32(tables.types.count)
+        tables.types.append(entry)
+        tables.typeIDs[ObjectIdentifier(type)] = id
+        return id
+      }
     }
     obstrace_cache_id(pointer, id)
     return id

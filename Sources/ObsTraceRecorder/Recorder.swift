@@ -124,7 +124,11 @@ public enum Recorder {
     _ = environmentStart
   }
 
-  private static let environmentStart: Void = {
+  /// Starts from `OBSTRACE_OUTPUT` on a roomy stack (RoomyStack): the first traced object may be made on a thread
+  /// with a small one.
+  private static let environmentStart: Void = RoomyStack.run { startFromEnvironment() }
+
+  private static func startFromEnvironment() {
     guard let raw = getenv("OBSTRACE_OUTPUT") else { return }
     // `%p` becomes the process id: `swift test` runs XCTest and Swift Testing in two processes.
     let path = String(cString: raw).replacing("%p", with: String(getpid()))
@@ -144,7 +148,7 @@ public enum Recorder {
     } catch {
       reportProblem("obstrace: \(error)")
     }
-  }()
+  }
 
   /// Appends `trace`, made absolute, to `obstrace record`'s list (one `write` of one line, O_APPEND: processes
   /// recording at once do not mix their lines). A list that is gone (its `record` ended) is left so.

@@ -187,8 +187,8 @@ enum ScopeInstances {
   static func place(ofLabel label: UInt32) -> SourcePlace? {
     let known: SourcePlace?? = state.withLock { $0.places[label] }
     if let known { return known }
-    let place = Interner.shared.callSiteAddress(ofLabel: label).flatMap {
-      SymbolCache.innermostPlace(ofReturnAddress: UInt64($0))
+    let place = Interner.shared.callSiteAddress(ofLabel: label).flatMap { address in
+      RoomyStack.run { SymbolCache.innermostPlace(ofReturnAddress: UInt64(address)) }
     }
     state.withLock { $0.places[label] = .some(place) }
     return place

@@ -41,11 +41,13 @@ public final class Symbolizer {
     }
   }
 
+  /// The descriptors the session opens on the process's binaries are closed on exec (shim.h): the recording
+  /// process keeps them open, and a program it execs inherits nothing the untraced one would not pass on.
   private init?(processID: pid_t) {
     callbacks = .allocate(capacity: 1)
     callbacks.initialize(
       to: Dwfl_Callbacks(
-        find_elf: dwfl_linux_proc_find_elf, find_debuginfo: dwfl_standard_find_debuginfo, section_address: nil,
+        find_elf: obstrace_proc_find_elf, find_debuginfo: obstrace_find_debuginfo, section_address: nil,
         debuginfo_path: nil))
     guard let session = dwfl_begin(callbacks) else {
       callbacks.deallocate()

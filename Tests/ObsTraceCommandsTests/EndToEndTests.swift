@@ -312,7 +312,8 @@ struct EndToEndTests {
         #expect(footer.runningAtStop.contains(try #require(worker)))
         if footer.lostAtStop > 0 {
           // The worker stored the free just too late for the final drain: counted, and the trace is incomplete.
-          #expect(status.contains("INCOMPLETE: \(footer.lostAtStop) events lost at the stop"), "\(status)")
+          let events = footer.lostAtStop == 1 ? "1 event" : "\(footer.lostAtStop) events"
+          #expect(status.contains("INCOMPLETE: \(events) lost at the stop"), "\(status)")
         } else {
           #expect(
             status.hasSuffix("complete up to the stop, 1 thread still running (see running-at-stop)"), "\(status)")
@@ -407,6 +408,15 @@ struct CommandLineTests {
       // A trace file that cannot be created: said before running the command, which would run untraced.
       (["record", "-o", "/tmp", "--", "true"], "-o /tmp is a directory"),
       (["record", "-o", "/nonexistent/dir/run.trc", "--", "true"], "cannot create -o /nonexistent/dir/run.trc"),
+      // An option given twice is not both, nor the last in silence (a fresh-clone try-out's F10).
+      (
+        ["timeline", "--scope", "FirstView.body", "--scope", "SecondView.body", Paths.root + "/traces/guide.trc"],
+        "--scope is given twice ('FirstView.body', 'SecondView.body'); it takes one value"
+      ),
+      (["timeline", "--thread", "T2", "--thread", "T1", Paths.root + "/traces/guide.trc"], "--thread is given twice"),
+      (["report", "--format", "json", "--format=text", Paths.root + "/traces/guide.trc"], "--format is given twice"),
+      (["graph", "--type", "Model", "--type", "Model", Paths.root + "/traces/guide.trc"], "--type is given twice"),
+      (["check", Paths.root + "/traces/guide.trc", "-o", "a.xml", "--output", "b.xml"], "--output is given twice"),
     ])
   func badInput(arguments: [String], mention: String) {
     let result = Run.command(arguments)

@@ -164,6 +164,15 @@ struct WriteErrorTests {
     #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["link.json", "real.json"])
   }
 
+  @Test("baseline -o says what it wrote, each count with its noun in the singular or plural")
+  func wroteCounts() throws {
+    for (name, counts) in [("noop-modify", "1 property, 1 scope"), ("guide", "2 properties, 2 scopes")] {
+      let path = Paths.temporary("\(name)-counts.json")
+      let result = Run.command(["baseline", Paths.root + "/traces/\(name).trc", "-o", path])
+      #expect(result.standardError == "obstrace baseline: wrote \(path) (\(counts))\n")
+    }
+  }
+
   @Test("a written file replaces the old one whole, keeps its permissions, and leaves nothing beside it")
   func replacesWhole() throws {
     let path = Paths.temporary("baseline.json")

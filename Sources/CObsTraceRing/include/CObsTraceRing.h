@@ -582,6 +582,13 @@ uint32_t obstrace_next_scope_serials(uint32_t count);
 void obstrace_configure(uint64_t ring_capacity, bool drop_when_full, uint32_t stack_level, uint32_t stack_depth,
                         uint32_t compare_mode);
 void obstrace_set_enabled(bool enabled);
+/// Bytes of stack left below the caller on this thread (its bounds read once per thread; 0 when unknown is never
+/// said: a thread whose bounds cannot be read reports its distance from address 1, that is, plenty).
+size_t obstrace_stack_left(void);
+/// Runs `body(context)` on a new thread with a stack of `size` bytes and waits for it to return; false, having run
+/// nothing, when no thread could be made.
+bool obstrace_run_with_stack(void (*body)(void *), void *context, size_t size);
+
 /// Installs, once per process, the handlers that keep `fork` safe while recording: the parent counts the fork
 /// (`obstrace_forks_while_recording`); the child, which has no flusher (only the forking thread survives a fork),
 /// switches recording off for good, so that no write of it waits for room in a ring nobody drains, and is marked

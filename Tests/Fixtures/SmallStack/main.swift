@@ -1,0 +1,37 @@
+// A worker thread made with a small stack (32 KiB, enough for this program untraced) is the first to touch a model:
+// it tracks one property and writes two. Built by Tests/ObsTraceCommandsTests/DescriptorTests.swift with -DOBSTRACE
+// (traced) and without (Observation alone), -Onone and -O; both print the same.
+#if OBSTRACE
+  import ObsTrace
+#endif
+import Foundation
+import Observation
+
+struct Tag: Equatable {
+  var name: String
+  var n: Int
+}
+
+@Observable final class Shared: @unchecked Sendable {
+  var hits = 0
+  var tag = Tag(name: "a", n: 0)
+}
+
+final class Fires: @unchecked Sendable { var count = 0 }
+
+let done = DispatchSemaphore(value: 0)
+let fires = Fires()
+let worker = Thread {
+  let shared = Shared()
+  withObservationTracking { _ = shared.hits } onChange: { fires.count += 1 }
+  for n in 1...10 {
+    shared.hits += 1
+    shared.tag = Tag(name: "b", n: n)
+  }
+  print("hits \(shared.hits), tag \(shared.tag.n), fired \(fires.count)")
+  done.signal()
+}
+worker.stackSize = 32 << 10
+worker.start()
+done.wait()
+print("done")
