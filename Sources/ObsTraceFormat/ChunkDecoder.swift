@@ -335,7 +335,7 @@ extension TraceDefinitions {
   /// Puts a definition in, as decoding it did.
   mutating func apply(_ entry: Entry) {
     switch entry {
-    case .type(let id, let name): types[id] = name
+    case .type(let id, let name): defineType(id, name)
     case .property(let id, let property): properties[id] = property
     case .label(let id, let text): labels[id] = text
     case .object(let serial, let type): objects[serial] = type

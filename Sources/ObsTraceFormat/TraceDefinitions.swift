@@ -1,7 +1,11 @@
 /// Everything a reader has learned so far about the ids that events carry, and the names resolved for them.
 public struct TraceDefinitions: Sendable {
-  /// Type ids → the type as the recorder reflected it (`Module.Type`).
+  /// Type ids → the type as the recorder reflected it (`Module.Type`). Set through `defineType`, which keeps its
+  /// display name too.
   public var types: [UInt32: String] = [:]
+  /// Type ids → `typeName`'s name, worked out once as the type is defined (`defineType`): names are asked for per
+  /// object and per edge, and `removingModules` walks the name.
+  private var typeDisplayNames: [UInt32: (reflected: String, display: String)] = [:]
   public var properties: [UInt32: PropertyDefinition] = [:]
   public var labels: [UInt32: String] = [:]
   /// Object serial → type id. Serials are dense (numbered per process) and the decoder looks one up for nearly every
@@ -16,6 +20,12 @@ public struct TraceDefinitions: Sendable {
 
   public init() {}
 
+  /// Defines a type as a chunk states it (its reflected name), with its display name.
+  public mutating func defineType(_ id: UInt32, _ reflected: String) {
+    types[id] = reflected
+    typeDisplayNames[id] = (reflected, Self.removingModules(reflected))
+  }
+
   /// Defines a scope as a chunk states it, forgetting the oldest one past `retainedScopes`.
   public mutating func defineScope(_ id: UInt32, _ scope: ScopeDefinition) {
     scopes.define(id, scope)
@@ -27,7 +37,10 @@ public struct TraceDefinitions: Sendable {
   /// (`String(describing:)`: `Model` for both `ListView.Model` and `DetailView.Model`, `Box<Item>`) only when the
   /// definition is not in the trace (a damaged trace).
   public func typeName(_ id: UInt32) -> String {
-    if let reflected = types[id] { return Self.removingModules(reflected) }
+    if let reflected = types[id] {
+      if let kept = typeDisplayNames[id], kept.reflected == reflected { return kept.display }
+      return Self.removingModules(reflected)
+    }
     if let name = symbols.typeNames[id] { return name }
     return "<type #\(id)>"
   }

@@ -330,7 +330,9 @@ final class Interner: Sendable {
     }
     var sources = snapshotForSymbols()
     tables.withLock { tables in
-      for (index, entry) in tables.types.enumerated().dropFirst() { definitions.types[UInt32(index)] = entry.reflected }
+      for (index, entry) in tables.types.enumerated().dropFirst() {
+        definitions.defineType(UInt32(index), entry.reflected)
+      }
       for (index, entry) in tables.properties.enumerated().dropFirst() {
         definitions.properties[UInt32(index)] = entry.definition
       }
