@@ -6,8 +6,10 @@ import ObsTraceFormat
 /// run after the inner runs it contains and a write after the runs its fires caused. A timeline line is dated by
 /// its beginning (a run's begin, a write's willSet): this consumer holds each finished item until nothing still
 /// open (a run, a write) began before it, then releases items in time order (ties: in the order they began).
+/// What it holds is kept by thread (`TimeOrderedRuns`): with many threads, a thread preempted inside a write holds
+/// back every other thread's lines until it runs again.
 public struct TimeOrderedFacts {
-  private var heap = TimeOrderedHeap<ReplayFact>()
+  private var held = TimeOrderedRuns<ReplayFact>()
   /// What is still open, with the time it began: runs (by scope) and writes (by thread and property). Few at a
   /// time (the nesting depth, the threads writing at once), so arrays searched from the newest, which is what
   /// usually ends first.
@@ -44,6 +46,7 @@ public struct TimeOrderedFacts {
   /// it releases nothing either (after every fact, what is held is later than the earliest open time).
   public mutating func consume(_ fact: ReplayFact, _ body: (ReplayFact) -> Void) {
     let time: UInt64
+    let thread: UInt32
     switch fact {
     case .runBegan(let run):
       if let index = openRuns.lastIndex(where: { $0.scope == run.scope }) {
@@ -63,7 +66,7 @@ public struct TimeOrderedFacts {
         let time = openRuns.remove(at: index).time
         if time == earliestOpen { findEarliestOpen() }
       }
-      time = ended.run.time
+      (time, thread) = (ended.run.time, ended.run.thread)
     case .writeBegan(let write):
       openWrites.append((WriteKey(thread: write.thread, key: write.key), write.time))
       earliestOpen = min(earliestOpen, write.time)
@@ -75,37 +78,37 @@ public struct TimeOrderedFacts {
         if index == openWrites.count - 1 { openWrites.removeLast() } else { openWrites.remove(at: index) }
         if write.time == earliestOpen { findEarliestOpen() }
       }
-      time = write.time
+      (time, thread) = (write.time, write.thread)
     case .read(let read):
       guard read.stale else { return }
-      time = read.time
+      (time, thread) = (read.time, read.thread)
     case .fire(let fire):
       guard fire.cause == nil || fire.afterSequenceEnded else { return }
-      time = fire.time
+      (time, thread) = (fire.time, fire.thread)
     case .cancel(let cancel):
       guard cancel.reason != .fired else { return }
-      time = cancel.time
+      (time, thread) = (cancel.time, cancel.thread)
     case .anomaly(let anomaly):
-      time = anomaly.time
+      (time, thread) = (anomaly.time, anomaly.thread)
     case .sequenceEnded(let ended):
       guard ended.ending != nil else { return }
-      time = ended.time
+      (time, thread) = (ended.time, ended.thread)
     case .objectCreated, .objectFreed:
       return
     }
-    // The common case: nothing held, nothing open before it: shown at once, without the heap.
-    if heap.isEmpty && time <= earliestOpen {
+    // The common case: nothing held, nothing open before it: shown at once, without being held.
+    if held.isEmpty && time <= earliestOpen {
       body(fact)
       return
     }
-    heap.push(fact, time: time)
+    held.push(fact, time: time, lane: thread)
     release(body)
   }
 
   /// Passes on what is held and no longer later than the earliest open time.
   private mutating func release(_ body: (ReplayFact) -> Void) {
-    while let first = heap.firstTime, first <= earliestOpen {
-      body(heap.pop())
+    while let first = held.firstTime, first <= earliestOpen {
+      body(held.pop())
     }
   }
 
@@ -116,6 +119,6 @@ public struct TimeOrderedFacts {
 
   /// Releases everything held, at the end of the trace.
   public mutating func finish(_ body: (ReplayFact) -> Void) {
-    while !heap.isEmpty { body(heap.pop()) }
+    while !held.isEmpty { body(held.pop()) }
   }
 }
