@@ -181,6 +181,12 @@ enum SymbolCache {
   /// thunk as `resolve` names it: `Symbolizer.calledFunctionName`), or nil: for finding a property's stored field
   /// while recording, once per key path.
   static func getterName(at address: UInt64) -> String? {
+    withSession(covering: address) { $0.calledFunctionName(at: address) }
+  }
+
+  /// `body` with the process's symbol session (opened at the first need), once it covers `address` (a library
+  /// loaded since reopens it); nil when there is none or it would place `address` in another object's module.
+  private static func withSession<T>(covering address: UInt64, _ body: (Symbolizer) -> T?) -> T? {
     state.withLock { state in
       if !state.attempted {
         state.attempted = true
@@ -188,37 +194,21 @@ enum SymbolCache {
       }
       state.coverLoadedLibraries([address])
       guard let symbolizer = state.symbolizer, !State.misnamed(address, by: symbolizer) else { return nil }
-      return symbolizer.calledFunctionName(at: address)
+      return body(symbolizer)
     }
   }
 
   /// The merged key path getter whose thunk is at `address` (`MergedKeyPathGetter`), or nil: for naming a property
   /// whose getter is such a thunk by the runtime's field offsets (`MergedGetterNaming`).
   static func mergedGetter(at address: UInt64) -> MergedKeyPathGetter? {
-    state.withLock { state in
-      if !state.attempted {
-        state.attempted = true
-        state.symbolizer = Symbolizer.forCurrentProcess()
-      }
-      state.coverLoadedLibraries([address])
-      guard let symbolizer = state.symbolizer, !State.misnamed(address, by: symbolizer) else { return nil }
-      return symbolizer.mergedKeyPathGetter(at: address)
-    }
+    withSession(covering: address) { $0.mergedKeyPathGetter(at: address) }
   }
 
   /// The source place (file, line, column) of the innermost frame at the call whose return address is
   /// `returnAddress`, or nil (no debug information, or an address the session would place in the wrong module):
   /// for telling two call instructions of one call in the source apart from two calls (`ScopeInstances`).
   static func innermostPlace(ofReturnAddress returnAddress: UInt64) -> SourcePlace? {
-    state.withLock { state in
-      if !state.attempted {
-        state.attempted = true
-        state.symbolizer = Symbolizer.forCurrentProcess()
-      }
-      state.coverLoadedLibraries([returnAddress])
-      guard let symbolizer = state.symbolizer, !State.misnamed(returnAddress, by: symbolizer) else { return nil }
-      return symbolizer.innermostPlace(at: returnAddress, isReturnAddress: true)
-    }
+    withSession(covering: returnAddress) { $0.innermostPlace(at: returnAddress, isReturnAddress: true) }
   }
 
   static func resolve(_ addresses: Set<UInt64>, _ returnAddresses: Set<UInt64>) -> [UInt64: SymbolizedFrame] {
