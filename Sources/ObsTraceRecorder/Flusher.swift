@@ -74,7 +74,7 @@ final class Flusher: @unchecked Sendable {
       self.path = path
       heldPath = nil
       besideReason = nil
-    } catch where error.code == .held || error.code == .written {
+    } catch  where error.code == .held || error.code == .written {
       // Another process records into `path` (a test runner's two processes, one OBSTRACE_OUTPUT), or under `obstrace
       // record` an earlier one wrote it: this one records beside it, and `Recorder.start` says so.
       let beside = TraceFileWriter.pathBeside(path, processID: getpid())
@@ -155,8 +155,9 @@ final class Flusher: @unchecked Sendable {
   /// event it offered was stored while recording was on, and is drained below; a listed one may go on after the
   /// switch, and at exit nothing it does then can reach the file), and the records stored too late for the final
   /// drain, counted.
-  func stop() -> RecordingSummary {
-    let stopping = obstrace_current_thread_serial()
+  /// Stops the recording and writes the trace's end. `stoppingThread` is the serial of the thread that asked to
+  /// stop (Recorder.stop may run this on a thread of its own), which is not counted as running at the stop.
+  func stop(stoppingThread stopping: UInt32) -> RecordingSummary {
     var stillRunning = Self.runningThreads(except: stopping)
     obstrace_set_enabled(false)
     running.store(false, ordering: .releasing)

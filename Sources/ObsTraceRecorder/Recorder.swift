@@ -100,7 +100,13 @@ public enum Recorder {
       defer { state.flusher = nil }
       return state.flusher
     }
-    return flusher?.stop()
+    guard let flusher else { return nil }
+    // On a roomy stack (RoomyStack): the stop drains every ring, compresses and names what the trace used (the
+    // runtime's printing, libdw), and it runs on whichever thread stops, the one that calls `exit` included: a
+    // worker with a 32 KiB stack that ended the program crashed in it (SIGSEGV, its output lost). The thread that
+    // stops is this one, wherever the work runs.
+    let stopping = obstrace_current_thread_serial()
+    return RoomyStack.run { flusher.stop(stoppingThread: stopping) }
   }
 
   /// Waits until every event recorded before the call has been drained by the flusher (and reaches the file

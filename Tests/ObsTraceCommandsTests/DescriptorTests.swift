@@ -20,6 +20,25 @@ struct DescriptorTests {
   }
 
   @Test(
+    "a thread with a small stack that ends the program: the recording's stop at exit (draining, naming) runs as untraced",
+    arguments: ["-Onone", "-O"])
+  func smallStackExits(optimization: String) throws {
+    let folder = Paths.root + "/Tests/Fixtures/SmallStack"
+    let (run, _, trace) = try FixtureBuild.sideBySide(
+      [folder + "/main.swift"], module: "SmallStack", optimization: optimization, arguments: ["exit"],
+      trace: "small-stack-exit\(optimization).trc")
+    // sideBySide expects the traced run to exit 0 and both to print the same; the worker's exit ends the program.
+    #expect(run.standardOutput == "hits 10, tag 10, fired 1\n")
+    // The stop finished: the trace has its footer and symbols, so it is complete and its properties are named.
+    let report = Run.command(["report", trace])
+    #expect(report.status == 0, "\(report.standardError)")
+    #expect(report.standardOutput.contains("Shared.hits") && report.standardOutput.contains("Shared.tag"))
+    #expect(
+      !report.standardOutput.contains("INCOMPLETE") && !report.standardOutput.contains("TRUNCATED"),
+      "\(report.standardOutput)")
+  }
+
+  @Test(
     "a program that closes every descriptor and opens a file of its own: the trace is never written into that file",
     arguments: ["-Onone", "-O"])
   func closedAndReused(optimization: String) throws {

@@ -1,6 +1,7 @@
 // A worker thread made with a small stack (32 KiB, enough for this program untraced) is the first to touch a model:
 // it tracks one property and writes two. Built by Tests/ObsTraceCommandsTests/DescriptorTests.swift with -DOBSTRACE
-// (traced) and without (Observation alone), -Onone and -O; both print the same.
+// (traced) and without (Observation alone), -Onone and -O; both print the same. With the argument `exit`, the
+// worker ends the program itself (`exit(0)`), so the recording's stop at exit runs on its small stack.
 #if OBSTRACE
   import ObsTrace
 #endif
@@ -29,6 +30,7 @@ let worker = Thread {
     shared.tag = Tag(name: "b", n: n)
   }
   print("hits \(shared.hits), tag \(shared.tag.n), fired \(fires.count)")
+  if CommandLine.arguments.dropFirst().first == "exit" { exit(0) }
   done.signal()
 }
 worker.stackSize = 32 << 10
