@@ -3,17 +3,6 @@ import Testing
 
 @testable import ObsTraceFormat
 
-/// Definitions for the synthetic trace: one type, one property.
-private final class CountDefinitions: TraceDefinitionSource {
-  func typeName(_ id: UInt32) -> String { "Fixture.Model" }
-  func property(_ id: UInt32) -> PropertyDefinition? {
-    PropertyDefinition(rootType: 1, keyPathDescription: "\\Model.count", getterAddress: 0)
-  }
-  func label(_ id: UInt32) -> String { "" }
-  func scope(_ id: UInt32) -> ScopeDefinition? { nil }
-  func stack(_ id: UInt32) -> [UInt64] { [] }
-}
-
 /// Every way a trace can be incomplete refuses a pass in `check` (with `--max` and with `--baseline`), is refused by
 /// `baseline`, and is said by `report`: a cut tail, a damaged chunk, a chunk gone by its number, a thread's last
 /// chunk gone (the footer counts more than was read), events dropped in the ring.
@@ -22,42 +11,23 @@ struct IncompleteCheckTests {
   /// A trace of one thread writing `Model.count` twice in each of three chunks (numbered 0, 1, 2), with a footer
   /// that counts its 18 events; `dropped` events said dropped before chunk 1 (and in the footer).
   static func threeChunks(dropped: UInt64 = 0) throws -> String {
-    let path = Paths.temporary("three-chunks.trc")
-    let header = TraceHeader(
-      startWallClockNanoseconds: 1, processID: 42, executable: "/bin/fixture", dropWhenFull: dropped > 0,
-      ringCapacity: 64, stackLevel: 0, seesUntracedTracking: true)
-    let writer = try TraceFileWriter(path: path, header: header)
-    let definitions = CountDefinitions()
-    let stamps = DefinitionStamps()
-    var recorded: UInt64 = 0
+    var trace = try SyntheticTrace(
+      "three-chunks", definitions: SyntheticDefinitions.modelCount, dropWhenFull: dropped > 0,
+      seesUntracedTracking: true)
     for sequence in UInt64(0)..<3 {
       let start = 1000 + sequence * 1000
-      var encoder = ChunkEncoder(thread: 1, osThreadID: 42, sequence: sequence, firstTime: start, stamps: stamps)
+      var chunk = trace.chunk(sequence: sequence, firstTime: start)
       for write in UInt64(0)..<2 {
         let time = start + write * 300
         let events: [(EventKind, UInt8, UInt64)] = [
           (.access, 0, time), (.willSet, EventFlags.willSetInWithMutation, time + 100),
           (.didSet, EventFlags.changed, time + 200),
         ]
-        for (kind, flags, at) in events {
-          encoder.append(
-            kind: kind.rawValue, flags: flags, time: at, depth: 0, object: 1, key: 1, scope: 0, aux: 1, stack: 0,
-            definitions: definitions, stamps: stamps)
-          recorded += 1
-        }
+        for (kind, flags, at) in events { trace.append(&chunk, kind, at: at, flags: flags, object: 1, key: 1, aux: 1) }
       }
-      try writer.writeChunk(
-        .events,
-        payload: encoder.payload(droppedSinceLastChunk: sequence == 1 ? dropped : 0, threadEnded: sequence == 2))
+      try trace.write(chunk, dropped: sequence == 1 ? dropped : 0, threadEnded: sequence == 2)
     }
-    try writer.writeChunk(
-      .footer,
-      payload: ChunkPayload.footer(
-        TraceFooter(
-          durationNanoseconds: 4000, chunks: 4,
-          threads: [ThreadTotals(thread: 1, osThreadID: 42, recorded: recorded, dropped: dropped)])))
-    writer.close()
-    return path
+    return try trace.finish(duration: 4000)
   }
 
   /// `path`'s bytes without its events chunk number `index` (from 0, in file order), removed exactly: every other
@@ -74,7 +44,9 @@ struct IncompleteCheckTests {
   }
 
   /// The text check's last line, its exit status, and the baseline command's result.
-  static func checked(_ path: String, baseline: String) -> (max: ProcessResult, against: ProcessResult, made: ProcessResult) {
+  static func checked(_ path: String, baseline: String) -> (
+    max: ProcessResult, against: ProcessResult, made: ProcessResult
+  ) {
     let max = Run.command(["check", path, "--max", "Model.<property #1>:writes<=100"])
     let against = Run.command(["check", path, "--baseline", baseline])
     let made = Run.command(["baseline", path, "-o", Paths.temporary("made-baseline.json")])
@@ -183,7 +155,8 @@ struct IncompleteCheckTests {
   func droppedInTheRing() throws {
     let baseline = try Self.wholeBaseline()
     let path = try Self.threeChunks(dropped: 5)
-    Self.expectRefused(path, baseline: baseline, reason: "5 events were dropped", said: "INCOMPLETE: events were dropped")
+    Self.expectRefused(
+      path, baseline: baseline, reason: "5 events were dropped", said: "INCOMPLETE: events were dropped")
   }
 }
 

@@ -4,16 +4,6 @@ import Testing
 @testable import ObsTraceFormat
 
 /// Definitions for the synthetic trace: one type, one property.
-private final class ModelDefinitions: TraceDefinitionSource {
-  func typeName(_ id: UInt32) -> String { "Fixture.Model" }
-  func property(_ id: UInt32) -> PropertyDefinition? {
-    PropertyDefinition(rootType: 1, keyPathDescription: "\\Model.count", getterAddress: 0)
-  }
-  func label(_ id: UInt32) -> String { "" }
-  func scope(_ id: UInt32) -> ScopeDefinition? { nil }
-  func stack(_ id: UInt32) -> [UInt64] { [] }
-}
-
 /// Two threads each doing `model.count += 1` on their own model at the same time (a try-out's F5): the macro's
 /// `_modify` accesses, then calls willSet directly; in time order the two threads' events interleave, so each
 /// thread's access is followed by the other thread's event before its own willSet. Every command that leaves the
@@ -21,15 +11,8 @@ private final class ModelDefinitions: TraceDefinitionSource {
 @Suite("Commands on _modify writes of two threads at once")
 struct ModifyAcrossThreadsTests {
   static func trace() throws -> String {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "obstrace-modify-threads-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).trc"
-    ).path
-    let header = TraceHeader(
-      startWallClockNanoseconds: 1, processID: 42, executable: "/bin/fixture", dropWhenFull: false, ringCapacity: 64,
-      stackLevel: 0, seesUntracedTracking: true)
-    let writer = try TraceFileWriter(path: path, header: header)
-    let definitions = ModelDefinitions()
-    let stamps = DefinitionStamps()
+    var trace = try SyntheticTrace(
+      "modify-threads", definitions: SyntheticDefinitions.modelCount, seesUntracedTracking: true)
     let changed = EventFlags.modify | EventFlags.changed
     // (kind, flags, time, object) per thread; thread 1 reads its model once more at the end (a read of the program).
     let threads: [(thread: UInt32, os: Int32, events: [(EventKind, UInt8, UInt64, UInt32)])] = [
@@ -42,21 +25,14 @@ struct ModifyAcrossThreadsTests {
       ),
       (2, 43, [(.access, 0, 1100, 2), (.willSet, EventFlags.willSetDirect, 1300, 2), (.didSet, changed, 1500, 2)]),
     ]
-    var totals: [ThreadTotals] = []
     for (thread, os, events) in threads {
-      var encoder = ChunkEncoder(thread: thread, osThreadID: os, sequence: 0, firstTime: 1000, stamps: stamps)
+      var chunk = trace.chunk(thread: thread, osThreadID: os)
       for (kind, flags, time, object) in events {
-        encoder.append(
-          kind: kind.rawValue, flags: flags, time: time, depth: 0, object: object, key: 1, scope: 0, aux: 1, stack: 0,
-          definitions: definitions, stamps: stamps)
+        trace.append(&chunk, kind, at: time, flags: flags, object: object, key: 1, aux: 1)
       }
-      try writer.writeChunk(.events, payload: encoder.payload(droppedSinceLastChunk: 0, threadEnded: true))
-      totals.append(ThreadTotals(thread: thread, osThreadID: os, recorded: UInt64(events.count), dropped: 0))
+      try trace.write(chunk)
     }
-    try writer.writeChunk(
-      .footer, payload: ChunkPayload.footer(TraceFooter(durationNanoseconds: 2000, chunks: 2, threads: totals)))
-    writer.close()
-    return path
+    return try trace.finish()
   }
 
   @Test("report (text and JSON) and export count the one read the program made, not the two writes' accesses")

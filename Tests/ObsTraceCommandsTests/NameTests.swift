@@ -3,69 +3,39 @@ import Testing
 
 @testable import ObsTraceFormat
 
-/// Definitions of the synthetic trace: a generic model used as `Box<Int>` and `Box<String>`, and two types named
-/// `Model` in two modules, each with a `count`; one scope label.
-private final class NamedDefinitions: TraceDefinitionSource {
-  let labelText: String
-  init(label: String) { labelText = label }
-  func typeName(_ id: UInt32) -> String {
-    ["", "Fixture.Box<Swift.Int>", "Fixture.Box<Swift.String>", "Demo.Model", "Other.Model"][Int(id)]
-  }
-  func property(_ id: UInt32) -> PropertyDefinition? {
-    PropertyDefinition(rootType: id, keyPathDescription: "\\Root.<computed 0x\(id) (Int)>", getterAddress: UInt64(id))
-  }
-  func label(_ id: UInt32) -> String { labelText }
-  func scope(_ id: UInt32) -> ScopeDefinition? { ScopeDefinition(kind: .tracking, label: 1, parent: 0) }
-  func stack(_ id: UInt32) -> [UInt64] { [] }
-}
-
 /// A trace whose names a user would copy from one command to another: `ProgressView.body` runs once (scope #4),
 /// reading object 1 (a `Box<Int>`), and is fired by the first of three writes of `Box<Int>.value`; `Box<String>`'s
-/// `value` is written once, each `Model.count` once. Symbols name the properties as a recording's stop does: from
-/// the key path getters, which name the generic unspecialized (`Box.value`).
+/// `value` is written once, each `Model.count` once (two types named `Model` in two modules). Symbols name the
+/// properties as a recording's stop does: from the key path getters, which name the generic unspecialized
+/// (`Box.value`).
 enum NamedTrace {
   static func write(label: String = "ProgressView.body") throws -> String {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "obstrace-names-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).trc"
-    ).path
-    let header = TraceHeader(
-      startWallClockNanoseconds: 1, processID: 42, executable: "/bin/fixture", dropWhenFull: false, ringCapacity: 64,
-      stackLevel: 0)
-    let writer = try TraceFileWriter(path: path, header: header)
-    let definitions = NamedDefinitions(label: label)
-    let stamps = DefinitionStamps()
-    var encoder = ChunkEncoder(thread: 1, osThreadID: 42, sequence: 0, firstTime: 1000, stamps: stamps)
-    var count = 0
-    var time: UInt64 = 1000
-    func append(
-      _ kind: EventKind, flags: UInt8 = 0, object: UInt32 = 0, key: UInt32 = 0, scope: UInt32 = 0,
-      aux: UInt32 = 0, depth: UInt16 = 0
-    ) {
-      time += 1000
-      count += 1
-      encoder.append(
-        kind: kind.rawValue, flags: flags, time: time, depth: depth, object: object, key: key, scope: scope, aux: aux,
-        stack: 0, definitions: definitions, stamps: stamps)
-    }
+    let definitions = SyntheticDefinitions(
+      typeName: { ["", "Fixture.Box<Swift.Int>", "Fixture.Box<Swift.String>", "Demo.Model", "Other.Model"][Int($0)] },
+      property: SyntheticDefinitions.computedProperty(root: "Root"), label: { _ in label },
+      scope: { _ in ScopeDefinition(kind: .tracking, label: 1, parent: 0) })
+    var trace = try SyntheticTrace("names", definitions: definitions)
+    var chunk = trace.chunk()
     func write(_ object: UInt32, fire: Bool = false) {
-      append(.willSet, flags: EventFlags.willSetDirect, object: object, key: object, aux: object)
+      trace.next(&chunk, .willSet, flags: EventFlags.willSetDirect, object: object, key: object, aux: object)
       if fire {
-        append(.trackingFired, object: object, key: object, scope: 4)
-        append(.trackingCancelled, flags: EventFlags.cancelledByFire, scope: 4)
+        trace.next(&chunk, .trackingFired, object: object, key: object, scope: 4)
+        trace.next(&chunk, .trackingCancelled, flags: EventFlags.cancelledByFire, scope: 4)
       }
-      append(.didSet, flags: EventFlags.changed | EventFlags.modify, object: object, key: object, aux: object)
+      trace.next(
+        &chunk, .didSet, flags: EventFlags.changed | EventFlags.modify, object: object, key: object, aux: object)
     }
-    append(.scopeBegin, flags: ScopeKind.tracking.rawValue, object: 1, key: 1, scope: 4)
-    append(.access, flags: EventFlags.accessInScope, object: 1, key: 1, scope: 4, aux: 1, depth: 1)
-    append(.scopeEnd, scope: 4)
-    append(.trackingInstalled, scope: 4, aux: 1)
+    trace.next(&chunk, .scopeBegin, flags: ScopeKind.tracking.rawValue, object: 1, key: 1, scope: 4)
+    trace.next(&chunk, .access, flags: EventFlags.accessInScope, object: 1, key: 1, scope: 4, aux: 1, depth: 1)
+    trace.next(&chunk, .scopeEnd, scope: 4)
+    trace.next(&chunk, .trackingInstalled, scope: 4, aux: 1)
     write(1, fire: true)
     write(1)
     write(1)
     write(2)
     write(3)
     write(4)
-    try writer.writeChunk(.events, payload: encoder.payload(droppedSinceLastChunk: 0, threadEnded: true))
+    try trace.write(chunk)
     var symbols = SymbolTable()
     symbols.propertyNames = [
       1: PropertyName(module: "Fixture", type: "Box", property: "value"),
@@ -73,15 +43,8 @@ enum NamedTrace {
       3: PropertyName(module: "Demo", type: "Model", property: "count"),
       4: PropertyName(module: "Other", type: "Model", property: "count"),
     ]
-    try writer.writeChunk(.symbols, payload: ChunkPayload.symbols(symbols))
-    try writer.writeChunk(
-      .footer,
-      payload: ChunkPayload.footer(
-        TraceFooter(
-          durationNanoseconds: time, chunks: 2,
-          threads: [ThreadTotals(thread: 1, osThreadID: 42, recorded: UInt64(count), dropped: 0)])))
-    writer.close()
-    return path
+    try trace.write(symbols)
+    return try trace.finish()
   }
 }
 
@@ -149,7 +112,10 @@ struct PropertyNameTests {
 
   @Test(
     "a scope named with nothing, blanks or a newline is printed on one line and never as nothing, and check and timeline take that name",
-    arguments: [("", "\"\""), ("   ", "\"   \""), ("Say \"hi\"\nline2\tend", "Say \"hi\"\\nline2\\tend"), ("a\u{1B}b", "a\\u{1B}b")])
+    arguments: [
+      ("", "\"\""), ("   ", "\"   \""), ("Say \"hi\"\nline2\tend", "Say \"hi\"\\nline2\\tend"),
+      ("a\u{1B}b", "a\\u{1B}b"),
+    ])
   func unprintableScopeNames(name: String, printed: String) throws {
     let path = try NamedTrace.write(label: name)
     defer { try? FileManager.default.removeItem(atPath: path) }
@@ -371,7 +337,8 @@ struct NameRoundTripTests {
     #expect(wrong.standardOutput.isEmpty, "\(wrong.standardOutput)")
     #expect(
       wrong.standardError
-        == "obstrace timeline: --object SavingModel#1 is not an object of \(trace) (SavingModel objects: SavingModel#2)\n")
+        == "obstrace timeline: --object SavingModel#1 is not an object of \(trace) (SavingModel objects: SavingModel#2)\n"
+    )
     let noType = Run.command(["timeline", trace, "--object", "Widget#2"])
     #expect(noType.status == 2)
     #expect(

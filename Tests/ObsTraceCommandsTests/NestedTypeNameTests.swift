@@ -6,64 +6,39 @@ import Testing
 /// Types as the recorder defines them (`String(reflecting:)`), and as its symbols chunk names them for display
 /// (`String(describing:)`, which drops a nested type's outer types): two nested types of one simple name, a generic
 /// over a nested type, a nested type of a generic, a private type.
-private final class NestedDefinitions: TraceDefinitionSource {
-  static let reflected = [
-    "", "Nest.ListView.Model", "Nest.DetailView.Model", "Nest.Box<Nest.Shelf.Item>", "Nest.Outer<Swift.Int>.Inner",
-    "Nest.(unknown context at $5622f821f1f8).Hidden",
-  ]
-  static let described = ["", "Model", "Model", "Box<Item>", "Inner", "Hidden"]
-  func typeName(_ id: UInt32) -> String { Self.reflected[Int(id)] }
-  func property(_ id: UInt32) -> PropertyDefinition? {
-    PropertyDefinition(rootType: id, keyPathDescription: "\\Root.<computed 0x\(id) (Int)>", getterAddress: UInt64(id))
-  }
-  func label(_ id: UInt32) -> String { "Nest/main.swift:11" }
-  func scope(_ id: UInt32) -> ScopeDefinition? { ScopeDefinition(kind: .tracking, label: 1, parent: 0) }
-  func stack(_ id: UInt32) -> [UInt64] { [] }
-}
+private let reflected = [
+  "", "Nest.ListView.Model", "Nest.DetailView.Model", "Nest.Box<Nest.Shelf.Item>", "Nest.Outer<Swift.Int>.Inner",
+  "Nest.(unknown context at $5622f821f1f8).Hidden",
+]
+private let described = ["", "Model", "Model", "Box<Item>", "Inner", "Hidden"]
 
 /// The try-out's Nest program, as a trace: objects 1-5 of types 1-5 are created and each property written once;
 /// a tracking scope reads `ListView.Model#1.count` and is fired by its write. Every object is alive at the end. The
 /// symbols name the properties as the key path getters do (`ListView.Model.count`, `Box.value`, `Outer.Inner.n`).
 enum NestedTrace {
   static func write() throws -> String {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "obstrace-nested-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).trc"
-    ).path
-    let header = TraceHeader(
-      startWallClockNanoseconds: 1, processID: 42, executable: "/bin/Nest", dropWhenFull: false, ringCapacity: 64,
-      stackLevel: 0)
-    let writer = try TraceFileWriter(path: path, header: header)
-    let definitions = NestedDefinitions()
-    let stamps = DefinitionStamps()
-    var encoder = ChunkEncoder(thread: 1, osThreadID: 42, sequence: 0, firstTime: 1000, stamps: stamps)
-    var count = 0
-    var time: UInt64 = 1000
-    func append(
-      _ kind: EventKind, flags: UInt8 = 0, object: UInt32 = 0, key: UInt32 = 0, scope: UInt32 = 0,
-      aux: UInt32 = 0, depth: UInt16 = 0
-    ) {
-      time += 1000
-      count += 1
-      encoder.append(
-        kind: kind.rawValue, flags: flags, time: time, depth: depth, object: object, key: key, scope: scope, aux: aux,
-        stack: 0, definitions: definitions, stamps: stamps)
-    }
-    for object in UInt32(1)...5 { append(.objectCreated, object: object) }
-    append(.scopeBegin, flags: ScopeKind.tracking.rawValue, object: 1, key: 1, scope: 4)
-    append(.access, flags: EventFlags.accessInScope, object: 1, key: 1, scope: 4, aux: 1, depth: 1)
-    append(.scopeEnd, scope: 4)
-    append(.trackingInstalled, scope: 4, aux: 1)
+    let definitions = SyntheticDefinitions(
+      typeName: { reflected[Int($0)] }, property: SyntheticDefinitions.computedProperty(root: "Root"),
+      label: { _ in "Nest/main.swift:11" }, scope: { _ in ScopeDefinition(kind: .tracking, label: 1, parent: 0) })
+    var trace = try SyntheticTrace("nested", definitions: definitions, executable: "/bin/Nest")
+    var chunk = trace.chunk()
+    for object in UInt32(1)...5 { trace.next(&chunk, .objectCreated, object: object) }
+    trace.next(&chunk, .scopeBegin, flags: ScopeKind.tracking.rawValue, object: 1, key: 1, scope: 4)
+    trace.next(&chunk, .access, flags: EventFlags.accessInScope, object: 1, key: 1, scope: 4, aux: 1, depth: 1)
+    trace.next(&chunk, .scopeEnd, scope: 4)
+    trace.next(&chunk, .trackingInstalled, scope: 4, aux: 1)
     for object in UInt32(1)...5 {
-      append(.willSet, flags: EventFlags.willSetDirect, object: object, key: object, aux: object)
+      trace.next(&chunk, .willSet, flags: EventFlags.willSetDirect, object: object, key: object, aux: object)
       if object == 1 {
-        append(.trackingFired, object: 1, key: 1, scope: 4)
-        append(.trackingCancelled, flags: EventFlags.cancelledByFire, scope: 4)
+        trace.next(&chunk, .trackingFired, object: 1, key: 1, scope: 4)
+        trace.next(&chunk, .trackingCancelled, flags: EventFlags.cancelledByFire, scope: 4)
       }
-      append(.didSet, flags: EventFlags.changed | EventFlags.modify, object: object, key: object, aux: object)
+      trace.next(
+        &chunk, .didSet, flags: EventFlags.changed | EventFlags.modify, object: object, key: object, aux: object)
     }
-    try writer.writeChunk(.events, payload: encoder.payload(droppedSinceLastChunk: 0, threadEnded: true))
+    try trace.write(chunk)
     var symbols = SymbolTable()
-    for (id, name) in NestedDefinitions.described.enumerated().dropFirst() { symbols.typeNames[UInt32(id)] = name }
+    for (id, name) in described.enumerated().dropFirst() { symbols.typeNames[UInt32(id)] = name }
     symbols.propertyNames = [
       1: PropertyName(module: "Nest", type: "ListView.Model", property: "count"),
       2: PropertyName(module: "Nest", type: "DetailView.Model", property: "count"),
@@ -71,22 +46,16 @@ enum NestedTrace {
       4: PropertyName(module: "Nest", type: "Outer.Inner", property: "n"),
       5: PropertyName(module: "Nest", type: "(Hidden in _3E0F)", property: "h"),
     ]
-    try writer.writeChunk(.symbols, payload: ChunkPayload.symbols(symbols))
-    try writer.writeChunk(
-      .footer,
-      payload: ChunkPayload.footer(
-        TraceFooter(
-          durationNanoseconds: time, chunks: 2,
-          threads: [ThreadTotals(thread: 1, osThreadID: 42, recorded: UInt64(count), dropped: 0)])))
-    writer.close()
-    return path
+    try trace.write(symbols)
+    return try trace.finish()
   }
 }
 
 /// A type is printed by what identifies it, qualified as its properties' names are, in every command and format.
 @Suite("Names of nested types")
 struct NestedTypeNameTests {
-  @Test("ListView.Model and DetailView.Model are two names in the report, JSON, findings, timeline, graph, export, HTML")
+  @Test(
+    "ListView.Model and DetailView.Model are two names in the report, JSON, findings, timeline, graph, export, HTML")
   func nestedTypesApart() throws {
     let path = try NestedTrace.write()
     defer { try? FileManager.default.removeItem(atPath: path) }

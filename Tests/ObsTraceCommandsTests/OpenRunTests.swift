@@ -3,64 +3,31 @@ import Testing
 
 @testable import ObsTraceFormat
 
-private final class OpenRunDefinitions: TraceDefinitionSource {
-  func typeName(_ id: UInt32) -> String { "Obs2.Parent" }
-  func property(_ id: UInt32) -> PropertyDefinition? {
-    PropertyDefinition(rootType: 1, keyPathDescription: "\\Parent.<computed 0x1 (Int)>", getterAddress: 1)
-  }
-  func label(_ id: UInt32) -> String { "Obs2/main.swift:33" }
-  func scope(_ id: UInt32) -> ScopeDefinition? { ScopeDefinition(kind: .tracking, label: 1, parent: 0) }
-  func stack(_ id: UInt32) -> [UInt64] { [] }
-}
-
 /// The try-out's Obs2 program as it was recorded: thread 2 begins a tracking scope (#5) and reads
 /// `Parent#1.pending`, then blocks inside the closure; thread 1 writes `Parent#1.pending` (which fires nothing:
 /// Observation installs the observers as the closure returns) and exits. The footer says thread 2 was still running
 /// at the stop; the trace has no `scopeEnd` of #5.
 enum OpenRunTrace {
   static func write() throws -> String {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "obstrace-open-run-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).trc"
-    ).path
-    let header = TraceHeader(
-      startWallClockNanoseconds: 1, processID: 42, executable: "/bin/Obs2", dropWhenFull: false, ringCapacity: 64,
-      stackLevel: 0)
-    let writer = try TraceFileWriter(path: path, header: header)
-    let definitions = OpenRunDefinitions()
-    let stamps = DefinitionStamps()
-    var main = ChunkEncoder(thread: 1, osThreadID: 42, sequence: 0, firstTime: 1000, stamps: stamps)
-    var worker = ChunkEncoder(thread: 2, osThreadID: 43, sequence: 0, firstTime: 3000, stamps: stamps)
-    func append(
-      _ encoder: inout ChunkEncoder, _ time: UInt64, _ kind: EventKind, flags: UInt8 = 0, object: UInt32 = 0,
-      key: UInt32 = 0, scope: UInt32 = 0, aux: UInt32 = 0, depth: UInt16 = 0
-    ) {
-      encoder.append(
-        kind: kind.rawValue, flags: flags, time: time, depth: depth, object: object, key: key, scope: scope, aux: aux,
-        stack: 0, definitions: definitions, stamps: stamps)
-    }
-    append(&main, 1000, .objectCreated, object: 1)
-    append(&main, 2000, .access, object: 1, key: 1, aux: 1)
-    append(&worker, 3000, .scopeBegin, flags: ScopeKind.tracking.rawValue, object: 5, key: 1, scope: 5)
-    append(&worker, 4000, .access, flags: EventFlags.accessInScope, object: 1, key: 1, scope: 5, aux: 1, depth: 1)
-    append(&main, 5000, .willSet, flags: EventFlags.willSetInWithMutation, object: 1, key: 1, aux: 1)
-    append(&main, 6000, .didSet, object: 1, key: 1, aux: 1)
-    try writer.writeChunk(.events, payload: main.payload(droppedSinceLastChunk: 0, threadEnded: true))
-    try writer.writeChunk(.events, payload: worker.payload(droppedSinceLastChunk: 0, threadEnded: false))
+    let definitions = SyntheticDefinitions(
+      typeName: { _ in "Obs2.Parent" }, property: SyntheticDefinitions.computedProperty(root: "Parent", rootType: 1),
+      label: { _ in "Obs2/main.swift:33" }, scope: { _ in ScopeDefinition(kind: .tracking, label: 1, parent: 0) })
+    var trace = try SyntheticTrace("open-run", definitions: definitions, executable: "/bin/Obs2")
+    var main = trace.chunk(thread: 1, osThreadID: 42, firstTime: 1000)
+    var worker = trace.chunk(thread: 2, osThreadID: 43, firstTime: 3000)
+    trace.append(&main, .objectCreated, at: 1000, object: 1)
+    trace.append(&main, .access, at: 2000, object: 1, key: 1, aux: 1)
+    trace.append(&worker, .scopeBegin, at: 3000, flags: ScopeKind.tracking.rawValue, object: 5, key: 1, scope: 5)
+    trace.append(
+      &worker, .access, at: 4000, flags: EventFlags.accessInScope, object: 1, key: 1, scope: 5, aux: 1, depth: 1)
+    trace.append(&main, .willSet, at: 5000, flags: EventFlags.willSetInWithMutation, object: 1, key: 1, aux: 1)
+    trace.append(&main, .didSet, at: 6000, object: 1, key: 1, aux: 1)
+    try trace.write(main)
+    try trace.write(worker, threadEnded: false)
     var symbols = SymbolTable()
     symbols.propertyNames = [1: PropertyName(module: "Obs2", type: "Parent", property: "pending")]
-    try writer.writeChunk(.symbols, payload: ChunkPayload.symbols(symbols))
-    try writer.writeChunk(
-      .footer,
-      payload: ChunkPayload.footer(
-        TraceFooter(
-          durationNanoseconds: 7000, chunks: 4,
-          threads: [
-            ThreadTotals(thread: 1, osThreadID: 42, recorded: 4, dropped: 0),
-            ThreadTotals(thread: 2, osThreadID: 43, recorded: 2, dropped: 0),
-          ],
-          runningAtStop: [2])))
-    writer.close()
-    return path
+    try trace.write(symbols)
+    return try trace.finish(duration: 7000, runningAtStop: [2])
   }
 }
 
@@ -126,8 +93,10 @@ struct OpenRunTests {
     #expect(timeline.contains("write ListView.Model#1.count"), "\(timeline)")
     #expect(
       timeline.contains(
-        "run \(label) (tracking, #") && timeline.contains(
+        "run \(label) (tracking, #")
+        && timeline.contains(
           "read DetailView.Model#2.count  [its end is not in the trace: its closure had not returned when the trace "
-            + "ended; counted as a run]"), "\(timeline)")
+            + "ended; counted as a run]"),
+      "\(timeline)")
   }
 }

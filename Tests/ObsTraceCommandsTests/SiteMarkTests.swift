@@ -3,43 +3,27 @@ import Testing
 
 @testable import ObsTraceFormat
 
-/// Definitions of the synthetic trace: `Demo.Model.count`, written from three stacks.
-private final class MarkedDefinitions: TraceDefinitionSource {
-  func typeName(_ id: UInt32) -> String { "Demo.Model" }
-  func property(_ id: UInt32) -> PropertyDefinition? {
-    PropertyDefinition(rootType: 1, keyPathDescription: "\\Root.<computed 0x1 (Int)>", getterAddress: 1)
-  }
-  func label(_ id: UInt32) -> String { "" }
-  func scope(_ id: UInt32) -> ScopeDefinition? { nil }
-  func stack(_ id: UInt32) -> [UInt64] { [[], [0x10, 0x90], [0x20, 0x90], [0x30, 0x90]][Int(id)] }
-}
-
-/// What a site says when it is not certain: a write whose stack's frames are all ObsTrace's, the runtime's or the
-/// macro's (stack 1: the site could not be placed), one whose line the binary gives only near (stack 2: an
-/// approximate line), and one at a certain line (stack 3). Each write leaves the value as it was (a no-op write,
-/// a finding with its site).
+/// What a site says when it is not certain: a write of `Demo.Model.count` whose stack's frames are all ObsTrace's,
+/// the runtime's or the macro's (stack 1: the site could not be placed), one whose line the binary gives only near
+/// (stack 2: an approximate line), and one at a certain line (stack 3). Each write leaves the value as it was (a
+/// no-op write, a finding with its site).
 enum MarkedTrace {
   static func write() throws -> String {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "obstrace-marks-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).trc"
-    ).path
-    let header = TraceHeader(
-      startWallClockNanoseconds: 1, processID: 42, executable: "/bin/fixture", dropWhenFull: false, ringCapacity: 64,
-      stackLevel: 1)
-    let writer = try TraceFileWriter(path: path, header: header)
-    let definitions = MarkedDefinitions()
-    let stamps = DefinitionStamps()
-    var encoder = ChunkEncoder(thread: 1, osThreadID: 42, sequence: 0, firstTime: 1000, stamps: stamps)
+    let definitions = SyntheticDefinitions(
+      typeName: { _ in "Demo.Model" }, property: SyntheticDefinitions.computedProperty(root: "Root", rootType: 1),
+      stack: { [[], [0x10, 0x90], [0x20, 0x90], [0x30, 0x90]][Int($0)] })
+    var trace = try SyntheticTrace("marks", definitions: definitions, stackLevel: 1)
+    var chunk = trace.chunk()
     var time: UInt64 = 1000
     for stack in UInt32(1)...3 {
       for (kind, flags) in [(EventKind.willSet, EventFlags.willSetDirect), (.didSet, EventFlags.unchanged)] {
         time += 1000
-        encoder.append(
-          kind: kind.rawValue, flags: flags | (kind == .didSet ? EventFlags.modify : 0), time: time, depth: 0,
-          object: 1, key: 1, scope: 0, aux: 1, stack: stack, definitions: definitions, stamps: stamps)
+        trace.append(
+          &chunk, kind, at: time, flags: flags | (kind == .didSet ? EventFlags.modify : 0), object: 1, key: 1, aux: 1,
+          stack: stack)
       }
     }
-    try writer.writeChunk(.events, payload: encoder.payload(droppedSinceLastChunk: 0, threadEnded: true))
+    try trace.write(chunk)
     var symbols = SymbolTable()
     symbols.typeNames = [1: "Model"]
     symbols.propertyNames = [1: PropertyName(module: "Demo", type: "Model", property: "count")]
@@ -57,15 +41,8 @@ enum MarkedTrace {
       address: 0x30, function: "Demo.run() -> ()", file: "/src/Demo/main.swift", line: 12, module: "fixture")
     symbols.frames[0x90] = SymbolizedFrame(
       address: 0x90, function: "__libc_start_call_main", file: "", line: 0, module: "libc.so.6")
-    try writer.writeChunk(.symbols, payload: ChunkPayload.symbols(symbols))
-    try writer.writeChunk(
-      .footer,
-      payload: ChunkPayload.footer(
-        TraceFooter(
-          durationNanoseconds: time, chunks: 2,
-          threads: [ThreadTotals(thread: 1, osThreadID: 42, recorded: 6, dropped: 0)])))
-    writer.close()
-    return path
+    try trace.write(symbols)
+    return try trace.finish()
   }
 }
 

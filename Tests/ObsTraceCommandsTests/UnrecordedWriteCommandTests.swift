@@ -4,49 +4,28 @@ import Testing
 @testable import ObsTraceCommands
 @testable import ObsTraceFormat
 
-/// Definitions for the synthetic trace: one scope label.
-private final class LabelDefinitions: TraceDefinitionSource {
-  func typeName(_ id: UInt32) -> String { "Fixture.Model" }
-  func property(_ id: UInt32) -> PropertyDefinition? { nil }
-  func label(_ id: UInt32) -> String { "LegacyView.body" }
-  func scope(_ id: UInt32) -> ScopeDefinition? { ScopeDefinition(kind: .tracking, label: 1, parent: 0) }
-  func stack(_ id: UInt32) -> [UInt64] { [] }
-}
-
 /// What every command says of a scope that read only a model declared without `import ObsTrace` and was fired by
 /// its write: the events the recorder writes for it (a fresh-clone try-out's F1), in a trace that stopped cleanly.
 @Suite("Commands on a write ObsTrace did not record")
 struct UnrecordedWriteCommandTests {
   static func trace() throws -> String {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "obstrace-unrecorded-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).trc"
-    ).path
-    let header = TraceHeader(
-      startWallClockNanoseconds: 1, processID: 42, executable: "/bin/fixture", dropWhenFull: false, ringCapacity: 64,
-      stackLevel: 0, seesUntracedTracking: true)
-    let writer = try TraceFileWriter(path: path, header: header)
-    let definitions = LabelDefinitions()
-    let stamps = DefinitionStamps()
-    var encoder = ChunkEncoder(thread: 1, osThreadID: 42, sequence: 0, firstTime: 1000, stamps: stamps)
+    let definitions = SyntheticDefinitions(
+      typeName: { _ in "Fixture.Model" }, label: { _ in "LegacyView.body" },
+      scope: { _ in ScopeDefinition(kind: .tracking, label: 1, parent: 0) })
+    var trace = try SyntheticTrace("unrecorded", definitions: definitions, seesUntracedTracking: true)
+    var chunk = trace.chunk()
     // withObservationTracking { _ = legacy.count } onChange: { … }; legacy.count += 1 (Legacy without the import).
     let events: [(EventKind, UInt8, UInt64)] = [
       (.scopeBegin, ScopeKind.tracking.rawValue, 1000), (.scopeEnd, 0, 2000), (.trackingInstalled, 0, 2000),
       (.trackingFired, 0, 5000), (.trackingCancelled, EventFlags.cancelledByFire, 5100),
     ]
     for (kind, flags, time) in events {
-      encoder.append(
-        kind: kind.rawValue, flags: flags, time: time, depth: 0, object: kind == .scopeBegin ? 9 : 0,
-        key: kind == .scopeBegin ? 1 : 0, scope: 1, aux: 0, stack: 0, definitions: definitions, stamps: stamps)
+      trace.append(
+        &chunk, kind, at: time, flags: flags, object: kind == .scopeBegin ? 9 : 0, key: kind == .scopeBegin ? 1 : 0,
+        scope: 1)
     }
-    try writer.writeChunk(.events, payload: encoder.payload(droppedSinceLastChunk: 0, threadEnded: true))
-    try writer.writeChunk(
-      .footer,
-      payload: ChunkPayload.footer(
-        TraceFooter(
-          durationNanoseconds: 5000, chunks: 1,
-          threads: [ThreadTotals(thread: 1, osThreadID: 42, recorded: UInt64(events.count), dropped: 0)])))
-    writer.close()
-    return path
+    try trace.write(chunk)
+    return try trace.finish(duration: 5000)
   }
 
   @Test("report, JSON, timeline and check: the fire is counted and said once; nothing calls the trace inconsistent")
