@@ -31,7 +31,12 @@ public enum Recorder {
   /// with its process id before the extension (`run.trc` → `run-4242.trc`; `RecordingSummary.path` says where), and
   /// says so once on standard error: neither trace is damaged, neither is lost in silence.
   public static func start(to path: String, options: RecordingOptions = RecordingOptions()) throws(RecordingError) {
-    try start(to: path, options: options, whileRunning: true)
+    // On a roomy stack (RoomyStack), as the stop: the start lists the loaded modules and compresses its first chunk,
+    // and a debug build's frames for that overflowed a worker's 32 KiB stack (SIGSEGV) where the program did not.
+    let started = RoomyStack.run {
+      Result { () throws(RecordingError) in try start(to: path, options: options, whileRunning: true) }
+    }
+    try started.get()
   }
 
   /// The variable `obstrace record` sets for its command: the path of a file each process of it that records from

@@ -39,6 +39,24 @@ struct DescriptorTests {
   }
 
   @Test(
+    "a thread with a small stack that starts and stops a recording itself runs as untraced",
+    arguments: ["-Onone", "-O"])
+  func smallStackStartsAndStops(optimization: String) throws {
+    let folder = Paths.root + "/Tests/Fixtures/SmallStack"
+    let trace = Paths.temporary("small-stack-start\(optimization).trc")
+    let (run, _, _) = try FixtureBuild.sideBySide(
+      [folder + "/main.swift"], module: "SmallStack", optimization: optimization, arguments: ["start", trace],
+      trace: "small-stack-start-environment\(optimization).trc")
+    #expect(run.standardOutput == "hits 10, tag 10, fired 1\ndone\n")
+    let report = Run.command(["report", trace])
+    #expect(report.status == 0, "\(report.standardError)")
+    #expect(report.standardOutput.contains("Shared.hits") && report.standardOutput.contains("Shared.tag"))
+    #expect(
+      !report.standardOutput.contains("INCOMPLETE") && !report.standardOutput.contains("TRUNCATED"),
+      "\(report.standardOutput)")
+  }
+
+  @Test(
     "a program that closes every descriptor and opens a file of its own: the trace is never written into that file",
     arguments: ["-Onone", "-O"])
   func closedAndReused(optimization: String) throws {
