@@ -34,11 +34,9 @@ public final class Symbolizer {
       if dwfl_report_elf(session, module.path, module.path, -1, Dwarf_Addr(module.base), false) != nil { reported += 1 }
     }
     dwfl_report_end(session, nil, nil)
-    if reported == 0 {
-      dwfl_end(session)
-      callbacks.deallocate()
-      return nil
-    }
+    // Every stored property is set, so failing runs `deinit`, which ends the session: ending it here as well freed
+    // it twice (heap corruption; a traced program crashed in dwfl_end).
+    if reported == 0 { return nil }
   }
 
   /// The descriptors the session opens on the process's binaries are closed on exec (shim.h): the recording
@@ -57,11 +55,9 @@ public final class Symbolizer {
     dwfl_report_begin(session)
     let reported = dwfl_linux_proc_report(session, processID)
     dwfl_report_end(session, nil, nil)
-    if reported != 0 {
-      dwfl_end(session)
-      callbacks.deallocate()
-      return nil
-    }
+    // As above: `deinit` ends the session (the memory map could not be read: no such process, or the program
+    // closed the descriptor libdw read it through).
+    if reported != 0 { return nil }
   }
 
   deinit {
