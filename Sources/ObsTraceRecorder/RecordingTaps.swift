@@ -215,7 +215,10 @@ enum SymbolCache {
     state.withLock { state in
       let missing = addresses.filter { state.frames[$0] == nil && !state.unresolved.contains($0) }
       if !missing.isEmpty {
-        if !state.attempted {
+        // Tried again when an earlier open failed: the flusher's early open fails when the program closes the
+        // descriptor libdw reads the process's map through (a daemon closing every descriptor at its start), and
+        // without this the trace's stop would name nothing.
+        if !state.attempted || state.symbolizer == nil {
           state.attempted = true
           state.symbolizer = Symbolizer.forCurrentProcess()
         }

@@ -159,6 +159,21 @@ extension RecorderTests {
     }
   }
 
+  @Test("when the early open of the symbol tables failed, the stop's naming opens them again")
+  func namingRetriesAFailedOpen() async throws {
+    try await RecordingTestLock.exclusive {
+      // As after a failed early open (the program closed libdw's descriptor on /proc/PID/maps while it was read).
+      SymbolCache.state.withLock {
+        $0 = SymbolCache.State(); $0.attempted = true
+      }
+      let function: @convention(c) () -> UInt32 = obstrace_current_thread_serial
+      let address = UInt64(UInt(bitPattern: unsafeBitCast(function, to: UnsafeRawPointer.self)))
+      let frames = SymbolCache.resolve([address], [])
+      #expect(frames[address]?.function.contains("obstrace_current_thread_serial") == true, "\(frames)")
+      #expect(SymbolCache.state.withLock { $0.symbolizer != nil })
+    }
+  }
+
   @Test("a setter's write looks up no stored field (that names the getter with libdw); a _modify's does")
   func setterLooksUpNoStoredField() async throws {
     let model = SetterOnlyModel()
