@@ -64,6 +64,12 @@ public struct Replay {
     finish()
   }
 
+  /// Names untraced scopes' labels as they print (`ReplayMachine.untracedLabelName`): their runs are then one instance
+  /// per call site. Set before the first event.
+  public mutating func namingUntracedLabels(_ labelName: @escaping (UInt32) -> String) {
+    machine.untracedLabelName = labelName
+  }
+
   /// Replays one event; events must come in time order (see `TimeOrderedEvents`). A caller that feeds events one by
   /// one calls `finish` after the last.
   public mutating func consume(_ event: TraceEvent) {

@@ -365,9 +365,32 @@ public struct ReplayMachine {
   /// `creationStack`). Off (a timeline), those stay empty; every fact is the same.
   public let accountsObjects: Bool
 
+  /// How an untraced scope's label prints (its call site, as the recording's stop named it), when the caller knows
+  /// it: untraced runs whose labels print alike are runs of one instance, one per call site (docs/analysis.md,
+  /// Instances). The recorder keys an untraced scope's label by its whole stack from the tracking call's caller on
+  /// (what names it), so one call site reached along two paths (a view rendered first from `main`, then from a
+  /// flush loop) has two labels, each recorded as an instance of its own; nil: each label is its own instance.
+  public var untracedLabelName: ((UInt32) -> String)?
+  /// The instance each untraced label's runs are replayed as, and by printed label the first one seen.
+  private var untracedInstanceOfLabel: [UInt32: UInt32] = [:]
+  private var untracedInstanceOfName: [String: UInt32] = [:]
+
   public init(listsCoalescedWrites: Bool = true, accountsObjects: Bool = true) {
     self.listsCoalescedWrites = listsCoalescedWrites
     self.accountsObjects = accountsObjects
+  }
+
+  /// The instance an untraced run of `label` continues: that of the first label that prints alike (see
+  /// `untracedLabelName`), else the one recorded.
+  private mutating func untracedInstance(
+    label: UInt32, recorded: UInt32, _ name: (UInt32) -> String
+  ) -> UInt32 {
+    if let instance = untracedInstanceOfLabel[label] { return instance }
+    let printed = name(label)
+    let instance = untracedInstanceOfName[printed] ?? recorded
+    untracedInstanceOfName[printed] = instance
+    untracedInstanceOfLabel[label] = instance
+    return instance
   }
 
   /// Replays one event, passing the facts it establishes to `consumer`; events must come in time order (see
@@ -427,7 +450,10 @@ public struct ReplayMachine {
       moment &+= 1
       let kind = ScopeKind(rawValue: event.flags) ?? .tracking
       // Version 1 recorded no instance: the label stands for it.
-      let instance = event.object != 0 ? event.object : event.key | 0x8000_0000
+      var instance = event.object != 0 ? event.object : event.key | 0x8000_0000
+      if kind == .untraced, let untracedLabelName {
+        instance = untracedInstance(label: event.key, recorded: instance, untracedLabelName)
+      }
       let fact = RunFact(
         scope: event.scope, label: event.key, kind: kind, instance: instance, parent: event.aux,
         thread: event.thread, time: event.time)

@@ -232,6 +232,7 @@ public enum TraceAnalysis {
     accountsObjects: Bool = true
   ) -> ReplayMachine {
     var machine = ReplayMachine(listsCoalescedWrites: listsCoalescedWrites, accountsObjects: accountsObjects)
+    machine.untracedLabelName = { [unowned reader] in reader.definitions.labelName($0) }
     forEachEventInTimeOrder(reader) { machine.consume($0, into: &consumer) }
     machine.finish(into: &consumer)
     return machine
@@ -388,6 +389,7 @@ public enum TraceAnalysis {
 extension Replay {
   /// Replays the whole of `reader`'s trace, its events in time order across threads, then `finish`.
   public mutating func replay(_ reader: TraceReader) {
+    namingUntracedLabels { [unowned reader] in reader.definitions.labelName($0) }
     TraceAnalysis.forEachEventInTimeOrder(reader) { consume($0) }
     finish()
   }
