@@ -27,7 +27,8 @@ enum Findings {
           kind: .noopWrite, property: property, scope: nil, site: site(key.stack), count: count,
           message: "\(count) write\(count == 1 ? "" : "s") to \(property) left the value unchanged"
             + (wasted > 0
-              ? " and still invalidated \(wasted) scope run\(wasted == 1 ? "" : "s")" : " and invalidated no scope run"),
+              ? " and still invalidated \(wasted) scope run\(wasted == 1 ? "" : "s")"
+              : " and invalidated no scope run"),
           hint: wasted > 0
             ? "writes through _modify (x.items[i].y = v, x.n += 0) notify even when nothing changes; "
               + "compare before writing, or assign the whole value so the setter's equality check applies"
@@ -199,8 +200,13 @@ enum Findings {
       for (type, threads) in evidence.threadsByType
       where threads.contains(where: mainThreads.contains) && !threads.allSatisfy(mainThreads.contains) {
         let name = definitions.typeName(type)
-        let others = threads.filter { !mainThreads.contains($0) }.count
+        let otherThreads = threads.filter { !mainThreads.contains($0) }.sorted()
+        let others = otherThreads.count
         let main = mainThreads.count == 1 ? "the main thread" : "the main actor's \(mainThreads.count) threads"
+        // Named, so that a user can look at them (timeline --thread).
+        func named(_ threads: [UInt32]) -> String {
+          threads.prefix(8).map { "T\($0)" }.joined(separator: ", ") + (threads.count > 8 ? ", …" : "")
+        }
         findings.append(
           Finding(
             kind: .offMainThread, property: nil, scope: nil, site: nil, count: others,
@@ -209,7 +215,8 @@ enum Findings {
             hint: "information: if \(name) is @MainActor, every use off the main actor is an isolation violation (an "
               + "@unchecked Sendable or a nonisolated path let it through); if it is not isolated, uses in turn are "
               + "correct (a race among them is warned as concurrent-write or stale-read)",
-            evidence: "reads and writes of \(name) objects recorded on \(main) and on others"))
+            evidence: "reads and writes of \(name) objects recorded on \(main) (\(named(mainThreads.sorted()))) and on "
+              + "\(named(otherThreads))"))
       }
     }
     if let trace { findings += traceFindings(trace) }
@@ -643,7 +650,8 @@ enum Findings {
           message: "the trace is still being recorded by process \(holder): read up to its last whole chunk so far; "
             + "what happens after is not in it yet, so no leak is concluded",
           hint: "read it again after that recording stops (the program exits, or stops recording)",
-          evidence: "the file has no footer yet, and process \(holder) holds its lock (/proc/locks), as a recording does "
+          evidence:
+            "the file has no footer yet, and process \(holder) holds its lock (/proc/locks), as a recording does "
             + "until it closes the file"))
     } else if trace.truncated, let zeros = trace.zeroTail {
       findings.append(

@@ -306,16 +306,14 @@ public enum TraceAnalysis {
         return count > read ? (thread, count - read, count) : nil
       }
     }
-    // The main thread: where main-actor work was seen running; else the process's first thread (its OS thread
-    // id is the process id), unless it ended early (an async main hands the main actor to another thread).
-    var mainThread = replay.mainActorThread
-    if mainThread == nil,
-      let first = reader.threads.first(where: { $0.value == Int32(bitPattern: reader.header.processID) })?.key,
-      !reader.endedThreads.contains(first)
-    {
-      mainThread = first
-    }
-    return report(replay, definitions: reader.definitions, trace: trace, mainThread: mainThread)
+    // The main actor's threads: the process's first thread (its OS thread id is the process id), where top-level
+    // code and an async main's code before its first await run on the main actor, even when it ends early
+    // (dispatchMain ends it, and an async main's later main-actor work runs on the thread it hands the main queue
+    // to); and every thread main-actor work was seen running on (`ReplayMachine.mainActorThreads`, which
+    // `Findings` adds).
+    let first = reader.threads.first(where: { $0.value == Int32(bitPattern: reader.header.processID) })?.key
+    return report(
+      replay, definitions: reader.definitions, trace: trace, mainThread: first ?? replay.mainActorThread)
   }
 
   /// The report of a replay that was fed by something other than a file (an in-test recording).
