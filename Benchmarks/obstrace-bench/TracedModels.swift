@@ -61,6 +61,33 @@ func tracedReads(_ iterations: Int) -> Int {
   return sum
 }
 
+/// A model used only by `tracedFirstUse`: its type, key paths and stored fields are met for the first time there.
+@Observable
+final class TracedFirstModel {
+  var title = ""
+  var count = 0
+  var point = BenchPoint()
+}
+
+/// A tracking scope's first run and two first writes, on a model of a type nothing touched before (`--profile first
+/// 1`): what a first frame pays, ObsTrace's first-use work (interning, naming, finding stored fields) included. Its
+/// twin is `plainFirstUse`.
+@inline(never)
+func tracedFirstUse(_ iterations: Int) -> Int {
+  let model = TracedFirstModel()
+  var sum = 0
+  for _ in 0..<iterations {
+    sum &+= withObservationTracking {
+      model.title.count &+ model.count &+ model.point.x
+    } onChange: {
+    }
+    model.count += 1
+    model.point.x += 1
+    model.title = "t"
+  }
+  return sum
+}
+
 /// `iterations` writes to a model created here.
 @inline(never)
 func tracedWrites(_ iterations: Int) -> Int {

@@ -22,6 +22,31 @@ final class PlainModifyModel {
   var count = 0
 }
 
+/// `TracedFirstModel` without ObsTrace.
+@Observable
+final class PlainFirstModel {
+  var title = ""
+  var count = 0
+  var point = BenchPoint()
+}
+
+/// `tracedFirstUse` without ObsTrace.
+@inline(never)
+func plainFirstUse(_ iterations: Int) -> Int {
+  let model = PlainFirstModel()
+  var sum = 0
+  for _ in 0..<iterations {
+    sum &+= withObservationTracking {
+      model.title.count &+ model.count &+ model.point.x
+    } onChange: {
+    }
+    model.count += 1
+    model.point.x += 1
+    model.title = "t"
+  }
+  return sum
+}
+
 /// `tracedModifyWrites` without ObsTrace.
 @inline(never)
 func plainModifyWrites(_ n: Int, kind: Int) -> Int {

@@ -16,6 +16,7 @@ uint32_t obstrace_stack_level_flag = 0;
 uint32_t obstrace_stack_depth_flag = 16;
 uint32_t obstrace_compare_mode_flag = 1;
 uint32_t obstrace_property_fields[OBSTRACE_MAX_FIELD_PROPERTIES];
+uint8_t obstrace_property_equatable[OBSTRACE_MAX_FIELD_PROPERTIES];
 obstrace_tracking_getter obstrace_observation_tracking = NULL;
 obstrace_tracking_setter obstrace_observation_set_tracking = NULL;
 __thread obstrace_ring *obstrace_thread_ring __attribute__((tls_model("initial-exec"))) = NULL;

@@ -449,7 +449,14 @@ final class FlusherDefinitions: TraceDefinitionSource {
   func typeName(_ id: UInt32) -> String { names?.typeName(id) ?? Interner.shared.typeName(id) }
   func property(_ id: UInt32) -> PropertyDefinition? {
     if let names { return names.property(id) }
-    return Interner.shared.property(id)
+    let definition = Interner.shared.property(id)
+    // Its stored field, found here ahead of the property's first compared write when that comes later (a property
+    // read in a first frame, written on a later event): that write then finds it in the table instead of finding
+    // it on the program's thread. The same answer whoever finds it first; one C load once found.
+    if definition != nil && obstrace_compare_mode() != 0 && obstrace_property_field(id) == 0 {
+      _ = Interner.shared.storedField(id)
+    }
+    return definition
   }
   func label(_ id: UInt32) -> String { names?.label(id) ?? Interner.shared.label(id) }
   func scope(_ id: UInt32) -> ScopeDefinition? { scopes[id] }

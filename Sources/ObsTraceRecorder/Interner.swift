@@ -1,4 +1,5 @@
 import CObsTraceRing
+import Glibc
 import ObsTraceFormat
 import ObsTraceSymbols
 import Synchronization
@@ -9,33 +10,47 @@ import Synchronization
 /// thread per new key path, type or stack. An id is in these tables before any event can carry it, which is
 /// why the flusher can always find a definition. Key paths are retained, so their addresses (the cache keys)
 /// are never reused for another key path.
+///
+/// Interning only gives the id: the program's thread keeps the key path or the type's metadata (what naming needs)
+/// and goes on. Naming (the runtime's printing of a key path or a type) is done at the first need of the name,
+/// which is the flusher's, writing the definition before the first chunk that uses it (`typeName`, `property`), or
+/// the stop's and an in-test recording's (`nameAll`): not on the thread that met the key path or type first, whose
+/// first frame, first test or first render would otherwise pay it (F16). The one name a program's thread still
+/// works out is a property's key path description, at its first compared write through `_modify`, when the flusher
+/// has not named it yet: its stored field is found from its getter's address, which only the description gives,
+/// and the write needs it before it proceeds (`storedField`).
 final class Interner: Sendable {
   static let shared = Interner()
 
-  /// Bit 31 of a key path id, in the per-thread cache only: the member type is Equatable (the C read path masks
-  /// it off too).
-  static let equatableBit: UInt32 = OBSTRACE_EQUATABLE_BIT
   /// How many distinct key path objects are retained to serve as cache keys (`Tables.retainedKeyPaths`).
   static let maximumRetainedKeyPaths = 1 << 16
 
   struct PropertyEntry {
+    /// The root type's id, and (once named) the key path's description and its getter's address.
     var definition: PropertyDefinition
-    var memberIsEquatable: Bool
+    /// Whether `definition` holds the key path's description yet (the sentinel 0 counts as named).
+    var named = true
+    /// The key path, kept to be named (the tables hold it anyway, as a dictionary key).
+    var keyPath: AnyKeyPath? = nil
+    /// Whether the member type is Equatable: looked up at the first need (`memberIsEquatable`, only under
+    /// `WriteComparison.equatable`), nil until then.
+    var memberIsEquatable: Bool? = false
     /// The key path's root and member types, to find its stored field at its first write (`storedField`).
     var root: Any.Type = Void.self
     var member: Any.Type = Void.self
   }
 
   struct TypeEntry {
-    var reflected: String
-    var display: String
+    /// The type, kept to be named (nil for the sentinel 0).
+    var type: Any.Type?
+    /// Its names, once named (`String(reflecting:)`, `String(describing:)`, each cut).
+    var names: (reflected: String, display: String)?
   }
 
   struct Tables {
     var keyPathIDs: [AnyKeyPath: UInt32] = [:]
     var properties: [PropertyEntry] = [
-      PropertyEntry(
-        definition: PropertyDefinition(rootType: 0, keyPathDescription: "", getterAddress: 0), memberIsEquatable: false)
+      PropertyEntry(definition: PropertyDefinition(rootType: 0, keyPathDescription: "", getterAddress: 0))
     ]
     /// Key path objects whose addresses are per-thread cache keys, each retained once so that its address is never
     /// reused by another key path while a cache may hold it. At most `maximumRetainedKeyPaths`: a program that makes
@@ -52,7 +67,7 @@ final class Interner: Sendable {
       return true
     }
     var typeIDs: [ObjectIdentifier: UInt32] = [:]
-    var types: [TypeEntry] = [TypeEntry(reflected: "", display: "")]
+    var types: [TypeEntry] = [TypeEntry(type: nil, names: ("", ""))]
     var labelIDs: [String: UInt32] = [:]
     var labels: [String] = [""]
     var stackIDs: [[UInt64]: UInt32] = [:]
@@ -70,9 +85,8 @@ final class Interner: Sendable {
 
   // MARK: Interning (slow paths)
 
-  /// The id of `keyPath`, with `equatableBit` set when its member type is Equatable: from the thread's cache when it
-  /// has it, without touching `shared` (whose lazy initialization is checked by a call, `swift_once`, at every use),
-  /// else interned by the shared instance.
+  /// The id of `keyPath`: from the thread's cache when it has it, without touching `shared` (whose lazy
+  /// initialization is checked by a call, `swift_once`, at every use), else interned by the shared instance.
   @inline(__always)
   static func keyPathID(_ keyPath: AnyKeyPath, root: Any.Type, member: Any.Type) -> UInt32 {
     let pointer = UnsafeRawPointer(Unmanaged.passUnretained(keyPath).toOpaque())
@@ -81,53 +95,150 @@ final class Interner: Sendable {
     return shared.internKeyPath(keyPath, pointer, root: root, member: member)
   }
 
+  /// Interns a key path without naming it: a dictionary lookup by value (another object equal to a known one, or
+  /// another thread's), else a new id whose entry keeps the key path and its types for naming later.
   @inline(never)
   private func internKeyPath(_ keyPath: AnyKeyPath, _ pointer: UnsafeRawPointer, root: Any.Type, member: Any.Type)
     -> UInt32
   {
     let rootID = typeID(root)
-    let known: (id: UInt32, cacheable: Bool)? = tables.withLock { tables in
-      guard let id = tables.keyPathIDs[keyPath] else { return nil }
-      // This object's address becomes a cache key (another thread's, or another object equal to a known one).
-      let cacheable = tables.retainForCaching(keyPath)
-      return (id | (tables.properties[Int(id)].memberIsEquatable ? Self.equatableBit : 0), cacheable)
-    }
-    if let known {
-      if known.cacheable { obstrace_cache_id(pointer, known.id) }
-      return known.id
-    }
-    // The runtime's printing and a conformance lookup: on a roomy stack (RoomyStack).
-    let (description, equatable) = RoomyStack.run { (String(describing: keyPath), member is any Equatable.Type) }
-    let getterAddress = Self.getterAddress(inKeyPathDescription: description)
     let (id, cacheable): (UInt32, Bool) = tables.withLock { tables in
       if let id = tables.keyPathIDs[keyPath] {
-        let cacheable = tables.retainForCaching(keyPath)
-        return (id | (tables.properties[Int(id)].memberIsEquatable ? Self.equatableBit : 0), cacheable)
+        // This object's address becomes a cache key (another thread's, or another object equal to a known one).
+        return (id, tables.retainForCaching(keyPath))
       }
       let id = UInt32(tables.properties.count)
       tables.properties.append(
         PropertyEntry(
-          definition: PropertyDefinition(
-            rootType: rootID, keyPathDescription: TraceFormat.cutName(description), getterAddress: getterAddress),
-          memberIsEquatable: equatable, root: root, member: member))
+          definition: PropertyDefinition(rootType: rootID, keyPathDescription: "", getterAddress: 0), named: false,
+          keyPath: keyPath, memberIsEquatable: nil, root: root, member: member))
       tables.keyPathIDs[keyPath] = id
-      return (id | (equatable ? Self.equatableBit : 0), tables.retainForCaching(keyPath))
+      Self.countInterning()
+      return (id, tables.retainForCaching(keyPath))
     }
     if cacheable { obstrace_cache_id(pointer, id) }
     return id
   }
 
+  // MARK: Naming (at the first need of a name)
+
+  /// The definition of property `id`, named now if it was not yet (the runtime's printing of its key path; outside
+  /// the lock, on a roomy stack), or nil for an id never interned.
+  private func namedProperty(_ id: UInt32) -> PropertyEntry? {
+    guard let entry = tables.withLock({ Int(id) < $0.properties.count ? $0.properties[Int(id)] : nil }) else {
+      return nil
+    }
+    guard !entry.named, let keyPath = entry.keyPath else { return entry }
+    let description = RoomyStack.run { String(describing: keyPath) }
+    Self.noteNaming(description)
+    let definition = PropertyDefinition(
+      rootType: entry.definition.rootType, keyPathDescription: TraceFormat.cutName(description),
+      getterAddress: Self.getterAddress(inKeyPathDescription: description))
+    return tables.withLock { tables in
+      // Another thread may have named it meanwhile: the same text.
+      if !tables.properties[Int(id)].named {
+        tables.properties[Int(id)].definition = definition
+        tables.properties[Int(id)].named = true
+      }
+      return tables.properties[Int(id)]
+    }
+  }
+
+  /// The names of type `id`, named now if it was not yet (the runtime's printing of a type, outside the lock, on a
+  /// roomy stack); empty names for an id never interned.
+  private func namedType(_ id: UInt32) -> (reflected: String, display: String) {
+    guard let entry = tables.withLock({ Int(id) < $0.types.count ? $0.types[Int(id)] : nil }) else { return ("", "") }
+    if let names = entry.names { return names }
+    guard let type = entry.type else { return ("", "") }
+    // A generated type's name can be any length: cut, as every name the recorder writes.
+    let names = RoomyStack.run {
+      (reflected: TraceFormat.cutName(String(reflecting: type)), display: TraceFormat.cutName(String(describing: type)))
+    }
+    Self.noteNaming(names.reflected)
+    return tables.withLock { tables in
+      if tables.types[Int(id)].names == nil { tables.types[Int(id)].names = names }
+      return tables.types[Int(id)].names!
+    }
+  }
+
+  /// Names every property and type interned and not named yet: before the tables are read whole (the symbols at
+  /// stop, an in-test recording's definitions).
+  func nameAll() {
+    let (properties, types) = tables.withLock { tables in
+      (
+        tables.properties.indices.filter { !tables.properties[$0].named }.map { UInt32($0) },
+        tables.types.indices.filter { tables.types[$0].names == nil }.map { UInt32($0) }
+      )
+    }
+    for id in types { _ = namedType(id) }
+    for id in properties { _ = namedProperty(id) }
+  }
+
+  /// Whether property `id`'s member type is Equatable (a conformance lookup, once per property): for
+  /// `WriteComparison.equatable`, which asks at each `_modify` (the C table answers without a lock); the recorder
+  /// asks nothing else.
+  func memberIsEquatable(_ id: UInt32) -> Bool {
+    switch obstrace_property_equatable_state(id) {
+    case 1: return false
+    case 2: return true
+    default: break
+    }
+    let known: (Bool?, Any.Type)? = tables.withLock { tables in
+      guard Int(id) < tables.properties.count else { return nil }
+      return (tables.properties[Int(id)].memberIsEquatable, tables.properties[Int(id)].member)
+    }
+    guard let (equatable, member) = known else { return false }
+    if let equatable { return equatable }
+    let found = RoomyStack.run { member is any Equatable.Type }
+    tables.withLock { $0.properties[Int(id)].memberIsEquatable = found }
+    obstrace_set_property_equatable(id, found ? 2 : 1)
+    return found
+  }
+
+  // MARK: What tests see of the interning and naming
+
+  /// The names worked out and the stored fields looked for while `watchingNames` is set, with the thread
+  /// (`pthread_self`) that did each, and how many key paths and types were interned: what `NamingThreadTests` and
+  /// `UntouchedPathTests` check (no name of a program's thread's first use is worked out on that thread).
+  struct NamingLog {
+    var names: [(name: String, thread: UInt)] = []
+    var interned = 0
+    /// Stored fields looked for (`storedField`), by property id, with the thread that looked.
+    var fieldLookups: [(property: UInt32, thread: UInt)] = []
+  }
+  static let watchingNames = Atomic<Bool>(false)
+  static let namingLog = LockedValue(NamingLog())
+
+  private static func noteNaming(_ name: String) {
+    guard watchingNames.load(ordering: .relaxed) else { return }
+    let thread = UInt(pthread_self())
+    namingLog.withLock { $0.names.append((name, thread)) }
+  }
+
+  private static func noteFieldLookup(_ id: UInt32) {
+    guard watchingNames.load(ordering: .relaxed) else { return }
+    let thread = UInt(pthread_self())
+    namingLog.withLock { $0.fieldLookups.append((id, thread)) }
+  }
+
+  private static func countInterning() {
+    guard watchingNames.load(ordering: .relaxed) else { return }
+    namingLog.withLock { $0.interned += 1 }
+  }
+
   /// The stored field of property `id`, packed as `obstrace_property_fields` holds it (`StoredField.notFound`
   /// when it cannot be found beyond doubt, `StoredField.notBitwise` when its member cannot be compared bit for
-  /// bit). Found once, at the property's first compared write: naming the key path's getter opens the process's
-  /// symbol tables (libdw), which recording otherwise does only at stop.
+  /// bit). Found once: by the flusher when it first defines the property (`FlusherDefinitions.property`), or at the
+  /// property's first compared write when that comes first, on the writer's thread (the write needs it before it
+  /// proceeds). Naming the key path's getter reads the process's symbol tables (libdw, opened ahead by the flusher:
+  /// `SymbolCache.prepare`).
   @inline(never)
   func storedField(_ id: UInt32) -> UInt32 {
     let known = obstrace_property_field(id)
     if known != 0 { return known }
-    guard let entry = tables.withLock({ Int(id) < $0.properties.count ? $0.properties[Int(id)] : nil }) else {
-      return StoredField.notFound
-    }
+    // The getter's address is in the key path's description: named here when the flusher has not named it yet.
+    guard let entry = namedProperty(id) else { return StoredField.notFound }
+    Self.noteFieldLookup(id)
     let packed = RoomyStack.run {
       StoredField.locate(root: entry.root, member: entry.member, getterAddress: entry.definition.getterAddress)
     }
@@ -135,29 +246,18 @@ final class Interner: Sendable {
     return packed
   }
 
-  /// The id of a type (by its metadata).
+  /// The id of a type (by its metadata), interned without naming it (`namedType` names it at the first need).
   func typeID(_ type: Any.Type) -> UInt32 {
     let pointer = unsafeBitCast(type, to: UnsafeRawPointer.self)
     let cached = obstrace_cached_id(pointer)
     if cached != 0 { return cached }
-    let id: UInt32
-    if let known = tables.withLock({ $0.typeIDs[ObjectIdentifier(type)] }) {
-      id = known
-    } else {
-      // Named outside the lock, on a roomy stack (RoomyStack): the runtime's printing of a type. A generated type's
-      // name can be any length: cut, as every name the recorder writes.
-      let entry = RoomyStack.run {
-        TypeEntry(
-          reflected: TraceFormat.cutName(String(reflecting: type)),
-          display: TraceFormat.cutName(String(describing: type)))
-      }
-      id = tables.withLock { tables in
-        if let id = tables.typeIDs[ObjectIdentifier(type)] { return id }
-        let id = UInt32(tables.types.count)
-        tables.types.append(entry)
-        tables.typeIDs[ObjectIdentifier(type)] = id
-        return id
-      }
+    let id = tables.withLock { tables in
+      if let id = tables.typeIDs[ObjectIdentifier(type)] { return id }
+      let id = UInt32(tables.types.count)
+      tables.types.append(TypeEntry(type: type, names: nil))
+      tables.typeIDs[ObjectIdentifier(type)] = id
+      Self.countInterning()
+      return id
     }
     obstrace_cache_id(pointer, id)
     return id
@@ -278,12 +378,15 @@ final class Interner: Sendable {
 
   // MARK: What the flusher's definitions read
 
+  /// The reflected name of type `id`, named now if it was not yet: the flusher asks before it writes the type's
+  /// definition, ahead of the first event that uses it.
   func typeName(_ id: UInt32) -> String {
-    tables.withLock { Int(id) < $0.types.count ? $0.types[Int(id)].reflected : "" }
+    namedType(id).reflected
   }
 
+  /// The definition of property `id`, named now if it was not yet (as `typeName`).
   func property(_ id: UInt32) -> PropertyDefinition? {
-    tables.withLock { Int(id) < $0.properties.count ? $0.properties[Int(id)].definition : nil }
+    namedProperty(id)?.definition
   }
 
   func label(_ id: UInt32) -> String {
@@ -304,12 +407,18 @@ final class Interner: Sendable {
     tables.withLock { Int(id) < $0.stacks.count ? $0.stacks[Int(id)] : [] }
   }
 
-  /// A copy of what symbolization needs at stop.
+  /// A copy of what symbolization needs at stop, every property and type named first.
   func snapshotForSymbols() -> SymbolSources {
-    tables.withLock { tables in
+    nameAll()
+    return tables.withLock { tables in
       SymbolSources(
-        properties: tables.properties.enumerated().dropFirst().map { (UInt32($0.offset), $0.element.definition) },
-        types: tables.types.enumerated().dropFirst().map { (UInt32($0.offset), $0.element.display) },
+        // Named by `nameAll`, but for one interned since (by a thread still running: no event of it is written).
+        properties: tables.properties.enumerated().dropFirst().filter(\.element.named).map {
+          (UInt32($0.offset), $0.element.definition)
+        },
+        types: tables.types.enumerated().dropFirst().compactMap { index, entry in
+          entry.names.map { (UInt32(index), $0.display) }
+        },
         stacks: Array(tables.stacks.dropFirst()),
         callerLabels: tables.callerLabels.map { (label: $0.key, stack: tables.stacks[Int($0.value)]) })
     }
@@ -330,10 +439,11 @@ final class Interner: Sendable {
     }
     var sources = snapshotForSymbols()
     tables.withLock { tables in
+      // Named by `nameAll` (one interned since by another thread is no id of these events).
       for (index, entry) in tables.types.enumerated().dropFirst() {
-        definitions.defineType(UInt32(index), entry.reflected)
+        if let names = entry.names { definitions.defineType(UInt32(index), names.reflected) }
       }
-      for (index, entry) in tables.properties.enumerated().dropFirst() {
+      for (index, entry) in tables.properties.enumerated().dropFirst() where entry.named {
         definitions.properties[UInt32(index)] = entry.definition
       }
       for (index, label) in tables.labels.enumerated().dropFirst() { definitions.labels[UInt32(index)] = label }

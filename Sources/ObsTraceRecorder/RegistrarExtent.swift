@@ -124,7 +124,7 @@ final class RegistrarExtent: Sendable {
   func recordAccessInFull(
     _ keyPath: AnyKeyPath, _ subject: Any.Type, _ member: Any.Type, _ address: UnsafeRawPointer?
   ) -> Bool {
-    let key = Interner.keyPathID(keyPath, root: subject, member: member) & ~Interner.equatableBit
+    let key = Interner.keyPathID(keyPath, root: subject, member: member)
     let (object, type) = identity(address, subject)
     if obstrace_stack_level() >= 2 {
       if obstrace_access_is_suppressed() { return false }
@@ -169,8 +169,7 @@ final class RegistrarExtent: Sendable {
   {
     // Untraced scopes that ended before this write end before it in the trace (a write inside one does not fire it).
     if obstrace_has_foreign_scopes() { obstrace_sync_foreign() }
-    let id = Interner.keyPathID(keyPath, root: subject, member: member)
-    let key = id & ~Interner.equatableBit
+    let key = Interner.keyPathID(keyPath, root: subject, member: member)
     let stack = obstrace_stack_level() >= 1 ? StackCapture.current() : 0
     let (object, type) = identity(address, subject)
     let flags = inWithMutation ? EventFlags.willSetInWithMutation : EventFlags.willSetDirect
@@ -179,7 +178,7 @@ final class RegistrarExtent: Sendable {
     // A setter's write (withMutation) is never compared: the macro skips an equal Equatable value itself. Only a
     // `_modify` looks for its stored field (which may name the getter, once per property).
     let plan =
-      inWithMutation ? WriteComparisonPlan(key: key, field: 0, equatable: false, uncompared: 0) : comparison(id)
+      inWithMutation ? WriteComparisonPlan(key: key, field: 0, equatable: false, uncompared: 0) : comparison(key)
     return WillSetWindow(key: key, comparison: plan, saved: saved)
   }
 
@@ -189,12 +188,13 @@ final class RegistrarExtent: Sendable {
     obstrace_restore_writing(window.saved)
   }
 
-  /// How a `_modify` of property `id` (with its Equatable bit) is compared under this object's mode.
+  /// How a `_modify` of property `key` is compared under this object's mode.
   @inline(__always)
-  private func comparison(_ id: UInt32) -> WriteComparisonPlan {
+  private func comparison(_ key: UInt32) -> WriteComparisonPlan {
     let mode = comparisonOverride != Self.noComparisonOverride ? comparisonOverride : obstrace_compare_mode()
-    let key = id & ~Interner.equatableBit
-    if mode == WriteComparison.equatable.mode && id & Interner.equatableBit != 0 {
+    // Whether the member is Equatable is asked only under `equatable` (a conformance lookup at the property's first
+    // such write, then the interner's table): a conformance lookup is first-use work no other mode needs.
+    if mode == WriteComparison.equatable.mode && Interner.shared.memberIsEquatable(key) {
       return WriteComparisonPlan(key: key, field: 0, equatable: true, uncompared: 0)
     }
     guard mode != 0 else { return Self.uncompared(key, .comparisonOff) }

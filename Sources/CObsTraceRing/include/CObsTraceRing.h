@@ -58,9 +58,6 @@ typedef struct obstrace_record {
 #define OBSTRACE_SNAPSHOT_BYTES 64
 /// Property ids whose stored field is known (`obstrace_property_fields`); a later id is not compared.
 #define OBSTRACE_MAX_FIELD_PROPERTIES 65536
-/// The bit of an interned key path id (in the intern cache) that says its member type is Equatable
-/// (`Interner.equatableBit`); the property id is the rest.
-#define OBSTRACE_EQUATABLE_BIT 0x80000000u
 
 /// The bits of a trivially copyable member before a `_modify`, kept until its didSet compares them.
 typedef struct obstrace_snapshot {
@@ -138,6 +135,9 @@ extern uint32_t obstrace_compare_mode_flag;
 /// UINT32_MAX when not found. Written by the interner at the property's first compared write (two threads may
 /// both look and store the same answer); read with relaxed loads.
 extern uint32_t obstrace_property_fields[OBSTRACE_MAX_FIELD_PROPERTIES];
+/// Per property id: whether its member type is Equatable, 0 not asked yet, 1 no, 2 yes (`Interner.memberIsEquatable`,
+/// asked only under `WriteComparison.equatable`); a later id is answered by the interner's table.
+extern uint8_t obstrace_property_equatable[OBSTRACE_MAX_FIELD_PROPERTIES];
 /// Observation's `_swift_observation_tls_get` (a local symbol of libswiftObservation.so, found at recording start by
 /// `ObservationRuntime`), or NULL when it was not found: it returns the access list of the tracking in progress on
 /// the calling thread, NULL outside tracking. Written before recording is enabled; read relaxed.
@@ -201,6 +201,15 @@ static inline uint32_t obstrace_property_field(uint32_t key) {
 
 static inline void obstrace_set_property_field(uint32_t key, uint32_t packed) {
   if (key < OBSTRACE_MAX_FIELD_PROPERTIES) __atomic_store_n(&obstrace_property_fields[key], packed, __ATOMIC_RELAXED);
+}
+
+static inline uint8_t obstrace_property_equatable_state(uint32_t key) {
+  if (key >= OBSTRACE_MAX_FIELD_PROPERTIES) return 0;
+  return __atomic_load_n(&obstrace_property_equatable[key], __ATOMIC_RELAXED);
+}
+
+static inline void obstrace_set_property_equatable(uint32_t key, uint8_t state) {
+  if (key < OBSTRACE_MAX_FIELD_PROPERTIES) __atomic_store_n(&obstrace_property_equatable[key], state, __ATOMIC_RELAXED);
 }
 
 static inline uint32_t obstrace_stack_depth(void) {
@@ -381,7 +390,7 @@ static inline __attribute__((always_inline)) int obstrace_record_read(const void
   if (__builtin_expect(__atomic_load_n(&obstrace_stack_level_flag, __ATOMIC_RELAXED) >= 2, 0)) {
     return OBSTRACE_READ_NOT_RECORDED;
   }
-  uint32_t key = ring->cache_ids[index] & ~OBSTRACE_EQUATABLE_BIT;
+  uint32_t key = ring->cache_ids[index];
   uint32_t object = (uint32_t)(identity >> 32);
   uint32_t type = (uint32_t)identity;
   if (__builtin_expect(ring->writing_object == object && ring->writing_key == key, 0)) {
