@@ -20,6 +20,8 @@ import Observation
 //   latestart  tracking installed, then (traced build, OBSTRACE_LATE_OUTPUT set) `Recorder.start` from code, then
 //              a write that fires it and one that fires a tracking installed after the start
 //   exit       an onChange that calls exit(3): the process ends inside the write that fired it (exit status 3)
+//   nested     an outer tracking that reads nothing itself around an inner one that reads: Observation merges the
+//              inner's reads into the outer's, so a write of what only the inner read fires both
 #if OBSTRACE
   import ObsTrace
 #endif
@@ -344,6 +346,31 @@ func lateStart() {
   print("latestart: fired \(before.value) before, \(after.value) after")
 }
 
+// MARK: nested
+
+/// Two nested trackings, re-tracked after each fire, the outer reading nothing itself: Observation merges the
+/// inner's access list into the outer's as the inner returns, so the outer depends on `level` and fires when it is
+/// written (twice changed, once by a `+= 0` that changes nothing), while `spare`, which neither read, fires nothing.
+func nested() {
+  let gauge = Gauge()
+  let (outer, inner) = (Count(), Count())
+  var sum = 0
+  for step in 0..<3 {
+    withObservationTracking {
+      withObservationTracking {
+        sum += gauge.level
+      } onChange: {
+        inner.value += 1
+      }
+    } onChange: {
+      outer.value += 1
+    }
+    gauge.spare += 1  // read by neither: fires nothing
+    if step == 1 { gauge.level += 0 } else { gauge.level += 1 }
+  }
+  print("nested: outer fired \(outer.value), inner fired \(inner.value), sum \(sum)")
+}
+
 // MARK: exit
 
 /// An onChange that ends the process: the write that fired it never reaches its didSet.
@@ -362,7 +389,7 @@ func exitInsideWrite() {
 let modes: [String: () -> Void] = [
   "unique": unique, "append": append, "equality": equality, "access": access, "hierarchy": hierarchy, "noop": noop,
   "levels": levels, "pileup": pileup, "together": together, "fewlevels": fewLevels, "tracking": tracking,
-  "latestart": lateStart, "exit": exitInsideWrite,
+  "latestart": lateStart, "exit": exitInsideWrite, "nested": nested,
 ]
 let mode = CommandLine.arguments.dropFirst().first ?? ""
 guard let run = modes[mode] else {

@@ -77,7 +77,7 @@ public struct ScopeStatistics: Sendable, Equatable {
   public var unexplainedInvalidations = 0
   /// Writes to what the scope read, after it fired and before it ran again.
   public var coalescedWrites = 0
-  /// Property id → reads in this scope's runs.
+  /// Property id → reads in this scope's runs, with those of runs nested in them (merged, as Observation does).
   public var reads: [UInt32: Int] = [:]
   /// For `Observations` runs: the type of the actor each ran on (0: nonisolated) → runs.
   public var isolations: [UInt32: Int] = [:]

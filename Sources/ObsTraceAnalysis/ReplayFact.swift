@@ -182,6 +182,9 @@ public struct RunEndedFact: Sendable {
   /// closure had not returned when the trace ended, ended by the replay at the trace's last time
   /// (`ReplayMachine.finish`).
   public var endedAtTraceEnd: Bool = false
+  /// The label of the run its reads merged into (the run it was nested in, still open: Observation merges a nested
+  /// tracking's access list into the enclosing one as it returns), or 0.
+  public var mergedInto: UInt32 = 0
 }
 
 public struct FireFact: Sendable, Equatable {

@@ -960,10 +960,12 @@ public struct ReplayMachine {
     }
     run.ended = true
     // A nested list merges into the enclosing one, as the real generateAccessList does on exit.
+    var mergedInto: UInt32 = 0
     if run.fact.parent != 0 {
       runs.withExisting(run.fact.parent) { parent in
         guard !parent.ended else { return }
         for key in run.reads.elements { parent.reads.insert(key) }
+        mergedInto = parent.fact.label
       }
     }
     if run.sequence != 0 {
@@ -1011,7 +1013,7 @@ public struct ReplayMachine {
         RunEndedFact(
           run: run.fact, end: event.time, reads: run.reads.elements, firstOfInstance: first, redundant: redundant,
           afterFire: run.afterFire, readStale: run.readStale, readRacing: run.readRacing, sequence: run.sequence,
-          isolation: run.isolation, endedAtTraceEnd: endingAtTraceEnd)))
+          isolation: run.isolation, endedAtTraceEnd: endingAtTraceEnd, mergedInto: mergedInto)))
     if run.fact.kind == .untraced && !run.reads.isEmpty {
       // Observation installs its observers as the tracking returns: from here the next willSet of anything it
       // read fires it (predicted at that willSet).

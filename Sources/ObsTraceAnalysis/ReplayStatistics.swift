@@ -21,7 +21,8 @@ public struct ReplayStatistics: ReplayConsumer {
   /// Reads of one property in runs of one label in a row, not yet added to that label's `reads` (one hash per run
   /// of reads, not per read: a scope reads one property of many objects, a row of a list the same of each row).
   private var pendingScopeReads: (label: UInt32, property: UInt32, count: Int)?
-  /// Reads of a property inside runs of a scope, per object.
+  /// Reads of a property inside runs of a scope, per object (a read in a nested run counts for the runs it merged
+  /// into too).
   public var readEdges: [Edge: Int] {
     var edges: [Edge: Int] = [:]
     readCounts.forEach { key, counts in
@@ -38,6 +39,11 @@ public struct ReplayStatistics: ReplayConsumer {
   public var collectsEdges: Bool
   /// The property of each write whose didSet is not in the trace (`WriteFact.unfinished`), in the order stated.
   public private(set) var unfinishedWrites: [UInt32] = []
+  /// Per nested run still open (one begun inside another), its reads so far by object property, its own and those
+  /// of the runs nested in it: when it ends they are counted again for the run they merge into
+  /// (`RunEndedFact.mergedInto`), as Observation merges a nested tracking's access list into the enclosing one.
+  /// Empty while no run is nested, so that a read costs one test.
+  private var nestedReads: [UInt32: [PropertyKey: Int]] = [:]
 
   public init(collectsEdges: Bool = true) {
     self.collectsEdges = collectsEdges
@@ -52,6 +58,17 @@ public struct ReplayStatistics: ReplayConsumer {
   /// Adds the reads still pending to their label's counts, so that `scopes` is the table itself, not a copy with
   /// them added (at the end of a replay).
   public mutating func finish() { flushScopeReads() }
+
+  /// A nested run's reads, counted for the run they merged into (label `label`, scope `run`), and kept for the run
+  /// that one merges into in turn if it is nested too. Out of line: once per nested run.
+  @inline(never)
+  private mutating func mergeNestedReads(_ reads: [PropertyKey: Int], into label: UInt32, run: UInt32) {
+    for (key, count) in reads {
+      modifyScope(label) { $0.reads[key.property, default: 0] += count }
+      if collectsEdges { readCounts.withState(key, default: LabelCounts()) { $0.add(label, count: count) } }
+    }
+    if nestedReads[run] != nil { nestedReads[run]!.merge(reads, uniquingKeysWith: +) }
+  }
 
   /// Adds the pending reads to their label's counts.
   @inline(never)
@@ -80,6 +97,7 @@ public struct ReplayStatistics: ReplayConsumer {
         if collectsEdges {
           readCounts.withState(read.key, default: LabelCounts()) { $0.add(read.label) }
         }
+        if !nestedReads.isEmpty { nestedReads[read.scope]?[read.key, default: 0] += 1 }
       }
     case .writeBegan(let write):
       // The `_modify`'s own access, counted as a read: part of the write (judged on its thread's events).
@@ -120,7 +138,11 @@ public struct ReplayStatistics: ReplayConsumer {
     case .runBegan(let run):
       // Tested in place: `scopeTable[run.label] == nil` copied the statistics (and their tables) out.
       if scopeTable.withExisting(run.label, { _ in }) == nil { scopeTable[run.label] = ScopeStatistics(kind: run.kind) }
+      if run.parent != 0 { nestedReads[run.scope] = [:] }
     case .runEnded(let ended):
+      if !nestedReads.isEmpty, let reads = nestedReads.removeValue(forKey: ended.run.scope), ended.mergedInto != 0 {
+        mergeNestedReads(reads, into: ended.mergedInto, run: ended.run.parent)
+      }
       scopeTable.withValue(ended.run.label, default: ScopeStatistics(kind: ended.run.kind)) { statistics in
         statistics.runs += 1
         if ended.endedAtTraceEnd { statistics.runsEndedAtTraceEnd += 1 }
@@ -177,21 +199,21 @@ struct LabelCounts {
   private var few: [(label: UInt32, count: Int)] = []
   private var many: [UInt32: Int] = [:]
 
-  mutating func add(_ label: UInt32) {
+  mutating func add(_ label: UInt32, count: Int = 1) {
     if firstLabel == label || firstLabel == 0 {
       firstLabel = label
-      firstCount += 1
+      firstCount += count
       return
     }
-    guard many.isEmpty else { return many[label, default: 0] += 1 }
+    guard many.isEmpty else { return many[label, default: 0] += count }
     if let index = few.firstIndex(where: { $0.label == label }) {
-      few[index].count += 1
+      few[index].count += count
     } else if few.count < Self.listed {
-      few.append((label, 1))
+      few.append((label, count))
     } else {
       for (label, count) in few { many[label] = count }
       few = []
-      many[label, default: 0] += 1
+      many[label, default: 0] += count
     }
   }
 

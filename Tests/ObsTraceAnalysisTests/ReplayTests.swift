@@ -253,6 +253,55 @@ struct ReplayTests {
     #expect(replay.scopes[2]?.invalidations == 1)
   }
 
+  @Test(
+    "nested tracking: a nested run's reads count for every run they merge into (scope reads, graph edges), as Observation merges access lists; an outer that read nothing itself lists them"
+  )
+  func nestedReadsCountForTheEnclosingRuns() {
+    var script = EventScript()
+    // Run 1 (label 1) reads nothing itself; run 2 (label 2) in it reads object 1's property 1 twice; run 3 (label 3)
+    // in run 2 reads its property 2. A run of label 4 after them, not nested, reads property 1 once.
+    script.begin(1, label: 1)
+    script.begin(2, label: 2, parent: 1)
+    script.read(1, 1, in: 2)
+    script.read(1, 1, in: 2)
+    script.begin(3, label: 3, parent: 2)
+    script.read(1, 2, in: 3)
+    script.end(3)
+    script.install(3)
+    script.end(2)
+    script.install(2)
+    script.end(1)
+    script.install(1)
+    script.run(4, label: 4, reads: [(1, 1)])
+    script.write(1, 2, firing: [3, 2, 1], unchanged: false)
+    let (replay, _) = script.replay()
+    #expect(replay.scopes[1]?.reads == [1: 2, 2: 1])
+    #expect(replay.scopes[2]?.reads == [1: 2, 2: 1])
+    #expect(replay.scopes[3]?.reads == [2: 1])
+    #expect(replay.scopes[4]?.reads == [1: 1])
+    // A read is one read of its property, however many runs it merges into.
+    #expect(replay.properties[1]?.trackedReads == 3)
+    #expect(replay.properties[2]?.trackedReads == 1)
+    var edges: [String: Int] = [:]
+    for (edge, count) in replay.readEdges { edges["\(edge.object).\(edge.property) \(edge.label)"] = count }
+    #expect(edges == ["1.1 1": 2, "1.2 1": 1, "1.1 2": 2, "1.2 2": 1, "1.2 3": 1, "1.1 4": 1])
+    #expect(replay.scopes[1]?.invalidations == 1)
+  }
+
+  @Test("a run nested in one that had ended merges into nothing: its reads count for its own label only")
+  func nestedInAnEndedRun() {
+    var script = EventScript()
+    script.begin(1, label: 1)
+    script.begin(2, label: 2, parent: 1)
+    script.end(1)
+    script.read(1, 1, in: 2)
+    script.end(2)
+    let (replay, _) = script.replay()
+    #expect(replay.scopes[1]?.reads.isEmpty == true)
+    #expect(replay.scopes[2]?.reads == [1: 1])
+    #expect(replay.readEdges.count == 1)
+  }
+
   @Test("continuous tracking fires until cancelled; one-shot tracking fires once")
   func continuous() {
     var script = EventScript()

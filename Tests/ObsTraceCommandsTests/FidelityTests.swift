@@ -9,7 +9,7 @@ import Testing
 struct FidelityTests {
   static let modes = [
     "unique", "append", "equality", "access", "hierarchy", "noop", "levels", "pileup", "together", "fewlevels",
-    "tracking",
+    "tracking", "nested",
   ]
 
   /// Runs a mode of `obstrace-fidelity` recording to a new trace (with `OBSTRACE_BACKTRACES` when given), expects it to
@@ -44,6 +44,7 @@ struct FidelityTests {
       ("equality", "equality: 10 writes of value.n, == called 0 times, n is 10\n"),
       ("access", "access: field += 1 called access(keyPath:) 1 time\n"),
       ("tracking", "tracking: 3 fires in 3 rounds, outer 1, inner 1, sum 18\n"),
+      ("nested", "nested: outer fired 3, inner fired 3, sum 2\n"),
     ])
   func expectations(mode: String, output: String) throws {
     #expect(try Run.program("obstrace-fidelity-untraced", [mode]).standardOutput == output)
@@ -91,6 +92,46 @@ struct FidelityTests {
     #expect(level.statistics.writes == 1)
     #expect(level.statistics.invalidations == 1)
     #expect(json.unfinishedWrites == ["Gauge.level"])
+  }
+
+  @Test(
+    "nested tracking whose outer reads nothing itself: the outer fires on what only the inner read, traced and untraced alike, and report (text, JSON) and graph give it those reads"
+  )
+  func nestedTrackingReads() throws {
+    let untraced = try Run.program("obstrace-fidelity-untraced", ["nested"])
+    let trace = Paths.temporary("nested.trc")
+    let traced = try Run.program("obstrace-fidelity", ["nested"], environment: ["OBSTRACE_OUTPUT": trace])
+    // Observation fires the outer tracking on a write of what only the inner one read: 3 fires of each.
+    #expect(untraced.standardOutput == "nested: outer fired 3, inner fired 3, sum 2\n")
+    #expect(traced.standardOutput == untraced.standardOutput)
+    let report = try TraceAnalysis.analyze(path: trace)
+    let scopes = report.scopes.filter { $0.statistics.kind == .tracking }
+    #expect(scopes.count == 2, "\(report.scopes.map(\.label))")
+    // The outer is called on the line before the inner: both read Gauge.level, each invalidated 3 times by it.
+    let line = { (label: String) in Int(label.split(separator: ":").last ?? "") ?? 0 }
+    let ordered = scopes.sorted { line($0.label) < line($1.label) }
+    #expect(ordered.count == 2 && line(ordered[0].label) + 1 == line(ordered[1].label), "\(ordered.map(\.label))")
+    for scope in ordered {
+      #expect(scope.reads == ["Gauge.level"], "\(scope.label): \(scope.reads)")
+      #expect(scope.statistics.invalidations == 3)
+      #expect(scope.statistics.runs == 3)
+      // The third runs read a value only a `+= 0` had touched since the runs before them began.
+      #expect(scope.statistics.redundantRuns == 1)
+    }
+    let outer = ordered[0].label
+    let text = Run.command(["report", trace]).standardOutput
+    let row = try #require(text.split(separator: "\n").first { $0.hasPrefix("  \(outer) ") }, "\(text)")
+    #expect(row.hasSuffix("Gauge.level"), "\(row)")
+    let json = Run.command(["report", trace, "--format", "json"]).standardOutput
+    let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+    let jsonScopes = try #require(object["scopes"] as? [[String: Any]])
+    let jsonOuter = try #require(jsonScopes.first { $0["label"] as? String == outer }, "\(json)")
+    #expect(jsonOuter["reads"] as? [String] == ["Gauge.level"])
+    // The graph's read edge from the property to the outer scope, as to the inner one.
+    let graph = Run.command(["graph", "--dot", trace]).standardOutput
+    for scope in ordered {
+      #expect(graph.contains("\"p:Gauge.level\" -> \"s:\(scope.label)\" [style=dashed"), "\(graph)")
+    }
   }
 
   @Test(
