@@ -290,6 +290,43 @@ func exitRace() {
   print("exiting")
 }
 
+// MARK: idle-pool
+
+/// Four jobs on Dispatch's global pool each write a model of their own, then the main thread waits for them and
+/// exits while the pool's threads, their work done, wait idle for more: they have not exited at the stop.
+func idlePool() {
+  let group = DispatchGroup()
+  for index in 0..<4 {
+    DispatchQueue.global().async(group: group) {
+      let counter = Counter()
+      counter.count = index + 1
+    }
+  }
+  group.wait()
+  usleep(50_000)
+  print("idle-pool: 4 jobs done")
+}
+
+// MARK: outlive
+
+/// hold-trace for a process that outlives the command that started it (`sh -c 'obstrace-scenarios outlive &'`):
+/// it first closes every descriptor it inherited past standard error (a test runner's pipes, which would keep
+/// the runner's reads waiting on this process), and ends itself after 300 s whatever happens (SIGALRM), so that a
+/// test that forgets it cannot hang.
+func outlive() {
+  var inherited: [Int32] = []
+  if let directory = opendir("/proc/self/fd") {
+    while let entry = readdir(directory) {
+      let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+      if let descriptor = Int32(name), descriptor > 2, descriptor != dirfd(directory) { inherited.append(descriptor) }
+    }
+    closedir(directory)
+  }
+  for descriptor in inherited { close(descriptor) }
+  alarm(300)
+  holdTrace()
+}
+
 // MARK: busy-drains
 
 /// Two threads spin for a second (the CPU is loaded), while four writers each write a model in bursts until a
@@ -349,11 +386,12 @@ func holdTrace() {
 
 // Also `obstrace-scenarios exit-race` (no committed trace: its outcome is a race, run 20 times by the end-to-end
 // tests): the free is in the trace, or the trace says the worker was still running at the stop; and
-// `obstrace-scenarios busy-drains` (the end-to-end tests check its times against the process's lifetime).
+// `obstrace-scenarios busy-drains` (the end-to-end tests check its times against the process's lifetime); `idle-pool`
+// (pool threads idle, not exited, at the stop) and `outlive` (a process that outlives record's command).
 let scenarios: [String: () -> Void] = [
   "stale-read": staleRead, "fan-out": fanOut, "noop-modify": noopModify, "threads": threads, "fill-disk": fillDisk,
   "killed": killed, "racing-read": racingRead, "exit-race": exitRace,
-  "busy-drains": busyDrains, "hold-trace": holdTrace,
+  "busy-drains": busyDrains, "hold-trace": holdTrace, "idle-pool": idlePool, "outlive": outlive,
 ]
 guard CommandLine.arguments.count > 1, let scenario = scenarios[CommandLine.arguments[1]] else {
   print("usage: obstrace-scenarios \(scenarios.keys.sorted().joined(separator: "|"))")

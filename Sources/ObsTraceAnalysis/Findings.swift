@@ -550,12 +550,20 @@ enum Findings {
     registrarsMaybeFreedAfter: Int = 0, openRuns: [String: Int] = [:]
   ) -> Finding {
     let threads = trace.runningAtStop
-    let shown = threads.prefix(8).map { "T\($0)" }.joined(separator: ", ") + (threads.count > 8 ? ", …" : "")
+    // What the trace shows of each: its last event, and how long before the stop (an idle pool thread's is long
+    // before it, or it has none); not whether it was working or waiting at the stop, which the trace cannot tell.
+    let shown =
+      threads.prefix(8).map { thread in
+        guard let last = trace.lastEventsOfRunningThreads[thread] else { return "T\(thread): no event in the trace" }
+        let before = trace.durationNanoseconds > last ? trace.durationNanoseconds - last : 0
+        return "T\(thread): last event \(before / 1_000_000).\(before / 100_000 % 10) ms before the stop"
+      }.joined(separator: "; ") + (threads.count > 8 ? "; …" : "")
     var message =
       threads.isEmpty
       ? "the recording stopped while threads were still recording"
-      : "\(threads.count) thread\(threads.count == 1 ? " was" : "s were") still running when the recording stopped "
-        + "(\(shown)): what \(threads.count == 1 ? "it" : "they") did after the stop is not in the trace"
+      : "\(threads.count) thread\(threads.count == 1 ? "" : "s") had not exited "
+        + "when the recording stopped (\(shown)): what \(threads.count == 1 ? "it" : "they") did after the stop, if "
+        + "anything, is not in the trace"
     if trace.lostAtStop > 0 {
       message +=
         "; \(trace.lostAtStop) event\(trace.lostAtStop == 1 ? "" : "s") recorded during the stop "
@@ -595,8 +603,10 @@ enum Findings {
     return Finding(
       kind: .runningAtStop, property: nil, scope: nil, site: nil, count: max(1, threads.count),
       message: message,
-      hint: "the program stopped recording (or exited) while these threads worked; join them (or stop recording "
-        + "after they are done) for a trace that holds their last events",
+      hint: "the program stopped recording (or exited) before these threads exited; a pool thread (Dispatch, Swift "
+        + "concurrency) waits for work until the process exits, and may have done nothing after its last event; if "
+        + "they still had work to do, join them (or stop recording after they are done) for a trace that holds "
+        + "their last events",
       evidence: "the footer: threads that had recorded and had not exited when recording was switched off"
         + (trace.lostAtStop > 0 ? ", and the records left in their rings after the final drain" : ""))
   }
@@ -662,6 +672,16 @@ enum Findings {
             + "concluded",
           hint: "the process or the machine stopped before the trace's end was written; its last events are missing",
           evidence: "the file has no footer and ends in zero bytes where chunks should be"))
+    } else if let footer = trace.malformedFooter {
+      findings.append(
+        Finding(
+          kind: .truncated, property: nil, scope: nil, site: nil, count: 1,
+          message: "the trace's footer (at byte \(footer.offset)) is malformed: the recording wrote it, but the counts it "
+            + "holds (events recorded, dropped and lost at the stop, threads still running) cannot be read, so what the "
+            + "recording lost is not known; every whole chunk before it was read; no leak is concluded",
+          hint: "its checksum holds, so it was written so (another version of the recorder?) or rewritten whole "
+            + "since; record again for a trace whose losses are known",
+          evidence: "a chunk whose header says it is the footer, its checksum holding, whose contents do not decode"))
     } else if trace.truncated {
       findings.append(
         Finding(
@@ -671,7 +691,7 @@ enum Findings {
           hint: "the process was killed or crashed; events of its last ~0.3 s may be missing",
           evidence: "the file has no footer (or ends inside a chunk)"))
     }
-    for damage in trace.damage {
+    for damage in trace.damage where damage != trace.malformedFooter {
       findings.append(
         Finding(
           kind: .damagedChunk, property: nil, scope: nil, site: nil, count: 1, message: "damaged chunk \(damage)",

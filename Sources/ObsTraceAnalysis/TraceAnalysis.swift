@@ -26,6 +26,9 @@ public struct AnalysisReport: Sendable {
     public var startedWhileRunning = false
     /// Threads still running when the recording stopped (the footer's): what they did after is not in the trace.
     public var runningAtStop: [UInt32] = []
+    /// Of those, the time of the last event read of each (none: it has no event in the file): what the trace shows of
+    /// what each was doing at the stop.
+    public var lastEventsOfRunningThreads: [UInt32: UInt64] = [:]
     /// Events stored too late for the recording's final drain (the footer's count): not in the trace.
     public var lostAtStop: UInt64 = 0
     /// Events offered on threads that could not get a ring (its memory could not be allocated; the footer's count):
@@ -45,6 +48,13 @@ public struct AnalysisReport: Sendable {
     /// Per thread, events its footer counts as recorded (written in its chunks) that were not read: its lost chunks,
     /// the last ones too, which no later chunk's number shows. By thread serial; only threads with such events.
     public var unreadRecordedEvents: [(thread: UInt32, unread: UInt64, recorded: UInt64)] = []
+
+    /// The footer, when the file has one whose checksum holds and whose contents do not decode
+    /// (`TraceReader.malformedFooter`): the trace is `truncated` (no footer was read), and this is said instead of a
+    /// missing footer and a damaged chunk. Nil otherwise.
+    public var malformedFooter: TraceDamage? {
+      truncated ? damage.first { $0.message == TraceReader.malformedFooterMessage } : nil
+    }
 
     /// Whether chunks are missing that no damaged chunk accounts for (chunks removed from the file, or lost to
     /// damage the reader did not see as a chunk): what `missingEventsSummary` says.
@@ -288,6 +298,9 @@ public enum TraceAnalysis {
       runningAtStop: reader.footer?.runningAtStop ?? [], lostAtStop: reader.footer?.lostAtStop ?? 0,
       ringless: reader.footer?.ringless ?? 0)
     trace.undefinedReferences = reader.unknownIDEvents
+    for thread in trace.runningAtStop {
+      if let last = reader.chunkLedger.lastTime(thread) { trace.lastEventsOfRunningThreads[thread] = last }
+    }
     trace.forks = reader.footer?.forks ?? 0
     trace.startedWhileRunning = reader.header.startedWhileRunning
     trace.zeroTail = reader.zeroTail

@@ -346,7 +346,10 @@ enum CheckCommand: TraceCommand {
   /// Why a trace cannot be trusted for a verdict, or nil.
   static func incompleteness(_ report: AnalysisReport) -> String? {
     var reasons: [String] = []
-    if report.trace.truncated {
+    let malformedFooter = report.trace.malformedFooter
+    if let footer = malformedFooter {
+      reasons.append("its footer (at byte \(footer.offset)) is malformed, so what the recording lost is not known")
+    } else if report.trace.truncated {
       reasons.append(
         report.trace.recordingProcess.map { "the trace is still being recorded (by process \($0))" }
           ?? (report.trace.zeroTail != nil
@@ -360,7 +363,8 @@ enum CheckCommand: TraceCommand {
     if report.trace.ringless > 0 {
       reasons.append("\(report.trace.ringless) events were not recorded (threads that could not get a ring)")
     }
-    if !report.trace.damage.isEmpty { reasons.append("\(report.trace.damage.count) damaged chunk(s) were skipped") }
+    let damaged = report.trace.damage.count - (malformedFooter == nil ? 0 : 1)
+    if damaged > 0 { reasons.append("\(damaged) damaged chunk(s) were skipped") }
     // Chunks gone without damage (cut out of the file cleanly): the numbers their threads gave them, and the
     // footer's counts, still show them (what damage lost is said by the damage).
     if report.trace.missingWithoutDamage { reasons.append(contentsOf: report.trace.missingEventsClauses) }

@@ -78,7 +78,8 @@ enum DumpCommand: TraceCommand {
         }
       }
     }
-    for damage in reader.damage { line("# damage \(damage)") }
+    let malformedFooter = reader.truncated ? reader.malformedFooter : nil
+    for damage in reader.damage where damage != malformedFooter { line("# damage \(damage)") }
     if let first = reader.firstUnknownID {
       line(
         "# inconsistent: \(reader.unknownIDEvents) reference\(reader.unknownIDEvents == 1 ? "" : "s") to ids no "
@@ -91,6 +92,8 @@ enum DumpCommand: TraceCommand {
       line("# \(reader.truncated ? "truncated" : "complete") \(zeros)")
     } else if let cut = reader.cutAt {
       line("# truncated \(cut); read up to the last whole chunk")
+    } else if let footer = malformedFooter {
+      line("# " + TraceLoss.malformedFooterClause(footer))
     } else if reader.truncated {
       line("# truncated: no footer; read up to the last whole chunk")
     }

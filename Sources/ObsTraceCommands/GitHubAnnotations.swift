@@ -46,19 +46,51 @@ enum GitHubAnnotations {
     return frame.file.hasPrefix(prefix) ? String(frame.file.dropFirst(prefix.count)) : frame.file
   }
 
-  /// `report --format github`: a warning per warning finding, on its site's line when it has one; findings
-  /// without a site (fan-out, leaks, redundant runs) are annotations of the run. Informational findings are left
-  /// out: they are not something to fix.
-  static func report(_ report: AnalysisReport, root: String) -> String {
+  /// `report --format github`: a warning per warning finding, on its site's line when it has one. A finding about
+  /// a scope labelled by its call site (a redundant run, untraced tracking) is on that call's line, as the trace
+  /// recorded it (`callSite(ofScope:)`). Any other finding is an annotation of the run that says it has no line
+  /// and why, with its evidence, as the text report gives it. Informational findings are left out: they are not
+  /// something to fix.
+  static func report(_ report: AnalysisReport, root: String, definitions: TraceDefinitions? = nil) -> String {
     var out = ""
     for finding in report.findings where !finding.isInformational {
       var message = finding.message + ". Hint: " + finding.hint
       if let site = finding.site { message += " (at \(site))" }
+      var place = finding.location
+      if place == nil, let scope = finding.scope, let definitions {
+        place = callSite(ofScope: scope, definitions)
+      }
+      let file = place.flatMap { path($0, root: root) }
+      if file == nil {
+        message +=
+          ". No file or line: the trace names no place in the code for this finding"
+          + (finding.evidence.isEmpty ? "" : " (evidence: \(finding.evidence))")
+      }
       out += command(
-        "warning", file: finding.location.flatMap { path($0, root: root) }, line: finding.location?.line,
-        title: "obstrace \(finding.kind.rawValue)", message: message)
+        "warning", file: file, line: place?.line, title: "obstrace \(finding.kind.rawValue)", message: message)
     }
     return out
+  }
+
+  /// Where the scope named `name` (as every command prints it) is called, when it is labelled by its call site and
+  /// the trace's symbols place that call: the frame of the stack the label was named from whose
+  /// `Module/File.swift:line` is the name. Nil for a named scope, or without symbols.
+  static func callSite(ofScope name: String, _ definitions: TraceDefinitions) -> SymbolizedFrame? {
+    let prefix = "<call site of stack #"
+    for (label, text) in definitions.labels.sorted(by: { $0.key < $1.key }) where text.hasPrefix(prefix) {
+      guard definitions.labelName(label) == name,
+        let stack = UInt32(text.dropFirst(prefix.count).prefix { $0.isNumber })
+      else { continue }
+      // An untraced scope's label names the closure when no caller is on the stack: `… (Observations closure)`.
+      if let frame = definitions.frames(ofStack: stack).first(where: { frame in
+        guard !frame.file.isEmpty else { return false }
+        let site = SiteFilter.callSiteLabel(frame)
+        return name == site || name.hasPrefix(site + " (")
+      }) {
+        return frame
+      }
+    }
+    return nil
   }
 
   /// `check --format github`: an error per count that grew beyond the tolerance (or is new, with

@@ -232,7 +232,17 @@ enum RecordCommand: TraceCommand {
       + "\(report.properties.count) propert\(report.properties.count == 1 ? "y" : "ies"), "
       + "\(report.scopes.count) scope label\(report.scopes.count == 1 ? "" : "s"); "
       + "\(trace.droppedEvents) dropped"
-    if trace.truncated { text += "; the trace is truncated (the command did not exit cleanly)" }
+    if trace.truncated, let holder = trace.recordingProcess {
+      // A process of the command that outlives it (`sh -c 'prog &'`) still holds the trace's lock: nothing is lost
+      // yet, its footer is not written yet.
+      text +=
+        "; the trace is not complete yet: process \(holder) is still running and recording into it (the command "
+        + "exited before it); its footer is written when that process stops recording"
+    } else if trace.truncated {
+      // No footer and no process recording into it: the recording never stopped, whatever the command's status.
+      text += "; the trace is truncated: the process that recorded it ended without stopping the recording (killed or "
+        + "crashed)"
+    }
     // The report's own count, in the report's own words.
     text += ". Findings: \(TraceInput.findingCounts(report)): see 'obstrace report \(path)'."
     return text

@@ -73,7 +73,7 @@ enum ReportCommand: TraceCommand {
     let printed: String
     switch format {
     case "json": printed = ReportPrinter.json(report, binariesWithoutSymbols: unnamed)
-    case "github": printed = GitHubAnnotations.report(report, root: root)
+    case "github": printed = GitHubAnnotations.report(report, root: root, definitions: analysis.definitions)
     default:
       printed = ReportPrinter.text(
         report, top: top, binariesWithoutSymbols: unnamed,
@@ -130,10 +130,13 @@ extension TraceInput {
   }
 
   private static func completenessOfEvents(_ trace: AnalysisReport.Trace) -> (text: String, complete: Bool) {
+    // A footer that does not decode is said as that, not as a damaged chunk and a missing footer.
+    let malformedFooter = trace.malformedFooter
+    let damagedChunks = trace.damage.count - (malformedFooter == nil ? 0 : 1)
     let damaged =
-      trace.damage.isEmpty
+      damagedChunks == 0
       ? nil
-      : "\(trace.damage.count) damaged chunk\(trace.damage.count == 1 ? "" : "s") skipped (their events are lost)"
+      : "\(damagedChunks) damaged chunk\(damagedChunks == 1 ? "" : "s") skipped (their events are lost)"
     let lost = trace.lostAtStop > 0 ? "\(trace.lostAtStop) event\(trace.lostAtStop == 1 ? "" : "s") lost at the stop (threads still running)" : nil
     let ringless =
       trace.ringless > 0
@@ -148,6 +151,12 @@ extension TraceInput {
           + missing.map { ", " + $0 }.joined(), false
       )
     }
+    if let footer = malformedFooter {
+      return (
+        "INCOMPLETE: the footer at byte \(footer.offset) is malformed (what the recording lost is not known)"
+          + missing.map { ", " + $0 }.joined(), false
+      )
+    }
     if trace.truncated {
       return ("TRUNCATED (read up to the last whole chunk)" + missing.map { ", " + $0 }.joined(), false)
     }
@@ -156,7 +165,8 @@ extension TraceInput {
     if !trace.runningAtStop.isEmpty {
       let count = trace.runningAtStop.count
       return (
-        "complete up to the stop, \(count) thread\(count == 1 ? "" : "s") still running (see running-at-stop)", true
+        "complete up to the stop, \(count) thread\(count == 1 ? "" : "s") not exited at the stop (see running-at-stop)",
+        true
       )
     }
     return ("complete", true)
@@ -195,7 +205,8 @@ enum ReportPrinter {
     let one = properties.count == 1
     return "\(properties.count) write\(one ? " was" : "s were") unfinished when the recording stopped ("
       + properties.joined(separator: ", ") + "): \(one ? "its" : "their") willSet is in the trace, not "
-      + "\(one ? "its" : "their") didSet (exit() in an observer the write fired, a crash, or a cut trace); "
+      + "\(one ? "its" : "their") didSet (exit() in an observer the write fired, the program exiting while another "
+      + "thread was inside the write, a crash, or a cut trace); "
       + "counted as written, \(one ? "its" : "their") fires as invalidations"
   }
 
@@ -370,6 +381,12 @@ enum ReportPrinter {
     out.number(trace.lostAtStop)
     out.raw(",\"ringless\":")
     out.number(trace.ringless)
+    // The writes the recording stopped inside (their willSet in the trace, not their didSet), by property, one entry
+    // a write (only when there are, as the text's line under its header).
+    if !report.unfinishedWrites.isEmpty {
+      out.raw(",\"unfinishedWrites\":")
+      out.array(report.unfinishedWrites) { $0.string($1) }
+    }
     // Chunks gone that their threads' numbers, or the footer's counts, show (only when there are: older readers'
     // traces and whole ones read as before).
     if !trace.missingChunks.isEmpty {

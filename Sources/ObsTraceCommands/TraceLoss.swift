@@ -14,6 +14,9 @@ struct TraceLoss {
 
   init(_ reader: TraceReader) {
     var clauses: [String] = []
+    // A footer whose checksum holds and whose contents do not decode: said once, as what it is (not as a missing
+    // footer and a damaged chunk).
+    let malformedFooter = reader.truncated ? reader.malformedFooter : nil
     if reader.truncated, let holder = reader.recordingProcess {
       clauses.append(
         "no footer yet: the trace is still being recorded by process \(holder) (it holds the file's lock); read up to "
@@ -22,10 +25,12 @@ struct TraceLoss {
       clauses.append("\(zeros); read everything whole before it")
     } else if let cut = reader.cutAt {
       clauses.append("the file is cut short \(cut); read up to the last whole chunk")
+    } else if let footer = malformedFooter {
+      clauses.append(Self.malformedFooterClause(footer))
     } else if reader.truncated {
       clauses.append("no footer (the recording did not stop cleanly); read up to the last whole chunk")
     }
-    for damage in reader.damage {
+    for damage in reader.damage where damage != malformedFooter {
       clauses.append(
         "damaged chunk at byte \(damage.offset) skipped (\(Self.reason(damage.message))): its events are lost")
     }
@@ -48,7 +53,14 @@ struct TraceLoss {
     }
     self.clauses = clauses
     afterFooter = reader.afterFooter
-    verdict = clauses.isEmpty ? nil : (reader.truncated ? "TRUNCATED" : "INCOMPLETE")
+    verdict = clauses.isEmpty ? nil : (reader.truncated && malformedFooter == nil ? "TRUNCATED" : "INCOMPLETE")
+  }
+
+  /// What a trace whose footer does not decode lost, in every command's words.
+  static func malformedFooterClause(_ footer: TraceDamage) -> String {
+    "the footer at byte \(footer.offset) is malformed: the recording wrote it, but the counts it holds (events "
+      + "recorded, dropped and lost at the stop, threads still running) cannot be read, so what the recording lost "
+      + "is not known; every whole chunk before it was read"
   }
 
   /// The note on standard error of a command that reads a trace with bytes after its footer (`TraceReader.afterFooter`):

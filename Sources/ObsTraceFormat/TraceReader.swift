@@ -58,8 +58,14 @@ public final class TraceReader {
   public private(set) var definitions = TraceDefinitions()
   /// Damaged chunks skipped so far, with offsets.
   public private(set) var damage: [TraceDamage] = []
-  /// True when the file ends inside a chunk or has no footer (the recording did not stop cleanly).
+  /// True when the file ends inside a chunk or has no footer (the recording did not stop cleanly), or no footer
+  /// that decodes (`malformedFooter`).
   public private(set) var truncated = false
+  /// The damage a footer leaves whose checksum holds but whose contents do not decode (among `damage`): the file has
+  /// its footer, and the counts it holds are lost. The trace is `truncated` (no footer was read).
+  public static let malformedFooterMessage = "the footer is malformed; ignored"
+  /// Where the trace's footer is when it does not decode (see `malformedFooterMessage`), or nil.
+  public var malformedFooter: TraceDamage? { damage.first { $0.message == Self.malformedFooterMessage } }
   /// Where the file ends inside a chunk, when it does.
   public private(set) var cutAt: TraceDamage?
   /// The process whose recording holds the file's lock, when one did as the trace was opened: that recording is
@@ -536,7 +542,7 @@ public final class TraceReader {
       case .footer:
         footer = try? Self.decodeFooter(&cursor)
         if footer == nil {
-          trailingDamage.append(TraceDamage(offset: chunk.offset, message: "the footer is malformed; ignored"))
+          trailingDamage.append(TraceDamage(offset: chunk.offset, message: Self.malformedFooterMessage))
         }
       case .symbols:
         do throws(CursorError) {

@@ -1380,10 +1380,12 @@ struct RunningAtStopTests {
     var definitions = TraceDefinitions()
     definitions.types[1] = "Worker"
     definitions.types[2] = "Model"
-    let trace = AnalysisReport.Trace(
+    var trace = AnalysisReport.Trace(
       path: "t.trc", events: replay.events, threads: 2, droppedEvents: 0, truncated: false, damage: [],
-      durationNanoseconds: 1, backtraces: "off", symbolized: true, runningAtStop: runningAtStop,
+      durationNanoseconds: 2_000_000, backtraces: "off", symbolized: true, runningAtStop: runningAtStop,
       lostAtStop: lostAtStop)
+    // What the reader's ledger gives: the time of each running thread's last event read.
+    for thread in runningAtStop { trace.lastEventsOfRunningThreads[thread] = 500_000 }
     return TraceAnalysis.report(replay, definitions: definitions, trace: trace).findings
   }
 
@@ -1400,7 +1402,10 @@ struct RunningAtStopTests {
     #expect(alive.map(\.message) == ["1 Model object was alive when the trace ended"])
     let running = try #require(aware.first { $0.kind == .runningAtStop })
     #expect(running.isInformational)
-    #expect(running.message.hasPrefix("1 thread was still running when the recording stopped (T2)"))
+    #expect(
+      running.message.hasPrefix(
+        "1 thread had not exited when the recording stopped (T2: last event 1.5 ms before the stop): what it did "
+          + "after the stop, if anything, is not in the trace"), "\(running.message)")
     #expect(running.message.contains("12 objects (Worker) used on it may have been freed after the stop"))
   }
 

@@ -33,9 +33,14 @@ struct CIFormatTests {
     #expect(property("file", of: noop)?.hasSuffix("Examples/obstrace-scenarios/main.swift") == true)
     #expect(property("line", of: noop) == "\(ScenarioSource.noopWrite)")
     #expect(noop.contains("::1 write to TodoStore.items left the value unchanged"))
-    // A finding without a site still shows, on the run rather than a line.
+    // A finding without a site still shows, on the run rather than a line, and says why it has none, with its
+    // evidence (a named scope, TodoList.body, has no call site to stand on).
     let redundant = try #require(annotations.first { $0.contains("title=obstrace redundant-run") })
     #expect(property("file", of: redundant) == nil)
+    #expect(
+      redundant.contains(
+        ". No file or line: the trace names no place in the code for this finding (evidence: each of these runs "
+          + "continued a recorded instance"), "\(redundant)")
     #expect(!result.standardOutput.contains("untracked-read"))
   }
 
@@ -182,5 +187,23 @@ struct CIFormatTests {
     #expect(result.status == 2)
     #expect(result.errorLines.count == 1)
     #expect(result.standardError.contains("--format"))
+  }
+
+  @Test(
+    "report --format github: an untraced-tracking warning is on the file and line its label names (tryout13 G5), from the stack the trace recorded"
+  )
+  func untracedTrackingOnItsLine() throws {
+    let folder = Paths.root + "/Tests/Fixtures/UntracedObservations"
+    let program = try FixtureBuild.compile(
+      [folder + "/main.swift", folder + "/Loop.swift"], module: "UntracedObservations", optimization: "-Onone")
+    let trace = Paths.temporary("untraced-github.trc")
+    let run = try Run.program(program, [], environment: ["OBSTRACE_OUTPUT": trace])
+    #expect(run.status == 0, "\(run.standardError)")
+    let line = try #require(try FixtureBuild.siteMarks(folder + "/Loop.swift")["observations"])
+    let github = Run.command(["report", trace, "--format", "github", "--source-root", Paths.root])
+    let warning = try #require(
+      lines(github.standardOutput).first { $0.contains("title=obstrace untraced-tracking") }, "\(github.standardOutput)")
+    #expect(property("file", of: warning) == "Tests/Fixtures/UntracedObservations/Loop.swift", "\(warning)")
+    #expect(property("line", of: warning) == "\(line)", "\(warning)")
   }
 }

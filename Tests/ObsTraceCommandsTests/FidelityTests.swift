@@ -86,16 +86,29 @@ struct FidelityTests {
     #expect(
       report.components(separatedBy: "1 write was unfinished when the recording stopped (Gauge.level)").count == 2,
       "\(report)")
+    // Every way a process can end inside a write is named, a thread still writing as the program ends too
+    // (tryout13 G4: a program whose main returned while a worker was inside its write).
+    #expect(
+      report.contains(
+        "(exit() in an observer the write fired, the program exiting while another thread was inside the write, a "
+          + "crash, or a cut trace)"), "\(report)")
     // What it counts is what the timeline shows: one write, one invalidation.
     let json = try TraceAnalysis.analyze(path: trace)
     let level = try #require(json.properties.first { $0.name == "Gauge.level" })
     #expect(level.statistics.writes == 1)
     #expect(level.statistics.invalidations == 1)
     #expect(json.unfinishedWrites == ["Gauge.level"])
+    // JSON says it too (it said nothing of it), and a trace without one has no such field.
+    let printed = Run.command(["report", trace, "--format", "json"]).standardOutput
+    let object = try #require(try JSONSerialization.jsonObject(with: Data(printed.utf8)) as? [String: Any])
+    let traceObject = try #require(object["trace"] as? [String: Any])
+    #expect(traceObject["unfinishedWrites"] as? [String] == ["Gauge.level"], "\(printed)")
+    let whole = Run.command(["report", try recorded("tracking"), "--format", "json"]).standardOutput
+    #expect(!whole.contains("unfinishedWrites"))
   }
 
   @Test(
-    "nested tracking whose outer reads nothing itself: the outer fires on what only the inner read, traced and untraced alike, and report (text, JSON) and graph give it those reads"
+    "nested tracking whose outer reads nothing itself: the outer fires on what only the inner read, traced and untraced alike, and report (text, JSON), graph and github give it those reads"
   )
   func nestedTrackingReads() throws {
     let untraced = try Run.program("obstrace-fidelity-untraced", ["nested"])
@@ -131,6 +144,15 @@ struct FidelityTests {
     let graph = Run.command(["graph", "--dot", trace]).standardOutput
     for scope in ordered {
       #expect(graph.contains("\"p:Gauge.level\" -> \"s:\(scope.label)\" [style=dashed"), "\(graph)")
+    }
+    // github: each redundant-run warning is on its scope's call, the line its label names.
+    let github = Run.command(["report", trace, "--format", "github"]).standardOutput
+    let redundant = github.split(separator: "\n").filter { $0.contains("title=obstrace redundant-run") }
+    #expect(redundant.count == 2, "\(github)")
+    for scope in ordered {
+      #expect(
+        redundant.contains { $0.contains("/obstrace-fidelity/main.swift,line=\(line(scope.label)),") },
+        "\(github)")
     }
   }
 

@@ -91,6 +91,70 @@ struct LossTests {
     return path
   }
 
+  /// `traces/guide.trc` with its footer replaced by one whose checksum holds and whose contents do not decode (a
+  /// varint that never ends), and that footer's offset.
+  static func malformedFooter() throws -> (path: String, offset: UInt64) {
+    let source = Paths.root + "/traces/guide.trc"
+    var footer: Range<UInt64>?
+    try TraceReader(path: source).forEachWholeChunkRange { type, range in
+      if type == .footer { footer = range }
+    }
+    let start = try #require(footer).lowerBound
+    let scratch = Paths.temporary("scratch.trc")
+    let header = TraceHeader(
+      startWallClockNanoseconds: 1, processID: 42, executable: "/bin/fixture", dropWhenFull: false, ringCapacity: 64,
+      stackLevel: 0)
+    let writer = try TraceFileWriter(path: scratch, header: header)
+    try writer.writeChunk(.footer, payload: [0xFF, 0xFF])
+    writer.close()
+    var bad: Range<UInt64>?
+    try TraceReader(path: scratch).forEachWholeChunkRange { type, range in
+      if type == .footer { bad = range }
+    }
+    let badRange = try #require(bad)
+    let chunk = try Data(contentsOf: URL(fileURLWithPath: scratch))[Int(badRange.lowerBound)..<Int(badRange.upperBound)]
+    let path = Paths.temporary("malformed-footer.trc")
+    try (try Data(contentsOf: URL(fileURLWithPath: source)).prefix(Int(start)) + chunk)
+      .write(to: URL(fileURLWithPath: path))
+    return (path, start)
+  }
+
+  @Test(
+    "a footer that does not decode is said once, as that, by every command: not also as no footer (a recording that did not stop cleanly) and a damaged chunk"
+  )
+  func malformedFooterSaidOnce() throws {
+    let (path, offset) = try Self.malformedFooter()
+    let report = Run.command(["report", path])
+    #expect(report.status == 0)
+    #expect(
+      report.standardOutput.contains(
+        "INCOMPLETE: the footer at byte \(offset) is malformed (what the recording lost is not known)"),
+      "\(report.standardOutput)")
+    #expect(
+      report.standardOutput.contains("[truncated] the trace's footer (at byte \(offset)) is malformed: the recording "),
+      "\(report.standardOutput)")
+    // Said twice: the status line and one finding.
+    #expect(report.standardOutput.components(separatedBy: "is malformed").count == 3, "\(report.standardOutput)")
+    let timeline = Run.command(["timeline", path])
+    #expect(timeline.status == 0)
+    #expect(
+      timeline.standardOutput.contains("!   the footer at byte \(offset) is malformed: the recording wrote it"),
+      "\(timeline.standardOutput)")
+    let dump = Run.command(["dump", path])
+    #expect(dump.standardOutput.contains("# the footer at byte \(offset) is malformed: the recording wrote it"))
+    let check = Run.command(["check", path, "--max", "Model.property:writes<=100"])
+    #expect(check.status == 1)
+    #expect(
+      check.standardOutput.contains("its footer (at byte \(offset)) is malformed, so what the recording lost is not known"),
+      "\(check.standardOutput)")
+    for (command, result) in [("report", report), ("timeline", timeline), ("dump", dump), ("check", check)] {
+      let text = result.standardOutput + result.standardError
+      for wrong in ["no footer", "did not stop cleanly", "damaged chunk", "cut short", "TRUNCATED"] {
+        #expect(!text.contains(wrong), "\(command) says '\(wrong)': \(text)")
+      }
+    }
+  }
+
   @Test("timeline: events lost at the stop, on threads without a ring, and a thread's missing chunks are each said")
   func timelineFooterCounts() throws {
     let path = try Self.footerOnly()

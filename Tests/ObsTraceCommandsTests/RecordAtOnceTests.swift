@@ -109,6 +109,56 @@ struct RecordAtOnceTests {
     #expect(single.standardError.contains(" into \(oneFolder)/\(written[0]) ("), "\(single.standardError)")
   }
 
+  /// Starts `obstrace-scenarios outlive` ($0) in the background, its input a FIFO in $1 that the test holds open
+  /// and its output to files, and exits once it says it records: record's command ends, the traced process goes on.
+  static let outlives = """
+    "$0" outlive < "$1/in" > "$1/held.out" 2> "$1/held.err" &
+    until grep -qs recording "$1/held.out"; do sleep 0.01; done
+    """
+
+  @Test(
+    "a traced process that outlives record's command: the summary says it is still recording and its trace not complete yet, not that the command failed"
+  )
+  func outlivesTheCommand() throws {
+    let trace = Paths.temporary("run.trc")
+    let folder = (trace as NSString).deletingLastPathComponent
+    #expect(mkfifo(folder + "/in", 0o600) == 0)
+    // Only this test may end the outliving process's input: opened read-write (no reader needed to open it) and
+    // close-on-exec, so no child of the test holds it open. The process itself drops every descriptor it inherited
+    // past standard error, and ends after 300 s whatever happens; timeout ends the command's shell.
+    let writer = open(folder + "/in", O_RDWR | O_CLOEXEC)
+    try #require(writer >= 0)
+    var held = true
+    defer { if held { close(writer) } }
+    let result = try Run.program(
+      "obstrace",
+      [
+        "record", "-o", trace, "--", "/usr/bin/timeout", "-s", "KILL", "120", "/bin/sh", "-c", Self.outlives,
+        Paths.binary("obstrace-scenarios"), folder,
+      ])
+    #expect(result.status == 0, "\(result.standardError)")
+    #expect(result.errorLines.count == 1, "\(result.standardError)")
+    #expect(result.standardError.hasPrefix("obstrace: recorded "), "\(result.standardError)")
+    #expect(!result.standardError.contains("did not exit cleanly"), "\(result.standardError)")
+    let clause = "; the trace is not complete yet: process "
+    let holder = result.standardError.components(separatedBy: clause).dropFirst().first?.prefix { $0.isNumber }
+    #expect(holder.flatMap { Int32($0) }.map { $0 > 0 && $0 != getpid() } == true, "\(result.standardError)")
+    #expect(
+      result.standardError.contains(
+        " is still running and recording into it (the command exited before it); its footer is written when that "
+          + "process stops recording"), "\(result.standardError)")
+    // Its input closed, the process records its second write and exits: the trace is then whole.
+    close(writer)
+    held = false
+    var whole = (whole: false, writes: 0)
+    for _ in 0..<600 where !whole.whole {
+      usleep(100_000)
+      whole = (try? SharedOutputTests.wholeWrites(trace)) ?? whole
+    }
+    #expect(whole.whole && whole.writes == 2)
+    #expect(try String(contentsOfFile: folder + "/held.out", encoding: .utf8) == "recording\ndone: count 2\n")
+  }
+
   @Test("an old trace record cannot remove (its folder is not writable) is emptied and recorded into")
   func oldTraceNotRemovable() throws {
     let trace = Paths.temporary("old.trc")
