@@ -161,3 +161,18 @@ func threadsWorkload(threads: Int, writes: Int) -> Int {
   group.wait()
   return total.withLock { $0 }
 }
+
+/// `iterations` of a loop that alternates two properties of one model, as a program's code does: a setter of one,
+/// an add through `_modify` of the other, and a read of each (the flusher's encoder then meets a property other
+/// than the one before at each event; `--profile alternate`).
+@inline(never)
+func tracedAlternate(_ iterations: Int) -> Int {
+  let model = TracedCounter()
+  var sum = 0
+  for index in 0..<iterations {
+    model.value = index
+    model.other += 1
+    sum &+= model.value &+ model.other
+  }
+  return sum
+}

@@ -113,3 +113,16 @@ func plainScopes(_ iterations: Int) -> Int {
   for _ in 0..<iterations { sum &+= plainScope(model) }
   return sum
 }
+
+/// `tracedAlternate`'s untraced twin.
+@inline(never)
+func plainAlternate(_ iterations: Int) -> Int {
+  let model = PlainCounter()
+  var sum = 0
+  for index in 0..<iterations {
+    model.value = index
+    model.other += 1
+    sum &+= model.value &+ model.other
+  }
+  return sum
+}

@@ -217,7 +217,7 @@ if CommandLine.arguments.count == 5, CommandLine.arguments[1] == "--write-trace"
   exit(0)
 }
 
-// `obstrace-bench --profile scope|read|write|modify|loop|first N`: only run one traced case N times, recording with the
+// `obstrace-bench --profile scope|read|write|modify|loop|first|alternate N`: only run one traced case N times, recording with the
 // options of the environment (`OBSTRACE_BACKTRACES`…), for perf record or callgrind; prints the case's ns per
 // operation and the whole run's CPU (every thread, from before the start to after the stop) on stderr.
 // `--profile-off …` runs it without recording, `--profile-plain …` its untraced twin.
@@ -239,6 +239,7 @@ if CommandLine.arguments.count == 4, CommandLine.arguments[1].hasPrefix("--profi
   case "modify": blackHole(plain ? plainModifyWrites(count, kind: 2) : tracedModifyWrites(count, kind: 2))
   // A scope's first run and first writes on a type met for the first time (`first 1`): its first-use cost.
   case "first": blackHole(plain ? plainFirstUse(count) : tracedFirstUse(count))
+  case "alternate": blackHole(plain ? plainAlternate(count) : tracedAlternate(count))
   default: blackHole(plain ? plainLoop(count) : tracedLoop(count))
   }
   let elapsed = obstrace_bench_now() - start

@@ -36,6 +36,17 @@ public struct ChunkEncoder {
   /// The object and key of the chunk's previous event (0 before the first), for `EventMask.sameObjectAndKey`.
   @usableFromInline var previousObject: UInt32 = 0
   @usableFromInline var previousKey: UInt32 = 0
+  /// The last few object, property and scope triples this chunk has stated in full (`define` of an access, willSet,
+  /// didSet or free with the object's type), newest first: code that alternates a few properties (`a = x; b += 1`)
+  /// meets a triple other than the stated one at every event, and a triple found here needs no definition, only to
+  /// become the stated one, so that `define` and its look-ups of the definition stamps run once per triple a chunk,
+  /// not per event. Zeros are no triple (an object id is never 0).
+  @usableFromInline var recentObjects: (UInt32, UInt32, UInt32, UInt32) = (0, 0, 0, 0)
+  @usableFromInline var recentProperties: (UInt32, UInt32, UInt32, UInt32) = (0, 0, 0, 0)
+  @usableFromInline var recentScopes: (UInt32, UInt32, UInt32, UInt32) = (0, 0, 0, 0)
+  /// The last few stacks this chunk has stated, newest first (0: none): two writes of two properties from two places
+  /// alternate their stacks, each a stack stated earlier in the chunk.
+  @usableFromInline var recentStacks: (UInt32, UInt32, UInt32, UInt32) = (0, 0, 0, 0)
 
   /// The most bytes one event takes: kind, flags, mask, a 64-bit delta and six 32-bit fields as varints.
   @usableFromInline static let maximumEventSize = 3 + 10 + 6 * 5
@@ -153,9 +164,18 @@ public struct ChunkEncoder {
     // The common case (an access, willSet or didSet of what an earlier event was about) states nothing, or only a
     // stack: a write's stack alternates with its didSet's and its reads' none.
     if _slowPath(!(carriesObjectType && object == statedObject && key == statedProperty && scope == statedScope)) {
-      define(kind: kind, object: object, key: key, scope: scope, aux: aux, stack: stack, definitions, stamps)
+      if carriesObjectType && object != 0 && aux != 0 && isRecent(object: object, key: key, scope: scope) {
+        // Stated in full earlier in this chunk: it only becomes the stated triple again (what `define` would do,
+        // finding every stamp of this chunk's), and a stack of its own is stated as `define` would state it.
+        statedObject = object
+        statedProperty = key
+        statedScope = scope
+        if stack != 0 && stack != statedStack { stateStack(stack, definitions, stamps) }
+      } else {
+        define(kind: kind, object: object, key: key, scope: scope, aux: aux, stack: stack, definitions, stamps)
+      }
     } else if stack != 0 && stack != statedStack {
-      defineStackAlone(stack, definitions, stamps)
+      stateStack(stack, definitions, stamps)
     }
     let time = max(time, lastTime)
     let delta = time &- lastTime
@@ -289,6 +309,31 @@ public struct ChunkEncoder {
     return result
   }
 
+  /// Makes `stack` the stated stack: stated already in this chunk (`recentStacks`), or stated now.
+  @inlinable @inline(__always)
+  mutating func stateStack(_ stack: UInt32, _ definitions: TraceDefinitionSource, _ stamps: DefinitionStamps) {
+    if recentStacks.0 == stack || recentStacks.1 == stack || recentStacks.2 == stack || recentStacks.3 == stack {
+      statedStack = stack
+    } else {
+      defineStackAlone(stack, definitions, stamps)
+    }
+  }
+
+  /// Notes `stack` as stated in this chunk.
+  @usableFromInline mutating func noteStatedStack(_ stack: UInt32) {
+    statedStack = stack
+    if recentStacks.0 != stack { recentStacks = (stack, recentStacks.0, recentStacks.1, recentStacks.2) }
+  }
+
+  /// Whether the triple is one of `recentObjects`' (stated in full in this chunk).
+  @inlinable @inline(__always)
+  func isRecent(object: UInt32, key: UInt32, scope: UInt32) -> Bool {
+    (recentObjects.0 == object && recentProperties.0 == key && recentScopes.0 == scope)
+      || (recentObjects.1 == object && recentProperties.1 == key && recentScopes.1 == scope)
+      || (recentObjects.2 == object && recentProperties.2 == key && recentScopes.2 == scope)
+      || (recentObjects.3 == object && recentProperties.3 == key && recentScopes.3 == scope)
+  }
+
   /// Kinds whose `aux` is the type of their object (stated by the object's definition): access, willSet, didSet
   /// and objectFreed (kinds 1, 2, 3 and 5), tested as bits of one mask.
   @inlinable @inline(__always)
@@ -305,7 +350,7 @@ public struct ChunkEncoder {
     var bytes: [UInt8] = []
     defineStack(stack, definitions, stamps, into: &bytes)
     if !bytes.isEmpty { write(bytes) }
-    statedStack = stack
+    noteStatedStack(stack)
   }
 
   @usableFromInline @inline(never)
@@ -341,8 +386,11 @@ public struct ChunkEncoder {
       statedObject = object
       statedProperty = key
       statedScope = scope
+      recentObjects = (object, recentObjects.0, recentObjects.1, recentObjects.2)
+      recentProperties = (key, recentProperties.0, recentProperties.1, recentProperties.2)
+      recentScopes = (scope, recentScopes.0, recentScopes.1, recentScopes.2)
     }
-    if stack != 0 { statedStack = stack }
+    if stack != 0 { noteStatedStack(stack) }
   }
 
   private func defineStack(

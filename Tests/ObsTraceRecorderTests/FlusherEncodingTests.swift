@@ -1,4 +1,5 @@
 import CObsTraceRing
+import Foundation
 import ObsTraceFormat
 import ObsTraceTestSupport
 import Testing
@@ -238,4 +239,65 @@ final class FixedNames: TraceDefinitionSource {
   func label(_ id: UInt32) -> String { "label \(id)" }
   func scope(_ id: UInt32) -> ScopeDefinition? { nil }
   func stack(_ id: UInt32) -> [UInt64] { [UInt64(id), UInt64(id) + 1] }
+}
+
+/// A chunk states what its events use, so that each decodes alone: events that alternate among a few objects,
+/// properties and stacks (which the encoder remembers as stated in the chunk, `ChunkEncoder.recentObjects` and
+/// `recentStacks`) still find every definition in their own chunk, whichever chunk stated it before.
+@Suite struct AlternatingEncodingTests {
+  /// Writes and reads that cycle over 5 (object, property) pairs (so past the 4 remembered), each write with its own
+  /// stack, in chunks closed at the flusher's target, encoded as the flusher does (C loop and `append`).
+  static func records() -> [obstrace_record] {
+    var records: [obstrace_record] = []
+    var ticks: UInt64 = 1_000
+    for index in 0..<40_000 {
+      let pair = UInt32(index % 5)
+      let object = 1 + pair % 3
+      let key = 1 + pair
+      ticks += 50
+      records.append(
+        obstrace_record(
+          time: ticks, kind: EventKind.willSet.rawValue, flags: 0, depth: 0, object: object, key: key, scope: 0, aux: 7,
+          stack: 100 + pair))
+      records.append(
+        obstrace_record(
+          time: ticks, kind: EventKind.didSet.rawValue, flags: 0, depth: 0, object: object, key: key, scope: 0, aux: 7,
+          stack: 0))
+      records.append(
+        obstrace_record(
+          time: ticks + 10, kind: EventKind.access.rawValue, flags: 0, depth: 0, object: 1 + (pair + 1) % 3,
+          key: 1 + (pair + 1) % 5, scope: 0, aux: 7, stack: 0))
+    }
+    return records
+  }
+
+  @Test("each chunk of alternating events decodes alone, every object, property and stack defined in it")
+  func chunksDecodeAlone() throws {
+    let payloads = FlusherEncodingTests.encode(Self.records(), commonLoop: true)
+    #expect(payloads.count > 2)
+    for (index, payload) in payloads.enumerated() {
+      let path = RecordingSupport.temporaryPath("alternating-\(index).trc")
+      let writer = try TraceFileWriter(
+        path: path,
+        header: TraceHeader(
+          startWallClockNanoseconds: 1, processID: 1, executable: "/bin/fixture", dropWhenFull: false,
+          ringCapacity: 64, stackLevel: 1))
+      try writer.writeChunk(.events, payload: payload)
+      writer.close()
+      defer { try? FileManager.default.removeItem(atPath: path) }
+      let reader = try TraceReader(path: path)
+      var events = 0
+      var undefined: [String] = []
+      reader.forEachEvent { event in
+        events += 1
+        if reader.definitions.properties[event.key] == nil { undefined.append("property \(event.key)") }
+        if reader.definitions.objects[event.object] == nil { undefined.append("object \(event.object)") }
+        if event.stack != 0 && reader.definitions.stacks[event.stack] == nil {
+          undefined.append("stack \(event.stack)")
+        }
+      }
+      #expect(events > 0)
+      #expect(undefined.isEmpty, "chunk \(index): \(Set(undefined).sorted())")
+    }
+  }
 }
