@@ -211,7 +211,9 @@ enum SymbolCache {
     withSession(covering: returnAddress) { $0.innermostPlace(at: returnAddress, isReturnAddress: true) }
   }
 
-  static func resolve(_ addresses: Set<UInt64>, _ returnAddresses: Set<UInt64>) -> [UInt64: SymbolizedFrame] {
+  /// Frames for `addresses`, resolved once each for the process; `calls` are the return addresses among them, each
+  /// with the addresses one frame inward of it (`SymbolTableBuilder.build`).
+  static func resolve(_ addresses: Set<UInt64>, _ calls: [UInt64: Set<UInt64>]) -> [UInt64: SymbolizedFrame] {
     state.withLock { state in
       let missing = addresses.filter { state.frames[$0] == nil && !state.unresolved.contains($0) }
       if !missing.isEmpty {
@@ -223,7 +225,8 @@ enum SymbolCache {
           state.symbolizer = Symbolizer.forCurrentProcess()
         }
         let reopened = state.coverLoadedLibraries(missing)
-        var found = state.symbolizer?.resolve(Array(missing), returnAddresses: returnAddresses) ?? [:]
+        var found =
+          state.symbolizer?.resolve(Array(missing), returnAddresses: Set(calls.keys), callees: calls) ?? [:]
         // A frame the session still places in another object's module is left unnamed, never named wrongly.
         if reopened, let symbolizer = state.symbolizer {
           found = found.filter { !State.misnamed($0.key, by: symbolizer) }

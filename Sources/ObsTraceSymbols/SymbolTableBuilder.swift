@@ -23,9 +23,11 @@ public struct SymbolSources: Sendable {
 /// Names and places for what a recording interned: type names, property names from key-path getters, call-site
 /// labels, and the frames of every stack.
 public enum SymbolTableBuilder {
-  /// Resolves what `sources` names with `resolve` (addresses, and which of them are return addresses).
+  /// Resolves what `sources` names with `resolve`: the addresses, and the return addresses among them, each with
+  /// the addresses one frame inward of it in the stacks (inside the function it called; none for a stack's
+  /// innermost), by which `Symbolizer.resolve` places a call the line table cannot (`CallRole`).
   public static func build(
-    _ snapshot: SymbolSources, resolve: (Set<UInt64>, Set<UInt64>) -> [UInt64: SymbolizedFrame]
+    _ snapshot: SymbolSources, resolve: (Set<UInt64>, [UInt64: Set<UInt64>]) -> [UInt64: SymbolizedFrame]
   ) -> SymbolTable {
     var table = SymbolTable()
     for (id, name) in snapshot.types { table.typeNames[id] = name }
@@ -33,10 +35,18 @@ public enum SymbolTableBuilder {
     for (_, property) in snapshot.properties where property.getterAddress != 0 {
       addresses.insert(property.getterAddress)
     }
-    var returnAddresses = Set<UInt64>()
-    for stack in snapshot.stacks { returnAddresses.formUnion(stack) }
-    addresses.formUnion(returnAddresses)
-    let frames = resolve(addresses, returnAddresses)
+    var calls: [UInt64: Set<UInt64>] = [:]
+    for stack in snapshot.stacks {
+      for (index, address) in stack.enumerated() {
+        if index > 0 {
+          calls[address, default: []].insert(stack[index - 1])
+        } else if calls[address] == nil {
+          calls[address] = []
+        }
+      }
+    }
+    addresses.formUnion(calls.keys)
+    let frames = resolve(addresses, calls)
     for (id, property) in snapshot.properties {
       if let frame = frames[property.getterAddress], let name = PropertyNaming.name(fromKeyPathGetter: frame.function) {
         table.propertyNames[id] = name

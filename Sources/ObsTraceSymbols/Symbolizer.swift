@@ -128,10 +128,15 @@ public final class Symbolizer {
   /// Resolves each address; addresses no module covers are left out. Return addresses of call stacks are
   /// looked up one byte before, so that the line is the call's, not the next statement's. Functions inlined at
   /// an address (an optimized build) become the frame's `inlined` frames, from DWARF's inlined-subroutine scopes.
-  public func resolve(_ addresses: [UInt64], returnAddresses: Set<UInt64> = []) -> [UInt64: SymbolizedFrame] {
+  /// `callees` gives, for a return address, addresses one frame inward of it in the stacks (inside the function it
+  /// called): a call in a line-0 row is placed by what it calls (`CallRole`) when the rows cannot tell.
+  public func resolve(
+    _ addresses: [UInt64], returnAddresses: Set<UInt64> = [], callees: [UInt64: Set<UInt64>] = [:]
+  ) -> [UInt64: SymbolizedFrame] {
     var frames: [UInt64: SymbolizedFrame] = [:]
     for address in addresses {
       let isReturnAddress = returnAddresses.contains(address)
+      let role = isReturnAddress ? callRole(ofCallsInto: callees[address] ?? []) : nil
       var lookup = Dwarf_Addr(isReturnAddress ? address &- 1 : address)
       guard var module = dwfl_addrmodule(session, lookup) else { continue }
       // A function pointer (a key path's getter) may be a thunk that only jumps on: name where it jumps.
@@ -152,7 +157,7 @@ public final class Symbolizer {
       var frame = SymbolizedFrame(address: address, function: function, module: moduleName)
       if var unit = compileUnit(module, lookup) {
         let target = lookup &- unit.bias
-        if let place = Self.line(in: &unit.die, at: target, isReturnAddress: isReturnAddress) {
+        if let place = Self.line(in: &unit.die, at: target, isReturnAddress: isReturnAddress, role: role) {
           frame.file = place.file
           frame.line = UInt32(place.line)
           frame.lineIsApproximate = place.approximate
@@ -174,6 +179,41 @@ public final class Symbolizer {
       frames[address] = frame
     }
     return frames
+  }
+}
+
+/// What a call does to an access, told by the function it calls: a coroutine accessor's start (`_modify`, `_read`,
+/// or a protocol witness of one) begins the access a statement makes, before the statement's own code; its
+/// continuation (`….resume.0`, where the accessor's code after its `yield` runs: the macro's `didSet`) ends it.
+public enum CallRole: Sendable, Equatable {
+  case beginsAccess
+  case endsAccess
+
+  /// The role of a call into `function` (demangled), or nil when it is neither (a release, any other function).
+  public init?(callee function: String) {
+    let accessors = [".modify : ", ".read : ", ".modify2 : ", ".read2 : "]
+    guard accessors.contains(where: { function.contains($0) }) else { return nil }
+    if let suffix = function.firstRange(of: " with unmangled suffix \"") {
+      guard function[suffix.upperBound...].hasPrefix(".resume.") else { return nil }
+      self = .endsAccess
+    } else {
+      self = .beginsAccess
+    }
+  }
+}
+
+extension Symbolizer {
+  /// The role of the call whose callee holds `callees` (addresses one frame inward of its return address in the
+  /// stacks: return addresses inside the callee, looked up one byte before), when every one of them gives the same
+  /// role; nil when none does or they differ.
+  func callRole(ofCallsInto callees: Set<UInt64>) -> CallRole? {
+    var found: CallRole?
+    for callee in callees {
+      guard let function = functionName(at: callee &- 1), let role = CallRole(callee: function) else { return nil }
+      if let found, found != role { return nil }
+      found = role
+    }
+    return found
   }
 }
 
@@ -293,9 +333,20 @@ extension Symbolizer {
   /// build's call through a protocol witness after a loop: `h.x += 5` was placed at the loop's line, a fresh-clone
   /// try-out's T8). The code the call returns to is the next row's, so that row's line is taken, marked
   /// `approximate`.
-  static func line(in unit: inout Dwarf_Die, at target: Dwarf_Addr, isReturnAddress: Bool) -> (
-    file: String, line: Int32, column: Int32, approximate: Bool
-  )? {
+  ///
+  /// Neither rule holds in a debug build, whose rows do not say which kind a line-0 row is: LLVM does not start a
+  /// new row for a line-0 instruction after a line-0 row, so the instructions that have no line at all (a debug
+  /// build's call of a `_modify` accessor, which begins the next statement's access, and the set-up around it) join
+  /// the row of the compiler-generated cleanup before them (the releases of a `print`'s arguments, the end of the
+  /// statement before's own `_modify`), whose file is `<compiler-generated>`; a `_modify` call right after such a
+  /// statement was placed on its line, one line early (`print(…)` then `model.count += 1`; the second and third of
+  /// three `+= 0` in a row). The function the call enters tells what the rows cannot (`role`, from the stacks): a
+  /// coroutine's start (a `_modify` or `_read`, or a witness of one) begins an access of the statement whose row
+  /// follows; its continuation (`….resume.0`) ends the access of the statement before. Other calls keep the rules
+  /// above.
+  static func line(in unit: inout Dwarf_Die, at target: Dwarf_Addr, isReturnAddress: Bool, role: CallRole? = nil)
+    -> (file: String, line: Int32, column: Int32, approximate: Bool)?
+  {
     var lines: OpaquePointer?
     var count = 0
     guard dwarf_getsrclines(&unit, &lines, &count) == 0, let lines, count > 0 else { return nil }
@@ -351,6 +402,10 @@ extension Symbolizer {
         break
       }
       index -= 1
+    }
+    if isReturnAddress, let role {
+      let chosen = role == .beginsAccess ? following ?? preceding : preceding ?? following
+      return chosen.flatMap(location).map { ($0.file, $0.line, $0.column, false) }
     }
     let cleanup = file(covering)?.hasSuffix("<compiler-generated>") ?? false
     if isReturnAddress, cleanup, let following, let preceding, following == covering + 1,

@@ -37,6 +37,12 @@ struct SiteTests {
     }
     // A closure's name is cut at its first parenthesis: its line tells it.
     let closure = "closure #1 "
+    // Writes through `_modify` right after a statement that ends in cleanup code: in a debug build, each of these
+    // but the append was placed on the line before it.
+    let afterCleanup = [
+      "modify after print", "append after print", "first of three", "second of three", "third of three",
+      "class modify after print", "existential modify after print",
+    ]
     #expect(
       sites(.willSet)
         == expected(["set count", "modify count", "modify items", "withMutation count"])
@@ -47,14 +53,15 @@ struct SiteTests {
         + expected(["modify box", "set box"], in: "SitesFixture.writeBox")
         + expected(["modify key path", "set after key path"], in: "SitesFixture.writeThroughKeyPath")
         + expected(["modify in defer"], in: "$defer #1 ")
-        + expected(["modify existential", "set after existential"], in: "main"))
+        + expected(["modify existential", "set after existential"], in: "main")
+        + expected(afterCleanup, in: "SitesFixture.writeAfterCleanup"))
     // How each write was made: the flags tell _modify from withMutation, the stack the setter from an explicit one.
     let kinds = events.filter { $0.kind == .willSet }.map { reader.definitions.writeKind(of: $0) }
     #expect(
       kinds == [
         .set, .modify, .modify, .withMutation, .modify, .set, .modify, .set, .modify, .set, .modify, .modify, .modify,
         .set, .set, .set, .modify, .modify, .set,
-      ])
+      ] + Array(repeating: .modify, count: afterCleanup.count))
     // Reads (but those of the observers' closures, whose sites are what the optimizer made of them: a read that ends
     // a closure is a jump too): the writes through _modify read first; inside withObservationTracking (the label's
     // two runs); in the closure; in and after the inlined function.
@@ -71,7 +78,8 @@ struct SiteTests {
         + expected(["modify key path"], in: "SitesFixture.writeThroughKeyPath")
         + expected(["modify in defer"], in: "$defer #1 ")
         + expected(["tracking price body"], in: closure)
-        + expected(["modify existential"], in: "main"))
+        + expected(["modify existential"], in: "main")
+        + expected(afterCleanup, in: "SitesFixture.writeAfterCleanup"))
     // One call site of withObservationTracking reached from two functions: one label, the call site's. A Void one
     // as its function's last statement (a jump in an optimized build), called from two lines: one label, its own
     // line, not its callers' (and so the qualified `Observation.withObservationTracking`). One nested as the last

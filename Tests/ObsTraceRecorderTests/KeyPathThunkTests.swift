@@ -51,8 +51,8 @@ struct KeyPathThunkTests {
         getterAddress: address)
       let table = SymbolTableBuilder.build(
         SymbolSources(properties: [(1, property)], types: [], stacks: [], callerLabels: [])
-      ) { addresses, returnAddresses in
-        symbolizer.resolve(Array(addresses), returnAddresses: returnAddresses)
+      ) { addresses, calls in
+        symbolizer.resolve(Array(addresses), returnAddresses: Set(calls.keys))
       }
       #expect(table.propertyNames[1] == PropertyName(module: "Demo", type: "Model", property: "value"))
     }

@@ -137,3 +137,152 @@ struct LineZeroTests {
     #endif
   }
 }
+
+extension LineZeroTests {
+  /// A debug build's `_modify` call has no line: LLVM starts no new row for it after the compiler-generated line-0
+  /// row of the statement before's cleanup, so it shares that row (`print(…)` then `model.count += 1` was placed on
+  /// the print's line). What the call enters tells: a coroutine accessor's start begins the next statement's access,
+  /// its continuation ends the statement before's.
+  @Test(
+    "a call in a line-0 row is placed by what it calls: a _modify's start at the next line, its continuation at the line before, others as the rows say"
+  )
+  func callsPlacedByTheirCallee() throws {
+    #if arch(x86_64)
+      let name = "obstrace_callee_role_\(getpid())"
+      let modify = "$s4Demo5ModelC5countSivM"
+      // - `after_release`: a release in the print's cleanup row (line 41 before it): the line before, 41.
+      // - `after_modify`: the next statement's `_modify` call in that same row: the next line, 42 (the rows alone
+      //   say 41).
+      // - `after_resume`: the `_modify`'s continuation in a source file's line-0 row after line 42: the line
+      //   before, 42 (the rows alone say 43, as for a set-up).
+      let source = """
+          .text
+          .file 1 "/src/App/main.swift"
+          .file 2 "<compiler-generated>"
+          .globl \(name)_plain
+          .type \(name)_plain,@function
+        \(name)_plain:
+          .loc 1 10 0
+          nop
+          .globl \(name)_in_plain
+        \(name)_in_plain:
+          ret
+          .size \(name)_plain, .-\(name)_plain
+          .globl "\(modify)"
+          .type "\(modify)",@function
+        "\(modify)":
+          .loc 1 11 0
+          nop
+          .globl \(name)_in_modify
+        \(name)_in_modify:
+          ret
+          .size "\(modify)", .-"\(modify)"
+          .globl "\(modify).resume.0"
+          .type "\(modify).resume.0",@function
+        "\(modify).resume.0":
+          .loc 1 12 0
+          nop
+          .globl \(name)_in_resume
+        \(name)_in_resume:
+          ret
+          .size "\(modify).resume.0", .-"\(modify).resume.0"
+          .globl \(name)_main
+          .type \(name)_main,@function
+        \(name)_main:
+          .loc 1 41 0
+          push %rbp
+          mov %rsp, %rbp
+          nop
+          .loc 2 0 0
+          call \(name)_plain
+          .globl \(name)_after_release
+        \(name)_after_release:
+          call \(name)_plain
+          .globl \(name)_after_modify
+        \(name)_after_modify:
+          nop
+          .loc 1 42 0
+          nop
+          .loc 1 0 0
+          call \(name)_plain
+          .globl \(name)_after_resume
+        \(name)_after_resume:
+          nop
+          .loc 1 43 0
+          pop %rbp
+          ret
+          .size \(name)_main, .-\(name)_main
+        \(name)_end:
+          .section .debug_abbrev,"",@progbits
+          .uleb128 1
+          .uleb128 0x11
+          .byte 0
+          .uleb128 0x10
+          .uleb128 0x17
+          .uleb128 0x11
+          .uleb128 0x01
+          .uleb128 0x12
+          .uleb128 0x06
+          .byte 0, 0
+          .byte 0
+          .section .debug_info,"",@progbits
+          .long 2f - 1f
+        1:
+          .short 5
+          .byte 1
+          .byte 8
+          .long 0
+          .uleb128 1
+          .long 0
+          .quad \(name)_plain
+          .long \(name)_end - \(name)_plain
+        2:
+          .section .note.GNU-stack,"",@progbits
+
+        """
+      let labels = ["after_release", "after_modify", "after_resume", "in_plain", "in_modify", "in_resume"].map {
+        "\(name)_\($0)"
+      }
+      let addresses = try Self.load(name, source, labels: labels)
+      func address(_ label: String) -> UInt64 { addresses["\(name)_\(label)"] ?? 0 }
+      let symbolizer = try #require(Symbolizer.forCurrentProcess())
+      let returns: Set<UInt64> = [address("after_release"), address("after_modify"), address("after_resume")]
+      // The functions the calls enter, as a stack gives them: a return address inside each (looked up a byte before).
+      let callees: [UInt64: Set<UInt64>] = [
+        address("after_release"): [address("in_plain")], address("after_modify"): [address("in_modify")],
+        address("after_resume"): [address("in_resume")],
+      ]
+      #expect(symbolizer.functionName(at: address("in_modify") - 1) == "Demo.Model.count.modify : Swift.Int")
+      func places(_ frames: [UInt64: SymbolizedFrame]) -> [String] {
+        ["after_release", "after_modify", "after_resume"].map { label in
+          guard let frame = frames[address(label)] else { return "unresolved" }
+          let file = frame.file.split(separator: "/").last ?? ""
+          return "\(file):\(frame.line)\(frame.lineIsApproximate ? " approximate" : "")"
+        }
+      }
+      let placed = symbolizer.resolve(Array(returns), returnAddresses: returns, callees: callees)
+      #expect(places(placed) == ["main.swift:41", "main.swift:42", "main.swift:42"])
+      // Without the callees, the rows alone: the `_modify` call one line early, its continuation one line late.
+      let byRows = symbolizer.resolve(Array(returns), returnAddresses: returns)
+      #expect(places(byRows) == ["main.swift:41", "main.swift:41", "main.swift:43"])
+    #endif
+  }
+
+  @Test(
+    "the role of a call by the function it enters",
+    arguments: [
+      ("Demo.Model.count.modify : Swift.Int", CallRole?.some(.beginsAccess)),
+      ("Demo.Model.count.modify : Swift.Int with unmangled suffix \".resume.0\"", .some(.endsAccess)),
+      (
+        "protocol witness for Demo.Priced.price.modify : Swift.Int in conformance Demo.Item : Demo.Priced in Demo",
+        .some(.beginsAccess)
+      ),
+      ("Demo.Model.items.read : [Swift.Int]", .some(.beginsAccess)),
+      ("Demo.Model.count.setter : Swift.Int", nil), ("swift_release", nil),
+      ("Demo.Model.count.getter : Swift.Int", nil),
+      ("Demo.Model.count.modify : Swift.Int with unmangled suffix \".cold.1\"", nil),
+    ])
+  func callRole(function: String, role: CallRole?) {
+    #expect(CallRole(callee: function) == role)
+  }
+}

@@ -169,7 +169,7 @@ extension RecorderTests {
       }
       let function: @convention(c) () -> UInt32 = obstrace_current_thread_serial
       let address = UInt64(UInt(bitPattern: unsafeBitCast(function, to: UnsafeRawPointer.self)))
-      let frames = SymbolCache.resolve([address], [])
+      let frames = SymbolCache.resolve([address], [:])
       #expect(frames[address]?.function.contains("obstrace_current_thread_serial") == true, "\(frames)")
       #expect(SymbolCache.state.withLock { $0.symbolizer != nil })
     }

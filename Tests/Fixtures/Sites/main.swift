@@ -134,6 +134,27 @@ protocol Priced: AnyObject {
   }
 }
 
+// Writes right after a statement whose code ends in compiler-generated cleanup (the releases of a `print`'s
+// arguments, the end of the `+= 0` before): a debug build's `_modify` call has no line of its own and joins that
+// cleanup's line-0 row, and each was sited on the line before it. Through a non-final class the `_modify` is called
+// through the class's table, through an existential through the witness: indirect calls.
+@Observable class Level {
+  var level = 0
+}
+@inline(never) func writeAfterCleanup(_ counter: Counter, _ level: Level, _ priced: any Priced, _ value: Int) {
+  print("before modify")
+  counter.count += 1  // site: modify after print
+  print("before append")
+  counter.items.append(value)  // site: append after print
+  counter.count += 0  // site: first of three
+  counter.count += 0  // site: second of three
+  counter.count += 0  // site: third of three
+  print("before class")
+  level.level += 1  // site: class modify after print
+  print("before existential")
+  priced.price += 1  // site: existential modify after print
+}
+
 let counter = Counter()
 try Recorder.start(to: CommandLine.arguments[1], options: RecordingOptions(backtraces: .all))
 writeEveryWay(counter)
@@ -154,4 +175,5 @@ trackPrice(item)
 let priced: any Priced = item
 priced.price += 1  // site: modify existential
 counter.count = 8  // site: set after existential
+writeAfterCleanup(counter, Level(), priced, 6)
 Recorder.stop()
