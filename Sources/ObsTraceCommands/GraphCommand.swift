@@ -21,7 +21,9 @@ enum GraphCommand: TraceCommand {
     OPTIONS:
       --dot                 Graphviz DOT (the default and only format).
       --sites               Also the write sites: an edge from each place in the code to the property it wrote
-                            (label: writes, no-op writes in red).
+                            (label: writes, no-op writes in red). A line the binary does not give for certain
+                            is marked '; line approximate'; writes whose stacks hold no frame of the program's
+                            own code are drawn from one '(no site: ...)' note.
       --top <n>             Draw the n properties with the most invalidations (default 40).
       --per-object          One node per object's property (Model#3.items, named by the object's own type)
                             instead of per property.
@@ -203,12 +205,26 @@ enum GraphCommand: TraceCommand {
     for (key, counts) in writes.counts {
       guard let node = propertyNode(object: key.object, property: key.property) else { continue }
       noopWrites[node, default: 0] += counts.unchanged
-      guard options.sites, let frame = definitions.site(ofStack: key.stack) else { continue }
-      let file = frame.file.split(separator: "/").last.map(String.init) ?? frame.file
-      // Nodes by full path and line (two main.swift files are two places), labelled by file name.
-      let site = frame.file.isEmpty ? frame.function : "\(frame.file):\(frame.line)"
-      siteLabels[site] =
-        (file.isEmpty ? "" : "\(file):\(frame.line)\n") + SiteFormatting.shortFunction(frame.function)
+      guard options.sites else { continue }
+      let site: String
+      if let frame = definitions.site(ofStack: key.stack) {
+        let file = frame.file.split(separator: "/").last.map(String.init) ?? frame.file
+        // Nodes by full path and line (two main.swift files are two places), labelled by file name. A line the
+        // binary does not give for certain says so, as every other output does, and is a node of its own: it is
+        // not the claim that a certain line at the same number makes (docs/symbols.md, Approximate lines).
+        let approximate = !file.isEmpty && frame.lineIsApproximate
+        site =
+          (frame.file.isEmpty ? frame.function : "\(frame.file):\(frame.line)") + (approximate ? " (approximate)" : "")
+        siteLabels[site] =
+          (file.isEmpty ? "" : "\(file):\(frame.line)\n") + SiteFormatting.shortFunction(frame.function)
+          + (approximate ? SiteFormatting.approximateMark : "")
+      } else if definitions.frames(ofStack: key.stack).contains(where: { !$0.function.isEmpty }) {
+        // Named frames, none the program's own: said, as the timeline and the findings say it, not left out.
+        site = "(no site)"
+        siteLabels[site] = "(\(SiteFormatting.notPlaced))"
+      } else {
+        continue
+      }
       let edge = EdgeKey(property: node, scope: site)
       let previous = siteEdges[edge] ?? (0, 0)
       siteEdges[edge] = (previous.all + counts.all, previous.unchanged + counts.unchanged)

@@ -79,3 +79,37 @@ struct SiteMarkTests {
     #expect(marks.contains("main.swift:12 (run()) false"), "\(findings)")
   }
 }
+
+extension SiteMarkTests {
+  /// `graph --sites` drew the approximate site as a certain one (`Models.swift:28\nModel.(_count in _1).didset`) and
+  /// left the write with no user frame out of the graph, silent.
+  @Test(
+    "graph --sites marks a site whose line is approximate, and draws the writes it could not place from one note that says so"
+  )
+  func graphSites() throws {
+    let path = try MarkedTrace.write()
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let graph = Run.command(["graph", "--sites", path])
+    #expect(graph.status == 0, "\(graph.standardError)")
+    let lines = graph.standardOutput.split(separator: "\n").map(String.init)
+    // Notes in the order of their nodes' names: the unplaced one, then by path ("/src/Demo/main.swift", "Demo/…").
+    let notes = lines.filter { $0.contains("shape=note") }.compactMap { line -> String? in
+      guard let label = line.range(of: "label=\"") else { return nil }
+      return String(line[label.upperBound...].dropLast(3))
+    }
+    #expect(
+      notes == [
+        "(no site: no frame of the program's own code in its stack)",
+        "main.swift:12\\nrun()",
+        "Models.swift:28\\nModel.(_count in _1).didset; line approximate",
+      ], "\(graph.standardOutput)")
+    // Each site, the unplaced one too, wrote the property once, leaving it unchanged.
+    let edges = lines.filter { $0.contains("\"w:") && $0.contains(" -> \"p:Model.count\"") }
+    #expect(edges.count == 3, "\(graph.standardOutput)")
+    #expect(edges.allSatisfy { $0.contains("label=\"wrote 1 (1 no-op)\"") }, "\(edges)")
+    // The graph still renders.
+    let dot = Paths.temporary("marked.dot")
+    try graph.standardOutput.write(toFile: dot, atomically: true, encoding: .utf8)
+    #expect(try Run.program("/usr/bin/dot", ["-Tsvg", dot]).status == 0)
+  }
+}
