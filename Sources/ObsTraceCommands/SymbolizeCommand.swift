@@ -25,8 +25,9 @@ enum SymbolizeCommand: TraceCommand {
     The files must be the ones that ran: a binary modified after the recording began (rebuilt) would name its
     addresses wrongly, so its addresses are not looked up, and it is said. Exit 0 when every property and
     call-site label of the trace has a name; 1 when some stay unnamed, with why on standard error (a binary
-    changed or gone, or addresses that resolve to nothing: the trace records each binary's path and load
-    address, not a build id); 2 when the trace cannot be read or has no module map.
+    changed or gone, addresses that resolve to nothing: the trace records each binary's path and load
+    address, not a build id; or key path getters that an optimized build merged, which only the running
+    program names); 2 when the trace cannot be read or has no module map.
 
     OPTIONS:
       -o, --output <file>   Where to write (default: replace the input).
@@ -84,8 +85,8 @@ enum SymbolizeCommand: TraceCommand {
     let sources = SymbolSources(
       properties: definitions.properties.map { ($0.key, $0.value) }, types: [],
       stacks: Array(definitions.stacks.values), callerLabels: callerLabels)
-    var table = SymbolTableBuilder.build(sources) { addresses, returnAddresses in
-      symbolizer?.resolve(Array(addresses), returnAddresses: returnAddresses) ?? [:]
+    var table = SymbolTableBuilder.build(sources) { addresses, calls in
+      symbolizer?.resolve(Array(addresses), returnAddresses: Set(calls.keys), callees: calls) ?? [:]
     }
     let resolved = table
     // What a clean stop already named stays as it was.
@@ -115,14 +116,32 @@ enum SymbolizeCommand: TraceCommand {
     }
     let unnamedLabels = callerLabels.filter { table.labelNames[$0.label] == nil }
     guard !unnamedProperties.isEmpty || !unnamedLabels.isEmpty else { return 0 }
+    // A getter that is a thunk of a merged key path getter, passing the field offsets of the recorded root class:
+    // the binary is the one that ran (its code there is that class's thunk), the getter is merged.
+    var merged: [(id: UInt32, thunk: MergedKeyPathGetter)] = []
+    if changed.lines.isEmpty, let symbolizer {
+      for (id, property) in unnamedProperties.sorted(by: { $0.key < $1.key }) {
+        guard let thunk = symbolizer.mergedKeyPathGetter(at: UInt64(property.getterAddress)),
+          definitions.types[property.rootType] == thunk.module + "." + thunk.type
+        else { continue }
+        merged.append((id, thunk))
+      }
+    }
+    if !merged.isEmpty {
+      output.writeError("obstrace symbolize: \(MergedGetterNote.describe(merged, definitions))\n")
+      guard merged.count < unnamedProperties.count || !unnamedLabels.isEmpty else { return 1 }
+    }
+    let mergedIDs = Set(merged.map(\.id))
+    let otherProperties = unnamedProperties.filter { !mergedIDs.contains($0.key) }
     var unnamed: [String] = []
-    if !unnamedProperties.isEmpty {
-      unnamed.append("\(unnamedProperties.count) propert\(unnamedProperties.count == 1 ? "y" : "ies")")
+    if !otherProperties.isEmpty {
+      unnamed.append(
+        "\(otherProperties.count) \(merged.isEmpty ? "" : "other ")propert\(otherProperties.count == 1 ? "y" : "ies")")
     }
     if !unnamedLabels.isEmpty {
       unnamed.append("\(unnamedLabels.count) call-site label\(unnamedLabels.count == 1 ? "" : "s")")
     }
-    let count = unnamedProperties.count + unnamedLabels.count
+    let count = otherProperties.count + unnamedLabels.count
     let left = unnamed.joined(separator: " and ") + (count == 1 ? " stays unnamed" : " stay unnamed")
     if !changed.lines.isEmpty {
       for line in changed.lines { output.writeError("obstrace symbolize: \(line)\n") }
@@ -130,7 +149,7 @@ enum SymbolizeCommand: TraceCommand {
         "obstrace symbolize: \(left): symbolize with the binaries that ran (modified before the recording began), "
           + "or record again\n")
     } else {
-      let addresses = unnamedProperties.map { UInt64($0.value.getterAddress) }.sorted()
+      let addresses = otherProperties.map { UInt64($0.value.getterAddress) }.sorted()
       let first = addresses.first.map { " (first: getter 0x" + String($0, radix: 16) + ")" } ?? ""
       output.writeError(
         "obstrace symbolize: \(left): \(count == 1 ? "its address\(first) resolves" : "their addresses\(first) resolve") to no "
@@ -192,6 +211,26 @@ enum SymbolizeCommand: TraceCommand {
     }
     try copy(position..<max(position, size))
     try result.commit()
+  }
+}
+
+/// What `symbolize` says of properties whose key path getters are thunks of a merged getter it cannot name
+/// (`MergedKeyPathGetter`, docs/symbols.md): the binary is the one that ran, the getter is merged.
+enum MergedGetterNote {
+  static func describe(_ merged: [(id: UInt32, thunk: MergedKeyPathGetter)], _ definitions: TraceDefinitions)
+    -> String
+  {
+    let count = merged.count
+    let names = merged.prefix(3).map { definitions.propertyName($0.id) }.joined(separator: ", ")
+    let more = count > 3 ? ", …" : ""
+    let functions = Set(merged.map { "merged key path getter for \($0.thunk.merged.qualified)" }).sorted()
+    return "\(count) propert\(count == 1 ? "y stays" : "ies stay") unnamed (\(names)\(more)): "
+      + "\(count == 1 ? "its binary is the one" : "their binaries are the ones") that ran, but "
+      + "\(count == 1 ? "its key path getter is a thunk" : "their key path getters are thunks") of one getter that "
+      + "LLVM's function merging made for classes of one layout (\(functions.joined(separator: ", "))); which property "
+      + "it reads for each class is in the classes' field layout, which a recording that stops cleanly reads from the "
+      + "running program and symbolize does not; to have \(count == 1 ? "it" : "them") named in any trace, build "
+      + "with -Xswiftc -Xfrontend -Xswiftc -disable-llvm-merge-functions-pass"
   }
 }
 

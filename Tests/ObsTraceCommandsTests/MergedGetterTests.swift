@@ -62,4 +62,42 @@ struct MergedGetterTests {
       #expect(timeline.contains("\(property) by _modify changed"), "\(property):\n\(timeline)")
     }
   }
+
+  @Test(
+    "symbolize of a killed release recording says that a merged getter's properties stay unnamed because the getter is merged, not that the binary may be another"
+  )
+  func symbolizeSaysMerged() throws {
+    let folder = Paths.root + "/Tests/Fixtures/Merged"
+    let program = try FixtureBuild.compile(
+      [folder + "/main.swift", folder + "/Counters.swift"], module: "Merged", optimization: "-O",
+      flags: ["-DOBSTRACE", "-DKILLED"])
+    let trace = Paths.temporary("merged-killed.trc")
+    let run = try Run.program(program, [], environment: ["OBSTRACE_OUTPUT": trace])
+    #expect(run.status == 128 + 9, "\(run.standardError)")
+    let symbolized = Paths.temporary("merged-symbolized.trc")
+    let result = Run.command(["symbolize", trace, "-o", symbolized])
+    // Meter.reading's and Gauge.level's thunks pass their class's registrar only: the merged getter, named after
+    // Counter.count, reads one offset for all three, which only the running classes' field offsets tell.
+    #expect(result.status == 1, "\(result.standardError)")
+    #expect(result.errorLines.count == 2, "\(result.standardError)")
+    let line = result.errorLines.last ?? ""
+    #expect(line.hasPrefix("obstrace symbolize: 2 properties stay unnamed (Meter.<Int #"), "\(line)")
+    #expect(line.contains(">, Gauge.<Int #"), "\(line)")
+    #expect(
+      line.contains(
+        "): their binaries are the ones that ran, but their key path getters are thunks of one getter that LLVM's "
+          + "function merging made for classes of one layout (merged key path getter for Counter.count); which property "
+          + "it reads for each class is in the classes' field layout, which a recording that stops cleanly reads from "
+          + "the running program and symbolize does not; "),
+      "\(line)")
+    #expect(line.hasSuffix("-Xswiftc -Xfrontend -Xswiftc -disable-llvm-merge-functions-pass"), "\(line)")
+    // Before: '2 properties stay unnamed: their addresses … resolve to no key-path getter …; they may not be the
+    // ones that ran'.
+    #expect(!result.standardError.contains("may not be the ones that ran"), "\(result.standardError)")
+    // The others are named from the binary: Counter.count (the merged getter's own), Person's by their fields.
+    let report = Run.command(["report", symbolized]).standardOutput
+    for property in ["Counter.count", "Person.firstName", "Employee.title"] {
+      #expect(report.contains("  \(property) "), "\(property) is not named:\n\(report)")
+    }
+  }
 }

@@ -5,6 +5,9 @@
 // reads. The base class and subclass here have String properties. Built by
 // Tests/ObsTraceCommandsTests/MergedGetterTests.swift with -DOBSTRACE (traced) and without, -Onone and -O; all print
 // the same.
+#if KILLED
+  import Glibc
+#endif
 #if OBSTRACE
   import ObsTrace
 #endif
@@ -54,3 +57,8 @@ name(person, employee)
 watch()
 counter.note = "done"
 print("fired \(fired)")
+#if KILLED
+  // Killed before its recording stops, as a crash would: the trace has no symbol table (`obstrace symbolize`).
+  sleep(2)
+  kill(getpid(), SIGKILL)
+#endif
