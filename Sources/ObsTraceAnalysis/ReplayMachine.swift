@@ -326,20 +326,12 @@ public struct ReplayMachine {
   /// when the list reaches twice what was live at its previous compaction, ids of runs no longer subscribed are
   /// dropped. The lists hold the live runs (amortized O(1) per install), not every run that ever read the object.
   private var subscribers = DenseTable<SubscriberList>()
-  // By object serial (dense in a process): arrays, since every access and write looks its object up.
-  private var liveObjects = DenseTable<UInt32>()  // serial → type, created in the trace and not freed
-  private var seenObjects = DenseTable<Bool>()
+  /// What the replay knows of each object, by serial (dense in a process): one record, so that an access or a write
+  /// looks its object up once (its type, the threads that used it, when it was last used), and a free removes one
+  /// entry (with a table per fact, 100 k objects cost three lookups per event and eight table updates per free).
+  private var objects = DenseTable<ObjectRecord>()
   /// Objects the trace used but did not see created (made before the recording), freed since or not.
   public private(set) var objectsFromBefore = 0
-  /// Where each live object was created (objectCreated's stack, recorded with call stacks on), by serial.
-  private var creationStacks = DenseTable<UInt32>()
-  private var objectTypes = DenseTable<UInt32>()
-  /// The threads that created, read or wrote each object, as a 64-bit set of `threadBit`s: a thread still running
-  /// when the recording stopped may have freed it after (see `threadBits(ofObject:)`).
-  private var objectThreads = DenseTable<UInt64>()
-  /// The object and thread last put in `objectThreads`: runs of one thread's events about one object are the rule,
-  /// and the table is not touched again for them. Reset when the object's entry is removed.
-  private var lastObjectThread: (object: UInt32, thread: UInt32) = (0, TraceFormat.reservedThread)
   /// By type id: an object's free counts in its type's entry (an array lookup, not two hashes per free).
   private var types = DenseTable<TypeStatistics>()
   /// Run boundaries so far (each run's begin and its end): the turns of the program that a leak's evidence counts
@@ -347,10 +339,6 @@ public struct ReplayMachine {
   private var turn: UInt32 = 0
   /// Run boundaries and object creations so far: orders an object's last use against other objects' creations.
   private var moment: UInt32 = 0
-  /// For each live object created in the trace, when it was created and last used (`turns(ofObject:)`).
-  private var objectTurns = DenseTable<ObjectTurns>()
-  /// The object and moment last put in `objectTurns`: the table is not touched again for them.
-  private var lastObjectTurn: (object: UInt32, moment: UInt32) = (0, 0)
   /// Registrars freed in the trace with no recorded event (never bound to an object, so of no known object), by
   /// their creation stack (0: none recorded). See `registrarsWithoutEvents`.
   private var freedWithoutEvents: [UInt32: RegistrarStatistics] = [:]
@@ -410,15 +398,23 @@ public struct ReplayMachine {
     }
     switch event.kind {
     case .objectCreated:
-      if accountsObjects {
-        liveObjects[event.object] = event.aux
-        noteObjectThread(event)
-        if event.stack != 0 { creationStacks[event.object] = event.stack }
-        moment &+= 1
-        objectTurns[event.object] = ObjectTurns(created: turn, createdAt: moment, lastUsedAt: moment)
-        lastObjectTurn = (event.object, moment)
+      let accounts = accountsObjects
+      if accounts { moment &+= 1 }
+      let turns = ObjectTurns(created: turn, createdAt: moment, lastUsedAt: moment)
+      // Without accounts only a type is kept: an object created without one has no record yet.
+      if accounts || event.aux != 0 {
+        objects.withValue(event.object, default: ObjectRecord()) { record in
+          if accounts {
+            record.isLive = true
+            record.liveType = event.aux
+            record.threads |= Self.threadBit(event.thread)
+            if event.stack != 0 { record.creationStack = event.stack }
+            record.hasTurns = true
+            record.turns = turns
+          }
+          if event.aux != 0 { record.type = event.aux }
+        }
       }
-      if event.aux != 0 { objectTypes[event.object] = event.aux }
       consumer.consume(
         .objectCreated(
           ObjectFact(
@@ -427,23 +423,20 @@ public struct ReplayMachine {
       freed(event, &consumer)
     case .objectBound:
       // A further registrar of the object `aux` (a class with @Observable at several levels): not an object of
-      // its own; the object's events carry `aux`, and its creation and freeing count once, there.
-      liveObjects[event.object] = nil
-      seenObjects[event.object] = nil
-      objectTypes[event.object] = nil
-      forgetObjectThreads(event.object)
-      objectTurns[event.object] = nil
+      // its own; the object's events carry `aux`, and its creation and freeing count once, there. Only where it was
+      // created is kept (until its free).
+      let emptied =
+        objects.withExisting(event.object) { record -> Bool in
+          record = ObjectRecord(creationStack: record.creationStack)
+          return record.creationStack == 0
+        } ?? false
+      if emptied { objects.removeValue(event.object) }
     case .access:
-      noteObjectThread(event)
-      noteObjectTurn(event.object)
-      access(event, &consumer)
+      access(event, noteUse(event, namingType: true), &consumer)
     case .willSet:
-      noteObjectThread(event)
-      noteObjectTurn(event.object)
-      willSet(event, previousUntrackedAccess, &consumer)
+      willSet(event, noteUse(event, namingType: true), previousUntrackedAccess, &consumer)
     case .didSet:
-      noteObjectThread(event)
-      noteObjectTurn(event.object)
+      _ = noteUse(event, namingType: false)
       didSet(event, &consumer)
     case .scopeBegin:
       turn &+= 1
@@ -459,9 +452,11 @@ public struct ReplayMachine {
         thread: event.thread, time: event.time)
       let afterFire = !firedSinceRun.isEmpty && firedSinceRun[instance] != nil
       if afterFire { firedSinceRun[instance] = nil }
-      runs[event.scope] = Run(
-        fact: fact, beginSequence: sequence, reads: OrderedKeySet(reusing: spareReadLists.popLast()),
-        afterFire: afterFire)
+      runs.put(
+        event.scope,
+        Run(
+          fact: fact, beginSequence: sequence, reads: OrderedKeySet(reusing: spareReadLists.popLast()),
+          afterFire: afterFire))
       // An untraced run's end is recorded late (or never): its instance runs again from here, and a write after its
       // begin is not coalesced into a run still to come.
       if kind == .untraced && !awaitingRerun.isEmpty { awaitingRerun[instance] = nil }
@@ -610,45 +605,50 @@ public struct ReplayMachine {
     body(&value)
   }
 
+  /// Notes a read or write of the event's object, in its record, in one lookup: the thread that used it, that it was
+  /// used now (its turns); and, `namingType`, its type: the one known, else the event's (`aux`), which then names
+  /// it (an object not created in the trace is counted as from before). Returns the object's type (0: none known),
+  /// or 0 when not `namingType`.
   @inline(__always)
-  private mutating func noteObjectThread(_ event: TraceEvent) {
-    guard accountsObjects else { return }
-    guard event.object != lastObjectThread.object || event.thread != lastObjectThread.thread else { return }
-    lastObjectThread = (event.object, event.thread)
-    objectThreads.withValue(event.object, default: 0) { $0 |= Self.threadBit(event.thread) }
-  }
-
-  /// Notes that `object` was used (read or written) now.
-  @inline(__always)
-  private mutating func noteObjectTurn(_ object: UInt32) {
-    guard accountsObjects, object != lastObjectTurn.object || moment != lastObjectTurn.moment else { return }
-    lastObjectTurn = (object, moment)
-    objectTurns.withExisting(object) { $0.lastUsedAt = moment }
-  }
-
-  private mutating func forgetObjectThreads(_ object: UInt32) {
-    objectThreads[object] = nil
-    if lastObjectThread.object == object { lastObjectThread = (0, TraceFormat.reservedThread) }
-  }
-
-  private mutating func noteObject(_ event: TraceEvent) -> UInt32 {
-    if let type = objectTypes[event.object] { return type }
-    guard event.aux != 0 else { return 0 }
-    objectTypes[event.object] = event.aux
-    guard accountsObjects else { return event.aux }
-    if liveObjects[event.object] != nil {
-      liveObjects[event.object] = event.aux
-    } else {
-      seenObjects[event.object] = true
-      objectsFromBefore += 1
+  private mutating func noteUse(_ event: TraceEvent, namingType: Bool) -> UInt32 {
+    guard accountsObjects else {
+      // Only its type is kept (a timeline's machine): looked up, and written only when the event first names it.
+      guard namingType else { return 0 }
+      if let type = objects[event.object]?.type, type != 0 { return type }
+      guard event.aux != 0 else { return 0 }
+      objects.withValue(event.object, default: ObjectRecord()) { $0.type = event.aux }
+      return event.aux
     }
-    return event.aux
+    let accounts = accountsObjects
+    let moment = moment
+    var fromBefore = false
+    let type = objects.withValue(event.object, default: ObjectRecord()) { record -> UInt32 in
+      if accounts {
+        record.threads |= Self.threadBit(event.thread)
+        if record.hasTurns { record.turns.lastUsedAt = moment }
+      }
+      guard namingType else { return 0 }
+      if record.type != 0 { return record.type }
+      guard event.aux != 0 else { return 0 }
+      record.type = event.aux
+      guard accounts else { return event.aux }
+      if record.isLive {
+        record.liveType = event.aux
+      } else {
+        record.isSeen = true
+        fromBefore = true
+      }
+      return event.aux
+    }
+    if fromBefore { objectsFromBefore += 1 }
+    return type
   }
 
   private mutating func freed<Consumer: ReplayConsumer>(_ event: TraceEvent, _ consumer: inout Consumer) {
-    let type = event.aux != 0 ? event.aux : (objectTypes[event.object] ?? 0)
-    if accountsObjects && liveObjects[event.object] != nil {
-      liveObjects[event.object] = nil
+    // Everything known of the object goes with it.
+    let record = objects.removeValue(event.object)
+    let type = event.aux != 0 ? event.aux : (record?.type ?? 0)
+    if accountsObjects, let record, record.isLive {
       if type != 0 {
         types.withValue(type, default: TypeStatistics()) {
           $0.created += 1
@@ -656,17 +656,10 @@ public struct ReplayMachine {
         }
       } else {
         // No event named its object: a registrar, not an object (see `registrarsWithoutEvents`).
-        let stack = creationStacks[event.object] ?? 0
+        let stack = record.creationStack
         freedWithoutEvents[stack, default: RegistrarStatistics()].created += 1
         freedWithoutEvents[stack, default: RegistrarStatistics()].freed += 1
       }
-    }
-    objectTypes[event.object] = nil
-    if accountsObjects {
-      seenObjects[event.object] = nil
-      if creationStacks[event.object] != nil { creationStacks[event.object] = nil }
-      forgetObjectThreads(event.object)
-      if objectTurns[event.object] != nil { objectTurns[event.object] = nil }
     }
     consumer.consume(
       .objectFreed(ObjectFact(time: event.time, thread: event.thread, object: event.object, type: type, stack: 0)))
@@ -689,8 +682,9 @@ public struct ReplayMachine {
     }
   }
 
-  private mutating func access<Consumer: ReplayConsumer>(_ event: TraceEvent, _ consumer: inout Consumer) {
-    let type = noteObject(event)
+  private mutating func access<Consumer: ReplayConsumer>(
+    _ event: TraceEvent, _ type: UInt32, _ consumer: inout Consumer
+  ) {
     let key = PropertyKey(object: event.object, property: event.key)
     let stale = event.flags & EventFlags.staleRead != 0
     // A read on this thread while another thread is between its willSet and didSet of the same property: the value
@@ -737,9 +731,8 @@ public struct ReplayMachine {
   }
 
   private mutating func willSet<Consumer: ReplayConsumer>(
-    _ event: TraceEvent, _ previousUntrackedAccess: UntrackedAccess?, _ consumer: inout Consumer
+    _ event: TraceEvent, _ type: UInt32, _ previousUntrackedAccess: UntrackedAccess?, _ consumer: inout Consumer
   ) {
-    let type = noteObject(event)
     let key = PropertyKey(object: event.object, property: event.key)
     let direct = event.flags & EventFlags.willSetDirect != 0
     let ownAccess = direct && previousUntrackedAccess?.key == key
@@ -753,6 +746,9 @@ public struct ReplayMachine {
     writesInProgress += 1
     var firstWriter = event.thread
     var overlapping = false
+    // The property's state as this write leaves it: its readers, for the instances the write is coalesced into
+    // (read here, not looked up again).
+    var written = KeyState()
     keys.withState(key) { state in
       // Another write in progress (this one is counted): is one of them of this property, on another thread?
       if writesInProgress > 1 { overlapping = keyOverflow.isWritten(byOtherThan: event.thread, key, state) }
@@ -760,8 +756,11 @@ public struct ReplayMachine {
       if state.firstWriter == TraceFormat.reservedThread { state.firstWriter = event.thread }
       firstWriter = state.firstWriter
       if state.overflow & KeyState.untracedRuns != 0 { untracedRuns = keyOverflow.takeUntracedRuns(key, &state) }
+      written = state
     }
-    var coalesced = listed ? coalescedInstances(reading: key) : []
+    // Listed in the scratch array only when an instance read it (none did: nothing to list, nothing to take).
+    let listing = listed && written.reader != 0
+    var coalesced = listing ? coalescedInstances(reading: key, written) : []
     consumer.consume(
       .writeBegan(
         WriteBeganFact(
@@ -769,7 +768,7 @@ public struct ReplayMachine {
           direct: direct, ownAccess: ownAccess, ownAccessStack: ownAccess ? previousUntrackedAccess!.stack : 0,
           overlapping: overlapping, firstWriter: firstWriter)))
     // Kept for the next write: held only here once the fact is gone, it is emptied in place then.
-    if listed { swap(&coalesced, &coalescedScratch) }
+    if listing { swap(&coalesced, &coalescedScratch) }
     if !untracedRuns.isEmpty { predictFires(untracedRuns, event, key, &consumer) }
   }
 
@@ -804,16 +803,14 @@ public struct ReplayMachine {
     }
   }
 
-  /// The labels of the instances that read `key` and wait to run again, listed in the scratch array.
-  private mutating func coalescedInstances(reading key: PropertyKey) -> [UInt32] {
+  /// The labels of the instances that read `key` (its `state`) and wait to run again, listed in the scratch array.
+  private mutating func coalescedInstances(reading key: PropertyKey, _ state: KeyState) -> [UInt32] {
     var coalesced: [UInt32] = []
     swap(&coalesced, &coalescedScratch)
     // Emptied by its last elements (one or two, as a rule): `removeAll(keepingCapacity:)` took ≈ 57 instructions.
     while !coalesced.isEmpty { coalesced.removeLast() }
-    if let state = keys[key] {
-      keyOverflow.forEachReader(key, state) { reader in
-        if let label = awaitingRerun[reader] { coalesced.append(label) }
-      }
+    keyOverflow.forEachReader(key, state) { reader in
+      if let label = awaitingRerun[reader] { coalesced.append(label) }
     }
     return coalesced
   }
@@ -1007,7 +1004,11 @@ public struct ReplayMachine {
         for key in run.reads.elements { keys.withState(key) { keyOverflow.insertReader(id, key, &$0) } }
       }
     }
-    instances[id] = Instance(label: run.fact.label, lastRunBeginSequence: run.beginSequence, lastReads: run.reads)
+    // Its slot is empty (its previous run's instance was taken out above): made in place, not through the
+    // subscript's setter, which copies the optional it is given and tests the slot by copying it out.
+    instances.withValue(
+      id, default: Instance(label: run.fact.label, lastRunBeginSequence: run.beginSequence, lastReads: run.reads)
+    ) { _ in }
     consumer.consume(
       .runEnded(
         RunEndedFact(
@@ -1023,7 +1024,7 @@ public struct ReplayMachine {
     // Keep the run while its observers are or will be installed: a tracking run that read nothing is never
     // installed (the real access list stays nil), and a named scope never is.
     if run.subscribed || (run.fact.kind != .named && !run.reads.isEmpty) {
-      runs[event.scope] = run
+      runs.put(event.scope, run)
     } else if run.fact.kind != .named && run.fact.kind != .untraced {
       endedWithoutTracedReads[event.thread] = (event.scope, run)
     }
@@ -1044,18 +1045,23 @@ public struct ReplayMachine {
   /// Objects created in the trace and never freed, with their types (registrars that recorded no event, which
   /// name no object, are `liveRegistrarsWithoutEvents`).
   public var liveObjectSerials: [(serial: UInt32, type: UInt32)] {
-    liveObjects.compactMap { serial, type in
-      let type = objectTypes[serial] ?? type
-      return type == 0 ? nil : (serial, type)
+    var result: [(serial: UInt32, type: UInt32)] = []
+    objects.forEachEntry { serial, record in
+      guard record.isLive, record.typeOfLive != 0 else { return }
+      result.append((serial, record.typeOfLive))
     }
+    return result
   }
 
   /// Registrars created in the trace, never freed, that recorded no event: their serials and creation stacks (0:
   /// none recorded).
   public var liveRegistrarsWithoutEvents: [(serial: UInt32, stack: UInt32)] {
-    liveObjects.compactMap { serial, type in
-      (objectTypes[serial] ?? type) == 0 ? (serial, creationStacks[serial] ?? 0) : nil
+    var result: [(serial: UInt32, stack: UInt32)] = []
+    objects.forEachEntry { serial, record in
+      guard record.isLive, record.typeOfLive == 0 else { return }
+      result.append((serial, record.creationStack))
     }
+    return result
   }
 
   /// Registrars created in the trace that recorded no event, by creation stack (0: none recorded), freed or not.
@@ -1070,7 +1076,7 @@ public struct ReplayMachine {
   }
 
   /// The threads that created, read or wrote the object `serial`, as `threadBit`s (0 when unknown or freed).
-  public func threadBits(ofObject serial: UInt32) -> UInt64 { objectThreads[serial] ?? 0 }
+  public func threadBits(ofObject serial: UInt32) -> UInt64 { objects[serial]?.threads ?? 0 }
 
   /// A thread's bit in an object's set of threads: serial modulo 64, so that a set costs one word; with more than
   /// 64 threads two may share a bit, which only errs towards "this thread may have used it".
@@ -1126,19 +1132,24 @@ public struct ReplayMachine {
     var result: [UInt32: TypeStatistics] = [:]
     types.forEachEntry { type, statistics in result[type] = statistics }
     for (_, type) in liveObjectSerials { result[type, default: TypeStatistics()].created += 1 }
-    for (serial, _) in seenObjects { result[objectTypes[serial] ?? 0, default: TypeStatistics()].seenOnly += 1 }
+    objects.forEachEntry { _, record in
+      if record.isSeen { result[record.type, default: TypeStatistics()].seenOnly += 1 }
+    }
     return result
   }
 
   /// The stack a live object was created with (0: not recorded).
-  public func creationStack(ofObject object: UInt32) -> UInt32 { creationStacks[object] ?? 0 }
+  public func creationStack(ofObject object: UInt32) -> UInt32 { objects[object]?.creationStack ?? 0 }
 
   /// The turn a live object created in the trace was created in, and when it was created and last read or written
   /// (nil: not created in the trace, or freed).
-  public func turns(ofObject object: UInt32) -> ObjectTurns? { objectTurns[object] }
+  public func turns(ofObject object: UInt32) -> ObjectTurns? {
+    guard let record = objects[object], record.hasTurns else { return nil }
+    return record.turns
+  }
 
   /// The type of a live object, or 0.
-  public func type(ofObject object: UInt32) -> UInt32 { objectTypes[object] ?? 0 }
+  public func type(ofObject object: UInt32) -> UInt32 { objects[object]?.type ?? 0 }
 
   /// Objects that a run still subscribed at this point read (a view's tracking, an observer, a loop's value,
   /// installed and not yet fired or cancelled; an untraced run's predicted subscription): something still watches
@@ -1155,6 +1166,30 @@ public struct ReplayMachine {
     for (key, scopes) in keyOverflow.untracedRuns where !scopes.isEmpty { watched.insert(key.object) }
     return watched
   }
+}
+
+/// What the replay knows of one object (`ReplayMachine`'s table by serial), as plain data: every field is a word or
+/// less, so that the table's slots are copied and destroyed without reference counting. Its accounts (all but
+/// `type`) are kept only when the machine `accountsObjects`.
+struct ObjectRecord {
+  /// Created in the trace and not freed.
+  var isLive = false
+  /// Used in the trace without its creation in it (made before the recording), and named a type then.
+  var isSeen = false
+  /// Whether `turns` holds its turns (a live object created in the trace).
+  var hasTurns = false
+  /// Its type as its creation gave it (`aux`; 0 for a registrar that does not know its object yet).
+  var liveType: UInt32 = 0
+  /// Its type once known, from its creation or its first read or write (0: not known).
+  var type: UInt32 = 0
+  /// The stack it was created with (0: none recorded).
+  var creationStack: UInt32 = 0
+  /// The threads that created, read or wrote it, as `ReplayMachine.threadBit`s.
+  var threads: UInt64 = 0
+  var turns = ObjectTurns(created: 0, createdAt: 0, lastUsedAt: 0)
+
+  /// The type of a live object: its known type, else what its creation gave.
+  var typeOfLive: UInt32 { type != 0 ? type : liveType }
 }
 
 /// When an object was created and last used. `created` is a turn: the number of run boundaries (a run's begin or
