@@ -197,3 +197,42 @@ extension Symbolizer {
     return nil
   }
 }
+
+extension Symbolizer {
+  /// The key path getter's name for a getter with no symbol that only calls its property's getter with the root
+  /// object as `self`, when `function` (the symbol there, if any) is not a key path getter's: `push %rbp; mov
+  /// %rsp,%rbp; push %r13; push %rax; mov (%rdi),%r13; call <Module.Type.property.getter : T>; add $8,%rsp; pop %r13;
+  /// pop %rbp; ret` (x86-64). An optimized build makes such a key path getter for a generic class's property
+  /// specialized in the user's module (`\Box<Int>.value`: it calls `Gen.Box.value.getter : A`), and gives it no symbol
+  /// (before, `Box<Int>.<Int #1>`, not compared). Nil for any other code or callee.
+  static func namingGetterCall(_ function: String, _ module: OpaquePointer, _ address: Dwarf_Addr) -> String? {
+    #if arch(x86_64)
+      guard PropertyNaming.name(fromKeyPathGetter: function) == nil, let bytes = code(module, address, count: 24),
+        bytes.count == 24
+      else { return nil }
+      let before: [UInt8] = [0x55, 0x48, 0x89, 0xe5, 0x41, 0x55, 0x50, 0x4c, 0x8b, 0x2f, 0xe8]
+      let after: [UInt8] = [0x48, 0x83, 0xc4, 0x08, 0x41, 0x5d, 0x5d, 0xc3]
+      guard Array(bytes[0..<11]) == before, Array(bytes[15..<23]) == after else { return nil }
+      var displacement: Int32 = 0
+      for shift in 0..<4 { displacement |= Int32(bytes[11 + shift]) << (8 * shift) }
+      let target = Dwarf_Addr(bitPattern: Int64(bitPattern: address) &+ 15 &+ Int64(displacement))
+      guard let raw = symbolStarting(module, target), raw.hasPrefix("$s") else { return nil }
+      let getter = Demangler.demangle(raw)
+      // `Gen.Box.value.getter : A`: a property's own getter, nothing else (no specialization, closure or suffix).
+      guard let colon = getter.firstRange(of: " : "), getter[colon.upperBound...].firstRange(of: " : ") == nil else {
+        return nil
+      }
+      let path = getter[..<colon.lowerBound]
+      let valueType = getter[colon.upperBound...]
+      guard path.hasSuffix(".getter"), !path.contains(" "), !path.contains("("), !valueType.contains(" with ") else {
+        return nil
+      }
+      let components = path.dropLast(".getter".count).split(separator: ".")
+      guard components.count >= 3 else { return nil }
+      let root = components.dropLast().joined(separator: ".")
+      return "key path getter for \(root).\(components.last!) : \(valueType) : \(root)"
+    #else
+      return nil
+    #endif
+  }
+}

@@ -102,7 +102,8 @@ public final class Symbolizer {
     guard let module = dwfl_addrmodule(session, Dwarf_Addr(address)) else { return nil }
     let (target, lookup) = followingThunk(module, Dwarf_Addr(address))
     let function = dwfl_module_addrname(target, lookup).map { Demangler.demangle(String(cString: $0)) }
-    return Self.namingMergedGetter(function ?? "", target, lookup) ?? function
+    return Self.namingMergedGetter(function ?? "", target, lookup)
+      ?? Self.namingGetterCall(function ?? "", target, lookup) ?? function
   }
 
   /// The key path getter's name for a merged getter's thunk at `address` whose property the thunk alone makes
@@ -147,6 +148,8 @@ public final class Symbolizer {
       }
       // A merged getter's thunk (`MergedKeyPathGetter`): named where what it passes makes its property certain.
       if !isReturnAddress, let named = Self.namingMergedGetter(function, module, lookup) { function = named }
+      // A generic property's specialized key path getter with no symbol that calls the property's getter.
+      if !isReturnAddress, let named = Self.namingGetterCall(function, module, lookup) { function = named }
       var moduleName = ""
       if let raw = dwfl_module_info(module, nil, nil, nil, nil, nil, nil, nil) {
         moduleName = String(cString: raw)

@@ -100,4 +100,24 @@ struct MergedGetterTests {
       #expect(report.contains("  \(property) "), "\(property) is not named:\n\(report)")
     }
   }
+
+  /// A generic class's property read through a key path whose getter, in an optimized build, has no symbol and only
+  /// calls the property's getter: it was `Box<Int>.<Int #1>` and its `+= 0` not compared (merge15's note on generic
+  /// classes; the getter is not a merged one in this build).
+  @Test(
+    "a generic class's property whose key path getter only calls its getter is named and its writes compared, in debug and release",
+    arguments: ["-Onone", "-O"])
+  func genericGetterCall(optimization: String) throws {
+    let folder = Paths.root + "/Tests/Fixtures/GenericGetter"
+    let (run, _, trace) = try FixtureBuild.sideBySide(
+      [folder + "/main.swift", folder + "/Models.swift"], module: "GenericGetter", optimization: optimization,
+      trace: "generic-getter\(optimization).trc")
+    #expect(run.standardOutput == "1 2 0\nfired\n")
+    let report = Run.command(["report", trace]).standardOutput
+    for property in ["Box<Int>.value", "Pair<Int>.first", "Counter.count"] {
+      #expect(report.contains("  \(property) "), "\(property) is not named:\n\(report)")
+    }
+    #expect(!report.contains("<Int #") && !report.contains("not named by the symbol table"), "\(report)")
+    #expect(report.contains("writes through _modify: 3 compared\n"), "\(report)")
+  }
 }
