@@ -58,6 +58,12 @@ public struct AnalysisReport: Sendable {
 
     /// Whether chunks are missing that no damaged chunk accounts for (chunks removed from the file, or lost to
     /// damage the reader did not see as a chunk): what `missingEventsSummary` says.
+    /// Whether events are known lost: dropped in the rings, lost at the stop, damaged, cut short or cut out.
+    public var lostEvents: Bool {
+      droppedEvents > 0 || lostAtStop > 0 || ringless > 0 || truncated || !damage.isEmpty || !missingChunks.isEmpty
+        || !unreadRecordedEvents.isEmpty
+    }
+
     public var missingWithoutDamage: Bool {
       damage.isEmpty && (!missingChunks.isEmpty || !unreadRecordedEvents.isEmpty)
     }

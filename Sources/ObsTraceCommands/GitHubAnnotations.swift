@@ -140,6 +140,16 @@ enum GitHubAnnotations {
           message: prefix + entry.changes.joined(separator: ", ") + " (here: \(entry.counts.joined(separator: ", "))"
             + (entry.frame.lineIsApproximate ? "; the line is approximate" : "") + ")")
       }
+      // The sites past the first `maximumSites` (GitHub shows few annotations a step): named in one more error, on
+      // no file, so that no site of what grew goes unsaid.
+      if ordered.count > maximumSites {
+        let rest = ordered.dropFirst(maximumSites)
+        out += command(
+          "error", file: nil, line: nil, title: title,
+          message: prefix + changes.map(\.text).joined(separator: ", ") + ", and \(rest.count) more site"
+            + (rest.count == 1 ? "" : "s") + ": "
+            + WriteSites.list(rest.map { ($0.frame, $0.counts.joined(separator: ", ")) }))
+      }
       if !nowhere.isEmpty || ordered.isEmpty {
         out += command(
           "error", file: nil, line: nil, title: title,
@@ -262,6 +272,12 @@ final class WriteSites {
   }
 
   /// What a place's count is, for `metric` of a `kind`: "2 no-op writes", "3 invalidations of it" (a scope's).
+  /// Sites as `main.swift:15 (App.run()) (1 write)`, comma-separated, at most `limit` of them and then `…`.
+  static func list(_ sites: [(frame: SymbolizedFrame, counts: String)], limit: Int = 20) -> String {
+    sites.prefix(limit).map { "\(SiteFormatting.describe($0.frame)) (\($0.counts))" }.joined(separator: ", ")
+      + (sites.count > limit ? ", …" : "")
+  }
+
   static func describe(_ count: Int, metric: String, kind: String) -> String {
     func plural(_ word: String) -> String { "\(count) \(word)\(count == 1 ? "" : "s")" }
     switch (kind, metric) {

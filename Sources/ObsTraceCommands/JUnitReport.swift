@@ -39,10 +39,20 @@ enum JUnitReport {
     }
     /// The summary, then the sites of the writes that made the count (see `WriteSites`), with how much each made.
     func detail(kind: String, name: String, metric: String, _ summary: String) -> String {
-      let places = sites.places(kind: kind, name: name, metric: metric).prefix(5).map {
+      let all = sites.places(kind: kind, name: name, metric: metric)
+      let places = all.prefix(5).map {
         "  at \(SiteFormatting.describe($0.frame)) (\(WriteSites.describe($0.count, metric: metric, kind: kind)))"
       }
-      return ([summary] + places).joined(separator: "\n")
+      // The others said too, not left out (a growth may come from exactly those).
+      let rest = all.dropFirst(5)
+      let more =
+        rest.isEmpty
+        ? []
+        : [
+          "  and \(rest.count) more site\(rest.count == 1 ? "" : "s"): "
+            + WriteSites.list(rest.map { ($0.frame, WriteSites.describe($0.count, metric: metric, kind: kind)) })
+        ]
+      return ([summary] + places + more).joined(separator: "\n")
     }
     if let baseline {
       let rows = Dictionary(

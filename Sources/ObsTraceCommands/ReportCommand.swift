@@ -137,7 +137,9 @@ extension TraceInput {
       damagedChunks == 0
       ? nil
       : "\(damagedChunks) damaged chunk\(damagedChunks == 1 ? "" : "s") skipped (their events are lost)"
-    let lost = trace.lostAtStop > 0 ? "\(trace.lostAtStop) event\(trace.lostAtStop == 1 ? "" : "s") lost at the stop (threads still running)" : nil
+    let lost =
+      trace.lostAtStop > 0
+      ? "\(trace.lostAtStop) event\(trace.lostAtStop == 1 ? "" : "s") lost at the stop (threads still running)" : nil
     let ringless =
       trace.ringless > 0
       ? "\(trace.ringless) events not recorded (threads that could not get a ring: memory could not be allocated)"
@@ -200,11 +202,26 @@ enum ReportPrinter {
   }
 
   /// The writes the recording stopped inside, said once under the report's header (the timeline marks each).
-  static func unfinishedWritesLine(_ properties: [String]) -> String? {
+  static func unfinishedWritesLine(_ properties: [String], traceLostEvents: Bool = false) -> String? {
     guard !properties.isEmpty else { return nil }
     let one = properties.count == 1
+    // Each property once, with how many (a dropped stretch of a busy loop leaves many).
+    var counts: [String: Int] = [:]
+    var order: [String] = []
+    for property in properties {
+      if counts[property] == nil { order.append(property) }
+      counts[property, default: 0] += 1
+    }
+    let listed = order.map { counts[$0]! == 1 ? $0 : "\($0) ×\(counts[$0]!)" }.joined(separator: ", ")
+    // With events lost (dropped in the rings, damaged or cut out), a missing didSet may be one of them: nothing
+    // shows the write was unfinished.
+    if traceLostEvents {
+      return "\(properties.count) write\(one ? " has" : "s have") no didSet in the trace (\(listed)): the trace lost "
+        + "events, which may hold \(one ? "it" : "them") (else the recording stopped inside \(one ? "it" : "them")); "
+        + "counted as written, \(one ? "its" : "their") fires as invalidations"
+    }
     return "\(properties.count) write\(one ? " was" : "s were") unfinished when the recording stopped ("
-      + properties.joined(separator: ", ") + "): \(one ? "its" : "their") willSet is in the trace, not "
+      + listed + "): \(one ? "its" : "their") willSet is in the trace, not "
       + "\(one ? "its" : "their") didSet (exit() in an observer the write fired, the program exiting while another "
       + "thread was inside the write, a crash, or a cut trace); "
       + "counted as written, \(one ? "its" : "their") fires as invalidations"
@@ -236,7 +253,9 @@ enum ReportPrinter {
     if !fallbackNames.isEmpty {
       out.line("  " + ReportPrinter.fallbackNamesLine(fallbackNames))
     }
-    if let line = unfinishedWritesLine(report.unfinishedWrites) { out.line("  " + line) }
+    if let line = unfinishedWritesLine(report.unfinishedWrites, traceLostEvents: report.trace.lostEvents) {
+      out.line("  " + line)
+    }
     out.line()
 
     out.line("Properties, by invalidations")

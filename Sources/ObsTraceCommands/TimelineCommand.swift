@@ -512,6 +512,8 @@ final class TimelinePrinter {
       }
       if write.outcome == .unchanged && !write.fired.isEmpty { writer.append("  [wasted]") }
       appendSite(write.stack)
+      // A didSet the trace lost leaves a write that looks unfinished.
+      if write.unfinished { markIfLost() }
     case .read(let read):
       guard read.stale, matches(time: read.time, thread: read.thread, keys: CollectionOfOne(read.key), label: nil)
       else { return }

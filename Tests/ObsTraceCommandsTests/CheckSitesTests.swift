@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+
+@testable import ObsTraceFormat
+
+/// `check --format github|junit` name at most 5 sites of a count that failed, one annotation or line each, and say
+/// the others rather than leave them out: a fresh-clone try-out's G11 (a growth that came from `Store.add` was shown
+/// only at other lines).
+@Suite("check's CI formats say every site of a count")
+struct CheckSitesTests {
+  /// `Model.count` written once from each of 7 places, `/src/App/main.swift` lines 10 to 16 (stacks 1 to 7).
+  static func trace() throws -> String {
+    let definitions = SyntheticDefinitions(
+      typeName: { _ in "App.Model" }, property: SyntheticDefinitions.computedProperty(root: "Model", rootType: 1),
+      stack: { [UInt64(0x100 * $0), 0x9000] })
+    var trace = try SyntheticTrace("check-sites", definitions: definitions, stackLevel: 1)
+    var chunk = trace.chunk()
+    trace.next(&chunk, .objectCreated, object: 1, aux: 1)
+    var time = trace.lastTime
+    for stack in UInt32(1)...7 {
+      time += 1000
+      trace.append(
+        &chunk, .willSet, at: time, flags: EventFlags.willSetDirect, object: 1, key: 1, aux: 1, stack: stack)
+      trace.append(&chunk, .didSet, at: time + 100, flags: EventFlags.changed, object: 1, key: 1, aux: 1)
+    }
+    try trace.write(chunk)
+    var symbols = SymbolTable()
+    symbols.typeNames = [1: "Model"]
+    symbols.propertyNames = [1: PropertyName(module: "App", type: "Model", property: "count")]
+    for stack in UInt64(1)...7 {
+      symbols.frames[0x100 * stack] = SymbolizedFrame(
+        address: 0x100 * stack, function: "App.run() -> ()", file: "/src/App/main.swift", line: UInt32(9 + stack),
+        module: "fixture")
+    }
+    symbols.frames[0x9000] = SymbolizedFrame(
+      address: 0x9000, function: "__libc_start_call_main", file: "", line: 0, module: "libc.so.6")
+    try trace.write(symbols)
+    return try trace.finish()
+  }
+
+  @Test("github: 5 errors on their lines, then one naming the other 2 sites and their writes")
+  func github() throws {
+    let path = try Self.trace()
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let check = Run.command(["check", path, "--max", "Model.count:writes<=0", "--format", "github"])
+    #expect(check.status == 1, "\(check.standardError)")
+    let errors = check.standardOutput.split(separator: "\n").filter { $0.hasPrefix("::error") }
+    let onLines = errors.filter { $0.contains("line=") }
+    #expect(onLines.count == 5, "\(check.standardOutput)")
+    let lines = onLines.compactMap { error in
+      error.firstRange(of: "line=").map { String(error[$0.upperBound...].prefix(2)) }
+    }
+    #expect(lines == ["10", "11", "12", "13", "14"], "\(check.standardOutput)")
+    let rest = errors.filter { !$0.contains("line=") }
+    #expect(rest.count == 1, "\(check.standardOutput)")
+    #expect(
+      rest.first?.contains("and 2 more sites: main.swift:15 (run()) (1 write), main.swift:16 (run()) (1 write)")
+        == true, "\(check.standardOutput)")
+  }
+
+  @Test("junit: the failure lists 5 sites and says the other 2")
+  func junit() throws {
+    let path = try Self.trace()
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let output = Paths.temporary("check-sites.xml")
+    let check = Run.command(["check", path, "--max", "Model.count:writes<=0", "--format", "junit", "-o", output])
+    #expect(check.status == 1, "\(check.standardError)")
+    let xml = try String(contentsOfFile: output, encoding: .utf8)
+    #expect(xml.components(separatedBy: "  at main.swift:").count - 1 == 5, "\(xml)")
+    #expect(
+      xml.contains("  and 2 more sites: main.swift:15 (run()) (1 write), main.swift:16 (run()) (1 write)"),
+      "\(xml)")
+  }
+}
