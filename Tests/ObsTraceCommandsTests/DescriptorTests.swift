@@ -5,55 +5,58 @@ import Testing
 /// (a fresh-clone try-out's F0, F12) and stack (F13).
 @Suite("Process resources")
 struct DescriptorTests {
+  /// The SmallStack fixture (a 32 KiB worker is the first to touch a model) built with `optimization`, run traced
+  /// (OBSTRACE_OUTPUT `environmentTrace`) and untraced with `arguments`: sideBySide expects the traced run to exit 0
+  /// (each case crashed with SIGSEGV, status 139, nothing printed, before its fix) and both to print the same. Returns
+  /// the traced run's standard output and the report of `trace` (the environment's trace unless given).
+  static func smallStack(
+    _ optimization: String, _ arguments: [String] = [], environmentTrace: String, trace: String? = nil
+  ) throws -> (output: String, report: ProcessResult) {
+    let (run, _, written) = try FixtureBuild.sideBySide(
+      [Paths.root + "/Tests/Fixtures/SmallStack/main.swift"], module: "SmallStack", optimization: optimization,
+      arguments: arguments, trace: environmentTrace)
+    return (run.standardOutput, Run.command(["report", trace ?? written]))
+  }
+
+  /// The report of a whole trace (its footer and symbols written: the stop finished) naming Shared's properties.
+  static func expectWholeAndNamed(_ report: ProcessResult) {
+    #expect(report.status == 0, "\(report.standardError)")
+    #expect(report.standardOutput.contains("Shared.hits") && report.standardOutput.contains("Shared.tag"))
+    #expect(
+      !report.standardOutput.contains("INCOMPLETE") && !report.standardOutput.contains("TRUNCATED"),
+      "\(report.standardOutput)")
+  }
+
   @Test(
     "a thread with a small stack that first touches a model runs as untraced (first-use naming on a roomy stack)",
     arguments: ["-Onone", "-O"])
   func smallStack(optimization: String) throws {
-    let folder = Paths.root + "/Tests/Fixtures/SmallStack"
-    let (run, _, trace) = try FixtureBuild.sideBySide(
-      [folder + "/main.swift"], module: "SmallStack", optimization: optimization,
-      trace: "small-stack\(optimization).trc")
-    // sideBySide expects the traced run to exit 0 (before: SIGSEGV, 139, nothing printed) and both to print the same.
-    #expect(run.standardOutput == "hits 10, tag 10, fired 1\ndone\n")
-    let report = Run.command(["report", trace]).standardOutput
-    #expect(report.contains("Shared.hits") && report.contains("Shared.tag"), "\(report)")
+    let (output, report) = try Self.smallStack(optimization, environmentTrace: "small-stack\(optimization).trc")
+    #expect(output == "hits 10, tag 10, fired 1\ndone\n")
+    Self.expectWholeAndNamed(report)
   }
 
   @Test(
     "a thread with a small stack that ends the program: the recording's stop at exit (draining, naming) runs as untraced",
     arguments: ["-Onone", "-O"])
   func smallStackExits(optimization: String) throws {
-    let folder = Paths.root + "/Tests/Fixtures/SmallStack"
-    let (run, _, trace) = try FixtureBuild.sideBySide(
-      [folder + "/main.swift"], module: "SmallStack", optimization: optimization, arguments: ["exit"],
-      trace: "small-stack-exit\(optimization).trc")
-    // sideBySide expects the traced run to exit 0 and both to print the same; the worker's exit ends the program.
-    #expect(run.standardOutput == "hits 10, tag 10, fired 1\n")
-    // The stop finished: the trace has its footer and symbols, so it is complete and its properties are named.
-    let report = Run.command(["report", trace])
-    #expect(report.status == 0, "\(report.standardError)")
-    #expect(report.standardOutput.contains("Shared.hits") && report.standardOutput.contains("Shared.tag"))
-    #expect(
-      !report.standardOutput.contains("INCOMPLETE") && !report.standardOutput.contains("TRUNCATED"),
-      "\(report.standardOutput)")
+    // The worker's exit ends the program: the stop at exit runs on its stack.
+    let (output, report) = try Self.smallStack(
+      optimization, ["exit"], environmentTrace: "small-stack-exit\(optimization).trc")
+    #expect(output == "hits 10, tag 10, fired 1\n")
+    Self.expectWholeAndNamed(report)
   }
 
   @Test(
     "a thread with a small stack that starts and stops a recording itself runs as untraced",
     arguments: ["-Onone", "-O"])
   func smallStackStartsAndStops(optimization: String) throws {
-    let folder = Paths.root + "/Tests/Fixtures/SmallStack"
     let trace = Paths.temporary("small-stack-start\(optimization).trc")
-    let (run, _, _) = try FixtureBuild.sideBySide(
-      [folder + "/main.swift"], module: "SmallStack", optimization: optimization, arguments: ["start", trace],
-      trace: "small-stack-start-environment\(optimization).trc")
-    #expect(run.standardOutput == "hits 10, tag 10, fired 1\ndone\n")
-    let report = Run.command(["report", trace])
-    #expect(report.status == 0, "\(report.standardError)")
-    #expect(report.standardOutput.contains("Shared.hits") && report.standardOutput.contains("Shared.tag"))
-    #expect(
-      !report.standardOutput.contains("INCOMPLETE") && !report.standardOutput.contains("TRUNCATED"),
-      "\(report.standardOutput)")
+    let (output, report) = try Self.smallStack(
+      optimization, ["start", trace], environmentTrace: "small-stack-start-environment\(optimization).trc",
+      trace: trace)
+    #expect(output == "hits 10, tag 10, fired 1\ndone\n")
+    Self.expectWholeAndNamed(report)
   }
 
   @Test(
