@@ -154,10 +154,9 @@ public enum Recorder {
     do {
       try start(to: path, options: options, whileRunning: false, keepingWrittenFile: list != nil)
       if let list, let written = state.withLock({ $0.flusher?.path }) { addToRecordList(list, trace: written) }
-    } catch let error as RecordingError {
-      if error.code != .alreadyRecording { reportProblem(error.message) }
     } catch {
-      reportProblem("obstrace: \(error)")
+      // Typed: `start` throws RecordingError only.
+      if error.code != .alreadyRecording { reportProblem(error.message) }
     }
   }
 
