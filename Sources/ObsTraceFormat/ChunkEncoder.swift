@@ -312,17 +312,23 @@ public struct ChunkEncoder {
   /// Makes `stack` the stated stack: stated already in this chunk (`recentStacks`), or stated now.
   @inlinable @inline(__always)
   mutating func stateStack(_ stack: UInt32, _ definitions: TraceDefinitionSource, _ stamps: DefinitionStamps) {
-    if recentStacks.0 == stack || recentStacks.1 == stack || recentStacks.2 == stack || recentStacks.3 == stack {
+    if isRecent(stack: stack) {
       statedStack = stack
     } else {
       defineStackAlone(stack, definitions, stamps)
     }
   }
 
-  /// Notes `stack` as stated in this chunk.
+  @inlinable @inline(__always)
+  func isRecent(stack: UInt32) -> Bool {
+    recentStacks.0 == stack || recentStacks.1 == stack || recentStacks.2 == stack || recentStacks.3 == stack
+  }
+
+  /// Notes `stack` as stated in this chunk: remembered once (`define` states a stack it may already remember, and
+  /// a copy would push out another one).
   @usableFromInline mutating func noteStatedStack(_ stack: UInt32) {
     statedStack = stack
-    if recentStacks.0 != stack { recentStacks = (stack, recentStacks.0, recentStacks.1, recentStacks.2) }
+    if !isRecent(stack: stack) { recentStacks = (stack, recentStacks.0, recentStacks.1, recentStacks.2) }
   }
 
   /// Whether the triple is one of `recentObjects`' (stated in full in this chunk).
