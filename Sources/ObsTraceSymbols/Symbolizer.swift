@@ -160,7 +160,11 @@ public final class Symbolizer {
       var frame = SymbolizedFrame(address: address, function: function, module: moduleName)
       if var unit = compileUnit(module, lookup) {
         let target = lookup &- unit.bias
-        if let place = Self.line(in: &unit.die, at: target, isReturnAddress: isReturnAddress, role: role) {
+        let bias = unit.bias
+        let code = AccessCode(
+          bytes: { start, end in Self.code(module, start &+ bias, count: Int(end &- start)) },
+          role: { [self] callee in functionName(at: callee &+ bias).flatMap(CallRole.init(callee:)) })
+        if let place = Self.line(in: &unit.die, at: target, isReturnAddress: isReturnAddress, role: role, code: code) {
           frame.file = place.file
           frame.line = UInt32(place.line)
           frame.lineIsApproximate = place.approximate
@@ -217,6 +221,46 @@ extension Symbolizer {
       found = role
     }
     return found
+  }
+}
+
+/// What the code of a function says about an access whose coroutine call sits in a line-0 row (`Symbolizer.line`):
+/// its bytes between two DWARF addresses, and the role of a call's callee (a DWARF address).
+struct AccessCode {
+  var bytes: (Dwarf_Addr, Dwarf_Addr) -> [UInt8]?
+  var role: (Dwarf_Addr) -> CallRole?
+
+  /// The longest run of code read: a line-0 row longer than this is not taken to keep an access open.
+  static let limit: Dwarf_Addr = 4096
+
+  /// Whether an access that a call returning at `start` began is still open at `end` (where the next row that names
+  /// a line begins): no call or jump through a register or memory (its continuation's call, `call *%rax`) comes in
+  /// between. False when the code cannot be read or decoded.
+  func staysOpen(from start: Dwarf_Addr, to end: Dwarf_Addr) -> Bool {
+    guard end > start else { return true }
+    guard end &- start <= Self.limit, let code = bytes(start, end), code.count == Int(end &- start),
+      let instructions = InstructionScan.instructions(code)
+    else { return false }
+    return !instructions.contains { $0.instruction.isIndirectCallOrJump }
+  }
+
+  /// Whether the access that a continuation call returning at `end` ends was already open where its line-0 row
+  /// begins (`start`): no direct call of an accessor's start (a coroutine's `_modify` or `_read`) and no other call
+  /// or jump through a register or memory comes in between, the continuation's own call (the last instruction)
+  /// aside. False when the code cannot be read or decoded.
+  func wasOpen(from start: Dwarf_Addr, to end: Dwarf_Addr) -> Bool {
+    guard end > start, end &- start <= Self.limit, let code = bytes(start, end), code.count == Int(end &- start),
+      let instructions = InstructionScan.instructions(code)
+    else { return false }
+    for (offset, instruction) in instructions.dropLast() {
+      if instruction.isIndirectCallOrJump { return false }
+      if let displacement = instruction.callDisplacement {
+        let next = start &+ Dwarf_Addr(offset + instruction.length)
+        let callee = Dwarf_Addr(bitPattern: Int64(bitPattern: next) &+ Int64(displacement))
+        if role(callee) == .beginsAccess { return false }
+      }
+    }
+    return true
   }
 }
 
@@ -347,9 +391,22 @@ extension Symbolizer {
   /// coroutine's start (a `_modify` or `_read`, or a witness of one) begins an access of the statement whose row
   /// follows; its continuation (`….resume.0`) ends the access of the statement before. Other calls keep the rules
   /// above.
-  static func line(in unit: inout Dwarf_Die, at target: Dwarf_Addr, isReturnAddress: Bool, role: CallRole? = nil)
-    -> (file: String, line: Int32, column: Int32, approximate: Bool)?
-  {
+  ///
+  /// That holds only when the statement has a row: an access with no code between its start and its continuation
+  /// (a `+= 0` an optimized build folds, an `append` inlined without rows) is a start and a continuation call in one
+  /// line-0 row, and the next row that names a line is the next statement's. In a release build's async code that
+  /// is the rule, not the exception: `print(…)` then `store.discount += 0`, the model in another module, has no row
+  /// of line `+= 0` at all, and was placed on the print's line as certain (a fresh-clone try-out's G3), or, with the
+  /// callee's rule, on the next statement's. So a role is trusted only when `code` shows the access still open
+  /// where the chosen row begins: for a start, no call through a register or memory (the continuation is called so)
+  /// between the return address and the next row; for a continuation, no call of an accessor's start between its
+  /// row's first instruction and the return address. When the code shows the access whole inside the line-0 row,
+  /// or cannot be read or decoded (`InstructionScan`), the line is the rows' alone (above), marked approximate: the
+  /// binary does not give the statement's line.
+  static func line(
+    in unit: inout Dwarf_Die, at target: Dwarf_Addr, isReturnAddress: Bool, role: CallRole? = nil,
+    code: AccessCode? = nil
+  ) -> (file: String, line: Int32, column: Int32, approximate: Bool)? {
     var lines: OpaquePointer?
     var count = 0
     guard dwarf_getsrclines(&unit, &lines, &count) == 0, let lines, count > 0 else { return nil }
@@ -406,18 +463,32 @@ extension Symbolizer {
       }
       index -= 1
     }
+    // The return address (the DWARF address after the call).
+    let returned = target &+ 1
+    var rowless = false
     if isReturnAddress, let role {
-      let chosen = role == .beginsAccess ? following ?? preceding : preceding ?? following
-      return chosen.flatMap(location).map { ($0.file, $0.line, $0.column, false) }
+      let open: Bool
+      switch role {
+      case .beginsAccess:
+        let end = following.flatMap(row)?.address ?? returned
+        open = code?.staysOpen(from: returned, to: end) ?? true
+      case .endsAccess:
+        open = code?.wasOpen(from: coveringRow.address, to: returned) ?? true
+      }
+      if open {
+        let chosen = role == .beginsAccess ? following ?? preceding : preceding ?? following
+        return chosen.flatMap(location).map { ($0.file, $0.line, $0.column, false) }
+      }
+      rowless = true
     }
     let cleanup = file(covering)?.hasSuffix("<compiler-generated>") ?? false
     if isReturnAddress, cleanup, let following, let preceding, following == covering + 1,
-      let next = row(following), next.address == target &+ 1, let before = row(preceding), before.line != next.line
+      let next = row(following), next.address == returned, let before = row(preceding), before.line != next.line
     {
       return location(following).map { ($0.file, $0.line, $0.column, true) }
     }
     let chosen = isReturnAddress && !cleanup ? following ?? preceding : preceding ?? following
-    return chosen.flatMap(location).map { ($0.file, $0.line, $0.column, false) }
+    return chosen.flatMap(location).map { ($0.file, $0.line, $0.column, rowless) }
   }
 
   /// Adds to `frame` the functions inlined at DWARF address `target`: each `DW_TAG_inlined_subroutine` scope that

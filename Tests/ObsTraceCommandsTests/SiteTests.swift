@@ -419,20 +419,43 @@ enum FixtureBuild {
     try compile([source], module: "SitesFixture", optimization: optimization)
   }
 
-  /// Compiles a program of several files (the first is its main.swift) as module `module`. Optimized, it is built
-  /// as `swift build -c release` builds: the whole module at once, its files' code made on several threads.
-  static func compile(_ sources: [String], module: String, optimization: String, flags: [String] = []) throws
+  /// Compiles `sources` as a library module `module`, as `swift build` builds a package's other target: a static
+  /// library and its `.swiftmodule`, in a folder of their own that `compile(_:module:optimization:flags:libraries:)`
+  /// takes.
+  static func library(_ sources: [String], module: String, optimization: String, flags: [String] = []) throws
     -> String
   {
+    let folder = Paths.temporary("\(module)\(optimization)\(flags.joined())")
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    let arguments =
+      swiftc(module: module) + flags + [
+        optimization, "-g", "-wmo", "-parse-as-library", "-Xcc", "-fno-omit-frame-pointer", "-emit-module",
+        "-emit-module-path", folder + "/\(module).swiftmodule", "-emit-library", "-static",
+      ] + sources + ["-o", folder + "/lib\(module).a"]
+    let result = try Run.program("/usr/bin/env", arguments)
+    guard result.status == 0 else { throw CompileFailure(output: result.standardError) }
+    return folder
+  }
+
+  /// Compiles a program of several files (the first is its main.swift) as module `module`, linked with the modules
+  /// of `libraries` (folders `library(_:module:optimization:flags:)` made). Optimized, it is built as `swift build -c
+  /// release` builds: the whole module at once, its files' code made on several threads.
+  static func compile(
+    _ sources: [String], module: String, optimization: String, flags: [String] = [], libraries: [String] = []
+  ) throws -> String {
     let output = Paths.temporary("\(module)\(optimization)\(flags.joined())")
     let built = Paths.binaries
     var arguments =
-      swiftc(module: module) + flags + [
+      swiftc(module: module) + flags + libraries.flatMap { ["-I", $0] } + [
         optimization, "-g",
       ] + (optimization == "-Onone" ? [] : ["-wmo", "-num-threads", "2"]) + [
         // As `swift build` does in debug and release: without frame pointers stacks lose frames.
         "-Xcc", "-fno-omit-frame-pointer",
-      ] + sources + ["-o", output, "-ldw", "-lelf", "-lz"]
+      ] + sources
+      + libraries.flatMap { folder in
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".a") }.sorted()
+          .map { folder + "/" + $0 }
+      } + ["-o", output, "-ldw", "-lelf", "-lz"]
     for target in ["ObsTrace", "ObsTraceRecorder", "ObsTraceFormat", "ObsTraceSymbols", "ObsTraceAnalysis"] {
       let folder = built + "/\(target).build"
       guard let files = try? FileManager.default.contentsOfDirectory(atPath: folder) else { continue }
@@ -513,5 +536,86 @@ extension SiteTests {
     #expect(!check.standardOutput.contains("@__swiftmacro_"), "\(check.standardOutput)")
     let junit = Run.command(["check", trace, "--max", "Holder.level:writes<=1", "--format", "junit"])
     #expect(junit.standardOutput.contains("didset; line approximate)"), "\(junit.standardOutput)")
+  }
+}
+
+extension SiteTests {
+  /// A fresh-clone try-out's G3 in a release build: in async code whose model is another module's, `print(…)` then
+  /// `store.discount += 0` has no row of its own in the line table (the `_modify` call and its continuation share
+  /// the print's cleanup row), and the write was sited on the print's line, as certain; with the callee's rule
+  /// (45f07a4) it would be the next statement's line. Such a write is now marked approximate; every write whose
+  /// statement has a row is at its line, certain. Side by side: traced and untraced print the same.
+  @Test(
+    "writes in async code (an async function, a Task, an async let, a for await body, an async main) are at their lines, or marked approximate where the binary gives the statement none",
+    arguments: ["-Onone", "-O"])
+  func asyncSites(optimization: String) throws {
+    let folder = Paths.root + "/Tests/Fixtures/SitesAsync"
+    var programs: [String] = []
+    for flags in [["-DOBSTRACE"], []] {
+      let models = try FixtureBuild.library(
+        [folder + "/Models.swift"], module: "AsyncModels", optimization: optimization, flags: flags)
+      programs.append(
+        try FixtureBuild.compile(
+          [folder + "/main.swift"], module: "SitesAsync", optimization: optimization, flags: flags,
+          libraries: [models]))
+    }
+    let trace = Paths.temporary("sites-async\(optimization).trc")
+    let run = try Run.program(programs[0], [trace])
+    #expect(run.status == 0, "\(run.standardError)")
+    let alone = try Run.program(programs[1], [trace + ".untraced"])
+    #expect(alone.status == 0, "\(alone.standardError)")
+    #expect(run.standardOutput == alone.standardOutput, "traced and untraced print differently")
+    #expect(
+      run.standardOutput
+        == "function: start\nfunction: after await\ntask\nasync let\nasync let: 3\nfor await: 1\nfor await: 2\n"
+        + "top-level\ntop-level after await\n3 7 [1]\n")
+    let marks = try FixtureBuild.siteMarks(folder + "/main.swift")
+    let reader = try TraceReader(path: trace)
+    var writes: [String] = []
+    reader.forEachEvent { event in
+      guard event.kind == .willSet else { return }
+      guard let site = reader.definitions.site(ofStack: event.stack) else { return writes.append("no site") }
+      writes.append(
+        "\(site.file.split(separator: "/").last ?? ""):\(site.line)\(site.lineIsApproximate ? " approximate" : "")")
+    }
+    // Where the binary gives the statement a row, its line, certain. Where it gives none, approximate, near it: in
+    // an optimized build, each `+= 0` (the `_modify` call and its continuation in one line-0 row) and the `append`
+    // (inlined without rows); before, each was stated as certain on the line before or after.
+    let rowless =
+      optimization == "-Onone"
+      ? []
+      : [
+        "function no-op after print", "function no-op after await", "function no-op after print after await",
+        "function append", "task no-op after print", "async let no-op after print", "for await no-op after print",
+        "for await no-op after print", "top-level no-op after print", "top-level no-op after print after await",
+      ]
+    let all = [
+      "function no-op after print", "function add", "function no-op after await",
+      "function no-op after print after await", "function set", "function append", "task no-op after print",
+      "task add", "task set", "async let no-op after print", "async let add", "for await no-op after print",
+      "for await add", "for await no-op after print", "for await add", "top-level no-op after print",
+      "top-level no-op after print after await", "top-level add",
+    ]
+    var expected = all
+    for name in rowless { expected.remove(at: expected.firstIndex(of: name)!) }
+    #expect(
+      writes.filter { !$0.hasSuffix(" approximate") }.sorted()
+        == expected.map { "main.swift:\(marks[$0] ?? 0)" }.sorted(), "\(writes)")
+    let approximate = writes.filter { $0.hasSuffix(" approximate") }
+    #expect(approximate.count == rowless.count, "\(writes)")
+    for write in approximate {
+      let line = Int(write.dropFirst("main.swift:".count).prefix { $0.isNumber }) ?? 0
+      #expect(rowless.contains { abs((marks[$0] ?? 0) - line) <= 1 }, "\(write) is not next to a write without a row")
+    }
+    // The report's no-op finding and the timeline say so.
+    if !rowless.isEmpty {
+      let report = Run.command(["report", trace]).standardOutput
+      #expect(report.contains("(inFunction(AsyncModels.Store) async; line approximate)\n"), "\(report)")
+      let timeline = Run.command(["timeline", trace]).standardOutput
+      #expect(timeline.contains("UNCHANGED → invalidated nothing  at main.swift:"), "\(timeline)")
+      #expect(timeline.contains(" (top-level code; line approximate)\n"), "\(timeline)")
+      let json = Run.command(["report", trace, "--format", "json"]).standardOutput
+      #expect(json.contains("\"siteApproximate\":true"), "\(json)")
+    }
   }
 }
