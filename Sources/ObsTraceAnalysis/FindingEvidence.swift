@@ -51,15 +51,14 @@ public struct FindingEvidence: ReplayConsumer {
   private var pendingUntrackedReads: (site: SiteKey, count: Int)?
   /// Writes that fired more than `fanOutThreshold` scopes, by property and site: how many, and the most fired.
   private(set) var fanOuts: [SiteKey: (count: Int, largest: Int)] = [:]
-  /// The threads past the first (`WriteBeganFact.firstWriter`, which the machine keeps in its state of each object
-  /// property) that wrote an object property written on several: no table of every object property here.
-  private var moreWriters: [PropertyKey: Set<UInt32>] = [:]
+  /// The threads that wrote an object property written on several: its first writer (`WriteBeganFact.firstWriter`,
+  /// which the machine keeps in its state of each object property), the others, and the stack of the first write
+  /// from another thread with one recorded (0: none), the site its cross-thread-write finding names. Only object
+  /// properties written on more than one thread: no table of every object property here.
+  private var sharedWriters: [PropertyKey: CrossThreadWrite] = [:]
   /// The object properties written on more than one thread, in the order they became so: what
-  /// `crossThreadWrites` reads, rather than every object's set.
+  /// `crossThreadWrites` reads, rather than every object's entry.
   private var sharedKeys: [PropertyKey] = []
-  /// By property: the stack of the first write from a thread other than its object's first writer (0: none
-  /// recorded), the site a cross-thread-write finding names.
-  private(set) var crossThreadWriteStacks: [UInt32: UInt32] = [:]
   /// Writes that began while another thread was writing the same object property (`WriteBeganFact.overlapping`),
   /// by property: how many, of which objects, and the stack of the first with one recorded (its site).
   private var overlappingWrites: [UInt32: (writes: Int, objects: Set<UInt32>, stack: UInt32)] = [:]
@@ -95,7 +94,7 @@ public struct FindingEvidence: ReplayConsumer {
     case .writeBegan(let write):
       if write.ownAccess { uncountOwnAccess(SiteKey(property: write.key.property, stack: write.ownAccessStack)) }
       noteTypeThread(write.type, write.thread)
-      if write.firstWriter != write.thread { noteSharedWrite(write.key, write.thread, write.stack) }
+      if write.firstWriter != write.thread { noteSharedWrite(write.key, write.thread, write.stack, write.firstWriter) }
       if write.overlapping { noteOverlappingWrite(write.key, write.stack) }
     case .write(let write):
       if write.outcome == .unchanged {
@@ -140,10 +139,13 @@ public struct FindingEvidence: ReplayConsumer {
   /// A write of `key` on `thread`, not the thread that wrote it first: the property is written on several. Out of
   /// line: a rare case.
   @inline(never)
-  private mutating func noteSharedWrite(_ key: PropertyKey, _ thread: UInt32, _ stack: UInt32) {
-    if moreWriters[key] == nil { sharedKeys.append(key) }
-    if stack != 0, crossThreadWriteStacks[key.property] == nil { crossThreadWriteStacks[key.property] = stack }
-    moreWriters[key, default: []].insert(thread)
+  private mutating func noteSharedWrite(_ key: PropertyKey, _ thread: UInt32, _ stack: UInt32, _ firstWriter: UInt32) {
+    if sharedWriters[key] == nil {
+      sharedKeys.append(key)
+      sharedWriters[key] = CrossThreadWrite(object: key.object, firstWriter: firstWriter, otherWriters: [], stack: 0)
+    }
+    sharedWriters[key]!.otherWriters.insert(thread)
+    if stack != 0, sharedWriters[key]!.stack == 0 { sharedWriters[key]!.stack = stack }
   }
 
   /// A write that began inside another thread's write of the same object property. Out of line: a rare case.
@@ -161,14 +163,29 @@ public struct FindingEvidence: ReplayConsumer {
     typeThreads.withValue(type, default: ThreadSet()) { $0.insert(thread) }
   }
 
-  /// Properties of objects that more than one thread wrote: how many such objects, and the most threads that
-  /// wrote one object's property, by property.
-  public var crossThreadWrites: [UInt32: (objects: Int, threads: Int)] {
-    var result: [UInt32: (objects: Int, threads: Int)] = [:]
+  /// One object's property written from more than one thread: which threads, and where another thread than its
+  /// first writer first wrote it.
+  public struct CrossThreadWrite: Sendable, Equatable {
+    public var object: UInt32
+    /// The thread that wrote it first in the trace.
+    public var firstWriter: UInt32
+    /// The other threads that wrote it.
+    public var otherWriters: Set<UInt32>
+    /// The stack of the first write from one of `otherWriters` that has one recorded (0: none).
+    public var stack: UInt32
+
+    /// Every thread that wrote it, in increasing order.
+    public var threads: [UInt32] { ([firstWriter] + otherWriters.subtracting([firstWriter])).sorted() }
+  }
+
+  /// Objects whose property more than one thread wrote, by property, each with its own threads and site, in the
+  /// order they became so (a finding says each object's numbers and site, never one object's site with another's
+  /// count of threads).
+  public var crossThreadWrites: [UInt32: [CrossThreadWrite]] {
+    var result: [UInt32: [CrossThreadWrite]] = [:]
     for key in sharedKeys {
-      let threads = 1 + (moreWriters[key]?.count ?? 0)
-      let previous = result[key.property] ?? (0, 0)
-      result[key.property] = (previous.objects + 1, max(previous.threads, threads))
+      guard let writes = sharedWriters[key] else { continue }
+      result[key.property, default: []].append(writes)
     }
     return result
   }
@@ -178,6 +195,9 @@ public struct FindingEvidence: ReplayConsumer {
   public var concurrentWrites: [UInt32: (writes: Int, objects: Int, stack: UInt32)] {
     overlappingWrites.mapValues { ($0.writes, $0.objects.count, $0.stack) }
   }
+
+  /// The objects of each property that two threads wrote at once (`concurrentWrites`).
+  public var concurrentlyWrittenObjects: [UInt32: Set<UInt32>] { overlappingWrites.mapValues(\.objects) }
 
   /// Per type, the threads its objects were read or written on.
   public var threadsByType: [UInt32: [UInt32]] {

@@ -1192,7 +1192,8 @@ struct ConcurrencyReplayTests {
     script.write(2, 1, unchanged: false, thread: 1)
     let (replay, _) = script.replay()
     #expect(replay.evidence.crossThreadWrites.count == 1)
-    #expect(replay.evidence.crossThreadWrites[1]?.objects == 1)
+    #expect(replay.evidence.crossThreadWrites[1]?.map(\.object) == [1])
+    #expect(replay.evidence.crossThreadWrites[1]?.first?.threads == [1, 2])
     #expect(replay.evidence.concurrentWrites.isEmpty)
     let findings = TraceAnalysis.findings(of: replay, definitions: TraceDefinitions())
     let crossThread = findings.filter { $0.kind == .crossThreadWrite }
