@@ -766,16 +766,23 @@ enum Findings {
   }
 }
 
-/// How a code place is written in every output: `file.swift:12 (function)`.
+/// How a code place is written in every output: `Module/File.swift:12 (function)`.
 public enum SiteFormatting {
-  /// `main.swift:12 (Store.reload())`; a line the binary does not give for certain is said so:
-  /// `main.swift:10 (Volume.level.didset; line approximate)` (docs/symbols.md, Line numbers).
+  /// `App/Store.swift:12 (Store.reload())`; a line the binary does not give for certain is said so:
+  /// `App/main.swift:10 (Volume.level.didset; line approximate)` (docs/symbols.md, Line numbers). The place is
+  /// spelled as a scope's call-site label is, `Module/File.swift:line` (`SiteFilter.callSiteLabel`): a package's
+  /// executables each have a `main.swift`, and a module holds one file of a name, so the module tells them apart
+  /// (before, sites said the file only, `main.swift:147`, and labels the module too: two spellings in one report).
+  /// The file alone when the frame names no module.
   public static func describe(_ frame: SymbolizedFrame) -> String {
     let function = shortFunction(frame.function)
     guard !frame.file.isEmpty else { return function }
-    let file = frame.file.split(separator: "/").last.map(String.init) ?? frame.file
-    return "\(file):\(frame.line) (\(function)\(frame.lineIsApproximate ? approximateMark : ""))"
+    return "\(place(frame)) (\(function)\(frame.lineIsApproximate ? approximateMark : ""))"
   }
+
+  /// `App/Store.swift:12`: the frame's module (from its function's name, or DWARF's for top-level code), file name
+  /// and line.
+  public static func place(_ frame: SymbolizedFrame) -> String { SiteFilter.callSiteLabel(frame) }
 
   /// What follows a site's function when its line is approximate.
   public static let approximateMark = "; line approximate"

@@ -209,14 +209,15 @@ enum GraphCommand: TraceCommand {
       let site: String
       if let frame = definitions.site(ofStack: key.stack) {
         let file = frame.file.split(separator: "/").last.map(String.init) ?? frame.file
-        // Nodes by full path and line (two main.swift files are two places), labelled by file name. A line the
+        // Nodes by full path and line (two main.swift files are two places), labelled as every output spells a
+        // place, `Module/File.swift:line` (SiteFormatting.place). A line the
         // binary does not give for certain says so, as every other output does, and is a node of its own: it is
         // not the claim that a certain line at the same number makes (docs/symbols.md, Approximate lines).
         let approximate = !file.isEmpty && frame.lineIsApproximate
         site =
           (frame.file.isEmpty ? frame.function : "\(frame.file):\(frame.line)") + (approximate ? " (approximate)" : "")
         siteLabels[site] =
-          (file.isEmpty ? "" : "\(file):\(frame.line)\n") + SiteFormatting.shortFunction(frame.function)
+          (file.isEmpty ? "" : "\(SiteFormatting.place(frame))\n") + SiteFormatting.shortFunction(frame.function)
           + (approximate ? SiteFormatting.approximateMark : "")
       } else if definitions.frames(ofStack: key.stack).contains(where: { !$0.function.isEmpty }) {
         // Named frames, none the program's own: said, as the timeline and the findings say it, not left out.

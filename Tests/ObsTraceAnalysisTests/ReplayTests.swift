@@ -220,7 +220,7 @@ struct ReplayTests {
     // Stack 9's frames are named, none the user's: the finding says its site could not be placed.
     #expect(
       bySite == [
-        "main.swift:20 (apply())": 2, "main.swift:30 (reset())": 1,
+        "Demo/main.swift:20 (apply())": 2, "Demo/main.swift:30 (reset())": 1,
         "(no site: no frame of the program's own code in its stack)": 1,
       ])
     #expect(Set(fanOuts.map { $0.location?.line }) == [20, 30, nil])

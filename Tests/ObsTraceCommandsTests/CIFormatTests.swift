@@ -139,13 +139,16 @@ struct CIFormatTests {
     #expect(failure.attribute(forName: "message")?.stringValue == "grew: 1 → 3")
     #expect(
       failure.stringValue?.hasSuffix(
-        "at main.swift:\(ScenarioSource.noopWrite) (noopModify()) (3 wasted invalidations)")
+        "at obstrace_scenarios/main.swift:\(ScenarioSource.noopWrite) (noopModify()) (3 wasted invalidations)")
         == true, "\(failure.stringValue ?? "")")
     // The writes' count is on every write's site.
     let writes = try #require(cases.first { $0.attribute(forName: "name")?.stringValue == "TodoStore.items writes" })
     let all = try #require(writes.elements(forName: "failure").first?.stringValue)
-    #expect(all.contains("at main.swift:\(ScenarioSource.noopWrite) (noopModify()) (3 writes)"), "\(all)")
-    #expect(all.contains("at main.swift:\(ScenarioSource.changingWrite) (noopModify()) (1 write)"), "\(all)")
+    #expect(
+      all.contains("at obstrace_scenarios/main.swift:\(ScenarioSource.noopWrite) (noopModify()) (3 writes)"), "\(all)")
+    #expect(
+      all.contains("at obstrace_scenarios/main.swift:\(ScenarioSource.changingWrite) (noopModify()) (1 write)"),
+      "\(all)")
   }
 
   @Test(
@@ -167,7 +170,7 @@ struct CIFormatTests {
     let (status, document) = try junit([guide, "--max", "Model.otherProperty:invalidations<=0"])
     #expect(status == 1)
     let failure = try #require(try document.nodes(forXPath: "//failure").first?.stringValue)
-    #expect(failure.contains("at main.swift:76 (top-level code) (1 invalidation)"), "\(failure)")
+    #expect(failure.contains("at obstrace_demo/main.swift:76 (top-level code) (1 invalidation)"), "\(failure)")
     #expect(!failure.contains("main.swift:88"), "\(failure)")
   }
 

@@ -54,7 +54,8 @@ struct CheckSitesTests {
     let rest = errors.filter { !$0.contains("line=") }
     #expect(rest.count == 1, "\(check.standardOutput)")
     #expect(
-      rest.first?.contains("and 2 more sites: main.swift:15 (run()) (1 write), main.swift:16 (run()) (1 write)")
+      rest.first?.contains(
+        "and 2 more sites: App/main.swift:15 (run()) (1 write), App/main.swift:16 (run()) (1 write)")
         == true, "\(check.standardOutput)")
   }
 
@@ -66,9 +67,9 @@ struct CheckSitesTests {
     let check = Run.command(["check", path, "--max", "Model.count:writes<=0", "--format", "junit", "-o", output])
     #expect(check.status == 1, "\(check.standardError)")
     let xml = try String(contentsOfFile: output, encoding: .utf8)
-    #expect(xml.components(separatedBy: "  at main.swift:").count - 1 == 5, "\(xml)")
+    #expect(xml.components(separatedBy: "  at App/main.swift:").count - 1 == 5, "\(xml)")
     #expect(
-      xml.contains("  and 2 more sites: main.swift:15 (run()) (1 write), main.swift:16 (run()) (1 write)"),
+      xml.contains("  and 2 more sites: App/main.swift:15 (run()) (1 write), App/main.swift:16 (run()) (1 write)"),
       "\(xml)")
   }
 }

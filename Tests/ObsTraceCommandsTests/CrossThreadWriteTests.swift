@@ -69,8 +69,8 @@ struct CrossThreadWriteTests {
     }
     #expect(
       described == [
-        "2 | 2 objects' Counter.count written from 2 threads each | main.swift:28 (Inventory.bump())",
-        "1 | 1 object's Counter.count written from 6 threads | main.swift:37 (LockedCounter.bump())",
+        "2 | 2 objects' Counter.count written from 2 threads each | App/main.swift:28 (Inventory.bump())",
+        "1 | 1 object's Counter.count written from 6 threads | App/main.swift:37 (LockedCounter.bump())",
       ], "\(findings)")
     #expect(
       findings.map { $0["evidence"] as? String ?? "" } == [
@@ -83,12 +83,12 @@ struct CrossThreadWriteTests {
     let report = Run.command(["report", path]).standardOutput
     #expect(
       report.contains(
-        "info [cross-thread-write] 1 object's Counter.count written from 6 threads\n      at main.swift:37 (LockedCounter.bump())"
+        "info [cross-thread-write] 1 object's Counter.count written from 6 threads\n      at App/main.swift:37 (LockedCounter.bump())"
       ),
       "\(report)")
     #expect(
       report.contains(
-        "info [cross-thread-write] 2 objects' Counter.count written from 2 threads each\n      at main.swift:28 (Inventory.bump())"
+        "info [cross-thread-write] 2 objects' Counter.count written from 2 threads each\n      at App/main.swift:28 (Inventory.bump())"
       ),
       "\(report)")
     let html = Paths.temporary("cross-thread.html")
@@ -97,7 +97,9 @@ struct CrossThreadWriteTests {
     let text = try String(contentsOfFile: html, encoding: .utf8)
     #expect(text.contains("1 object&#39;s Counter.count written from 6 threads"))
     #expect(text.contains("2 objects&#39; Counter.count written from 2 threads each"))
-    #expect(text.contains("main.swift:37 (LockedCounter.bump())") && text.contains("main.swift:28 (Inventory.bump())"))
+    #expect(
+      text.contains("App/main.swift:37 (LockedCounter.bump())") && text.contains("App/main.swift:28 (Inventory.bump())")
+    )
   }
 
   /// Store#1's `count` written on T1 (OS thread id = the process id: the process's first thread, which an async main

@@ -105,7 +105,7 @@ struct ExportTests {
     #expect(runs.map { $0["redundant"] as? Bool } == [false, true, true, true, false])
     let writes = (summary["sliceArguments"] as! [String: [[String: Any]]])["write TodoStore.items"]!
     #expect(writes.map { $0["outcome"] as? String } == ["unchanged", "unchanged", "unchanged", "changed"])
-    #expect(writes.allSatisfy { ($0["site"] as? String)?.hasPrefix("main.swift:12") == true })
+    #expect(writes.allSatisfy { ($0["site"] as? String)?.hasPrefix("obstrace_scenarios/main.swift:12") == true })
   }
 
   @Test("the Chrome JSON export has the same content: balanced slices per thread, instants, flows", arguments: traces)

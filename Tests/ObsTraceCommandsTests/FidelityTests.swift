@@ -199,7 +199,7 @@ struct FidelityTests {
     #expect(tally.statistics.comparedWrites == 1)
     #expect(tally.statistics.uncomparedWrites == 0)
     let finding = try #require(report.findings.first { $0.kind == .noopWrite })
-    #expect(finding.site?.hasPrefix("main.swift:") == true)
+    #expect(finding.site?.hasPrefix("obstrace_fidelity/main.swift:") == true)
   }
 
   @Test("writes of an array are counted as not compared, and the report says how to compare them")
@@ -299,7 +299,7 @@ struct FidelityTests {
       #expect(sites.count == 6)
       let kept = try #require(sites.first { $0.statistics.freed == 0 })
       #expect(kept.statistics.created == 3)
-      #expect(kept.site?.hasPrefix("main.swift:") == true)
+      #expect(kept.site?.hasPrefix("obstrace_fidelity/main.swift:") == true)
       #expect(kept.site?.hasSuffix(" (levels())") == true)
       #expect(sites.first?.statistics == RegistrarStatistics(created: 9, freed: 9))
     }
@@ -332,7 +332,7 @@ struct FidelityTests {
       #expect(alive.map(\.count) == [2])
       let leak = try #require(leaks.first)
       #expect(leaks.count == 1)
-      #expect(leak.site?.hasPrefix("main.swift:") == true)
+      #expect(leak.site?.hasPrefix("obstrace_fidelity/main.swift:") == true)
       #expect(leak.site?.hasSuffix(" (pileup())") == true)
       #expect(
         leak.message.contains(
@@ -351,7 +351,9 @@ struct FidelityTests {
     #expect(report.findings.filter { $0.kind == .leakedObject }.isEmpty)
     let alive = report.findings.filter { $0.kind == .aliveAtEnd }
     #expect(alive.map(\.count) == [24])
-    #expect(alive.first?.message.contains(", created at main.swift:") == true, "\(alive.first?.message ?? "")")
+    #expect(
+      alive.first?.message.contains(", created at obstrace_fidelity/main.swift:") == true,
+      "\(alive.first?.message ?? "")")
   }
 
   @Test(

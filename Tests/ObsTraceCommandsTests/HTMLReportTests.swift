@@ -24,14 +24,15 @@ struct HTMLReportTests {
     #expect(html.contains("wrote 3 (3 no&#45;op)"))  // the write site's edge, drawn by dot
     #expect(html.contains("<article class=\"finding warning\" data-kind=\"noop-write\">"))
     #expect(
-      html.contains("<code title=\"") && html.contains("main.swift:\(ScenarioSource.noopWrite) (noopModify())</code>"))
+      html.contains("<code title=\"")
+        && html.contains("obstrace_scenarios/main.swift:\(ScenarioSource.noopWrite) (noopModify())</code>"))
     #expect(html.contains("<b>Hint:</b> writes through _modify"))
     #expect(html.contains("<div class=\"value\">3 of 4</div><div class=\"title\">wasted invalidations</div>"))
     #expect(html.contains("<table class=\"sortable\">"))
     #expect(html.contains("<code>TodoStore.items</code> <span class=\"count\">in 5 of 5 runs</span>"))
     #expect(
       html.contains(
-        "writes of <code>TodoStore.items</code> at <code>main.swift:\(ScenarioSource.noopWrite) (noopModify())</code>: 3 (3 changed nothing)"
+        "writes of <code>TodoStore.items</code> at <code>obstrace_scenarios/main.swift:\(ScenarioSource.noopWrite) (noopModify())</code>: 3 (3 changed nothing)"
       ))
     #expect(html.components(separatedBy: "<b class=\"bad\">redundant</b>").count - 1 == 3)
   }

@@ -53,7 +53,7 @@ struct MergedGetterTests {
       #expect(finding.count == 2, "no finding for \(property):\n\(report)")
       if finding.count == 2 {
         let place = finding[1].split(separator: "\n").dropFirst().first ?? ""
-        #expect(place.hasPrefix("      at Counters.swift:\(line) ("), "\(property) at line \(line):\n\(report)")
+        #expect(place.hasPrefix("      at Merged/Counters.swift:\(line) ("), "\(property) at line \(line):\n\(report)")
       }
     }
     let timeline = Run.command(["timeline", trace]).standardOutput

@@ -72,7 +72,7 @@ struct ReportTests {
     let timeline = Run.command(["timeline", Paths.root + "/traces/guide.trc"]).standardOutput
     let writes = timeline.split(separator: "\n").filter { $0.contains(" write ") }
     #expect(writes.count == 6)
-    #expect(writes.allSatisfy { $0.contains(" at main.swift:") && $0.contains("(top-level code)") })
+    #expect(writes.allSatisfy { $0.contains(" at obstrace_demo/main.swift:") && $0.contains("(top-level code)") })
   }
 
   @Test("the stale read: the immediate re-observe reads stale once per change, the deferred one never")
@@ -93,7 +93,9 @@ struct ReportTests {
     #expect(fanOuts.map { $0["property"] as? String } == ["Theme.accent", "Theme.accent"])
     #expect(fanOuts.map { $0["count"] as? Int } == [1, 1])
     #expect(
-      fanOuts.compactMap { $0["site"] as? String }.sorted() == ["main.swift:91 (fanOut())", "main.swift:94 (fanOut())"])
+      fanOuts.compactMap { $0["site"] as? String }.sorted() == [
+        "obstrace_scenarios/main.swift:91 (fanOut())", "obstrace_scenarios/main.swift:94 (fanOut())",
+      ])
     #expect(fanOut["property"] as? String == "Theme.accent")
     let rowsScope = try #require(row(report, "scopes", "label", "Row.body"))
     #expect(rowsScope["instances"] as? Int == 12)
@@ -107,7 +109,7 @@ struct ReportTests {
     #expect(items["noopWrites"] as? Int == 1)
     #expect(items["wastedInvalidations"] as? Int == 1)
     let noop = try #require(rows(report, "findings").first { $0["kind"] as? String == "noop-write" })
-    #expect((noop["site"] as? String)?.hasPrefix("main.swift:") == true)
+    #expect((noop["site"] as? String)?.hasPrefix("obstrace_scenarios/main.swift:") == true)
     let list = try #require(row(report, "scopes", "label", "TodoList.body"))
     #expect(list["redundantRuns"] as? Int == 1)
   }
@@ -122,6 +124,6 @@ struct ReportTests {
     #expect(view["redundantRuns"] as? Int == 0)
     // The cross-thread write names the workers' line, `progress.completed += 1`.
     let crossThread = try #require(rows(report, "findings").first { $0["kind"] as? String == "cross-thread-write" })
-    #expect((crossThread["site"] as? String)?.hasPrefix("main.swift:159 ") == true, "\(crossThread)")
+    #expect((crossThread["site"] as? String)?.hasPrefix("obstrace_scenarios/main.swift:159 ") == true, "\(crossThread)")
   }
 }

@@ -61,13 +61,14 @@ struct SiteMarkTests {
     #expect(
       writes.first?.hasSuffix("  (no site: no frame of the program's own code in its stack)") == true, "\(writes)")
     #expect(
-      writes.dropFirst().first?.hasSuffix("at Models.swift:28 (Model.(_count in _1).didset; line approximate)") == true,
+      writes.dropFirst().first?.hasSuffix("at Demo/Models.swift:28 (Model.(_count in _1).didset; line approximate)")
+        == true,
       "\(writes)")
-    #expect(writes.last?.hasSuffix("at main.swift:12 (run())") == true, "\(writes)")
+    #expect(writes.last?.hasSuffix("at Demo/main.swift:12 (run())") == true, "\(writes)")
     // The report's finding lists each site; JSON says which is approximate.
     let report = Run.command(["report", path]).standardOutput
     #expect(report.contains("(no site: no frame of the program's own code in its stack)"), "\(report)")
-    #expect(report.contains("Models.swift:28 (Model.(_count in _1).didset; line approximate)"), "\(report)")
+    #expect(report.contains("Demo/Models.swift:28 (Model.(_count in _1).didset; line approximate)"), "\(report)")
     let json = Run.command(["report", path, "--format", "json"]).standardOutput
     let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
     let findings = try #require(object["findings"] as? [[String: Any]])
@@ -75,8 +76,8 @@ struct SiteMarkTests {
       guard let site = finding["site"] as? String else { return nil }
       return "\(site) \(finding["siteApproximate"] as? Bool ?? false)"
     }
-    #expect(marks.contains("Models.swift:28 (Model.(_count in _1).didset; line approximate) true"), "\(findings)")
-    #expect(marks.contains("main.swift:12 (run()) false"), "\(findings)")
+    #expect(marks.contains("Demo/Models.swift:28 (Model.(_count in _1).didset; line approximate) true"), "\(findings)")
+    #expect(marks.contains("Demo/main.swift:12 (run()) false"), "\(findings)")
   }
 }
 
@@ -100,8 +101,8 @@ extension SiteMarkTests {
     #expect(
       notes == [
         "(no site: no frame of the program's own code in its stack)",
-        "main.swift:12\\nrun()",
-        "Models.swift:28\\nModel.(_count in _1).didset; line approximate",
+        "Demo/main.swift:12\\nrun()",
+        "Demo/Models.swift:28\\nModel.(_count in _1).didset; line approximate",
       ], "\(graph.standardOutput)")
     // Each site, the unplaced one too, wrote the property once, leaving it unchanged.
     let edges = lines.filter { $0.contains("\"w:") && $0.contains(" -> \"p:Model.count\"") }

@@ -197,7 +197,7 @@ struct UntracedObservationsTests {
     let sites = [marks["write"]!, marks["write"]!, marks["write"]!, marks["after"]!]
     for (index, write) in writes.enumerated() where index < runs.count {
       #expect(write.contains("invalidated \(label) (#\(runs[index]), predicted)"), "\(write)")
-      #expect(write.contains("at main.swift:\(sites[index])"), "\(write)")
+      #expect(write.contains("at UntracedLoop/main.swift:\(sites[index])"), "\(write)")
     }
     // Each run after the first began after the write that woke it.
     let order = lines.filter { $0.contains("run \(label)") || $0.contains("write Model#") }.map {

@@ -183,7 +183,7 @@ struct RecordedObservationTests {
         == "1 write to Row.title began while another thread's write to it on the same object was in progress "
         + "(1 object)")
     // The site: the write that began inside the other (the other thread's, in this file).
-    #expect(concurrent.first?.site?.hasPrefix("RecordedObservationTests.swift:") == true, "\(concurrent)")
+    #expect(concurrent.first?.site?.hasPrefix("ObsTraceTests/RecordedObservationTests.swift:") == true, "\(concurrent)")
     #expect(recorded.findings(.crossThreadWrite).first?.message == "1 object's Row.title written from 2 threads")
   }
 
@@ -484,7 +484,7 @@ struct LeakEvidenceTests {
       // Named with the place that created them (objectCreated carries a stack with call stacks on). The newest is
       // not left behind.
       let site = try #require(leaks.first?.site)
-      #expect(site.hasPrefix("RecordedObservationTests.swift:\(creationLine) "), "\(site)")
+      #expect(site.hasPrefix("ObsTraceTests/RecordedObservationTests.swift:\(creationLine) "), "\(site)")
       #expect(
         leaks.first?.message
           == "\(created - 1) Row objects piled up, left behind by newer ones: created \(created) times in the trace "
