@@ -112,144 +112,257 @@ static bool move_to_segment(obstrace_encode_state *state, uint64_t ticks) {
   return true;
 }
 
+/// Whether (object, key, scope) is one of the triples the chunk has stated in full (`ChunkEncoder.recentObjects`…).
+static inline __attribute__((always_inline)) bool is_recent_triple(const obstrace_encode_state *state,
+                                                                   uint32_t object, uint32_t key, uint32_t scope) {
+  bool found = false;
+  for (int index = 0; index < OBSTRACE_RECENT_STATED; index++) {
+    found |= state->recent_objects[index] == object && state->recent_properties[index] == key &&
+             state->recent_scopes[index] == scope;
+  }
+  return found;
+}
+
+/// Whether `stack` is one of the stacks the chunk has stated (`ChunkEncoder.recentStacks`).
+static inline __attribute__((always_inline)) bool is_recent_stack(const obstrace_encode_state *state,
+                                                                  uint32_t stack) {
+  bool found = false;
+  for (int index = 0; index < OBSTRACE_RECENT_STATED; index++) found |= state->recent_stacks[index] == stack;
+  return found;
+}
+
+/// The loop's clock: the flusher's conversion state and the mapping's segment, in locals (the byte stores of the
+/// loop could alias `state` for the compiler, which would then reload each field per event).
+typedef struct clock_locals {
+  uint64_t last_ticks, last_ticks_time, thread_time, last_time;
+  uint64_t latest_ticks, latest_nanoseconds;
+  uint64_t segment_ticks, segment_span, segment_nanoseconds, segment_end_nanoseconds;
+  double slope;
+} clock_locals;
+
+/// An event's time delta from the chunk's previous event, advancing the clock: what `ChunkEncoder.append` does with
+/// the time the flusher converts from its ticks. False, with the clock as it was, when its ticks are before the
+/// mapping's first sample (`TickMapping`'s answer, the caller's to give).
+static inline __attribute__((always_inline)) bool event_delta(clock_locals *clock, obstrace_encode_state *state,
+                                                              uint64_t ticks, uint64_t *delta) {
+  *delta = 0;
+  // An event that took its thread's previous ticks (a didSet, most reads) takes the chunk's previous time: no
+  // conversion, no delta. (Only a call's first event can find the thread's time past the chunk's.)
+  if (ticks == clock->last_ticks && clock->thread_time <= clock->last_time) return true;
+  if (ticks != clock->last_ticks) {
+    uint64_t nanoseconds;
+    // In the segment (most ticks of a drain): one test of both ends, as the segment ends at or before the latest
+    // sample.
+    if (__builtin_expect(ticks - clock->segment_ticks < clock->segment_span, 1)) {
+      nanoseconds = clock->segment_nanoseconds + scaled_ticks(ticks - clock->segment_ticks, clock->slope);
+      if (nanoseconds > clock->segment_end_nanoseconds) nanoseconds = clock->segment_end_nanoseconds;
+    } else if (ticks >= clock->latest_ticks) {
+      nanoseconds = clock->latest_nanoseconds;
+    } else {
+      if (!move_to_segment(state, ticks)) return false;  // before the first sample: TickMapping's answer
+      clock->segment_ticks = state->segment_ticks;
+      clock->segment_span = state->segment_end_ticks - clock->segment_ticks;
+      clock->segment_nanoseconds = state->segment_nanoseconds;
+      clock->segment_end_nanoseconds = state->segment_end_nanoseconds;
+      clock->slope = state->slope;
+      nanoseconds = clock->segment_nanoseconds + scaled_ticks(ticks - clock->segment_ticks, clock->slope);
+      if (nanoseconds > clock->segment_end_nanoseconds) nanoseconds = clock->segment_end_nanoseconds;
+    }
+    clock->last_ticks = ticks;
+    clock->last_ticks_time = nanoseconds;
+    if (clock->last_ticks_time > clock->thread_time) clock->thread_time = clock->last_ticks_time;
+  }
+  // From here, what ChunkEncoder.append does: the time never goes back.
+  if (clock->thread_time > clock->last_time) {
+    *delta = clock->thread_time - clock->last_time;
+    clock->last_time = clock->thread_time;
+  }
+  return true;
+}
+
+/// The items of an event the loop takes one at a time (`ChunkEncoder.append`'s layout for an access, willSet or
+/// didSet whose object's type the chunk has stated, so without aux): its object and key unless the previous event
+/// was about them, its scope and stack when it has them. Returns the end of what it wrote.
+static inline uint8_t *encode_one(uint32_t head, uint32_t object, uint32_t key, uint32_t scope, uint32_t stack,
+                                  bool same_object_and_key, uint64_t delta, uint8_t *out) {
+  uint16_t depth = (uint16_t)(head >> 16);
+  uint8_t mask = (uint8_t)((depth != 0 ? MASK_DEPTH : 0) |
+                           (same_object_and_key ? MASK_SAME_OBJECT_AND_KEY
+                                                : (object != 0 ? MASK_OBJECT : 0) | (key != 0 ? MASK_KEY : 0)) |
+                           (scope != 0 ? MASK_SCOPE : 0) | (stack != 0 ? MASK_STACK : 0) |
+                           (delta == 0 ? MASK_SAME_TIME : 0));
+  out[0] = (uint8_t)head;
+  out[1] = (uint8_t)(head >> 8);
+  out[2] = mask;
+  out += 3;
+  if (depth != 0) out = put_varint(out, depth);
+  if (!same_object_and_key) {
+    if (object != 0) out = put_varint(out, object);
+    if (key != 0) out = put_varint(out, key);
+  }
+  if (scope != 0) out = put_varint(out, scope);
+  if (stack != 0) out = put_varint(out, stack);
+  return out;
+}
+
 size_t obstrace_encode_common(obstrace_encode_state *restrict state, const obstrace_record *restrict records,
                               size_t count, uint8_t *restrict buffer, uint64_t capacity, uint64_t target) {
-  // The loop's invariants: every event it takes is about the stated object, property and scope, and so was the
-  // chunk's previous event (else the first event is left to `append`, which makes it so). An event about an object
-  // then codes neither object, key nor aux (`EventMask.sameObjectAndKey`; aux is the object's type), and its scope,
-  // when it has one, and its stack, when it has one (the stated one), are the same bytes every time.
-  const uint32_t object = state->stated_object, key = state->stated_property, scope = state->stated_scope;
-  if (object == 0 || state->previous_object != object || state->previous_key != key) return 0;
-  const uint32_t stated_stack = state->stated_stack;
-  const uint64_t object_and_key = (uint64_t)object | (uint64_t)key << 32;
-  fixed_tail tail;
-  memset(&tail, 0, sizeof tail);
-  tail.plain_length = scope != 0 ? (size_t)(put_varint(tail.plain, scope) - tail.plain) : 0;
-  memcpy(tail.with_stack, tail.plain, tail.plain_length);
-  tail.with_stack_length =
-      stated_stack != 0
-          ? (size_t)(put_varint(tail.with_stack + tail.plain_length, stated_stack) - tail.with_stack)
-          : tail.plain_length;
-  const uint8_t fixed_mask = MASK_SAME_OBJECT_AND_KEY | (scope != 0 ? MASK_SCOPE : 0);
+  // Two ways. Runs: while each event is about the stated object, property and scope, as was the chunk's previous
+  // event, it codes neither object, key nor aux (`EventMask.sameObjectAndKey`; aux is the object's type), and its
+  // scope, when it has one, and its stack, when it has one (the stated one), are the same bytes every time: a tight
+  // loop. One at a time: any other access, willSet or didSet that `append` would encode without a definition (about
+  // the stated triple after an event about something else, or about a triple the chunk stated earlier, which then
+  // becomes the stated one, as `append` makes it; with no stack, the stated one or one stated earlier, which then
+  // becomes the stated one). What needs a definition is left to `append`.
+  uint32_t object = state->stated_object, key = state->stated_property, scope = state->stated_scope;
+  uint32_t stated_stack = state->stated_stack;
+  uint64_t previous_object_and_key = (uint64_t)state->previous_object | (uint64_t)state->previous_key << 32;
   // Items grow from the front (`out`), deltas from the back (`end`, going down).
   uint8_t *out = buffer + state->items;
   uint8_t *end = buffer + capacity - state->times;
   // The room left when the chunk reaches `target` bytes.
   const uint64_t full = capacity > target ? capacity - target : 0;
-  uint64_t last_ticks = state->last_ticks, last_ticks_time = state->last_ticks_time;
-  uint64_t thread_time = state->thread_time, last_time = state->last_time;
-  // The mapping's segment in locals: the byte stores below could alias `state` for the compiler, which would then
-  // reload each field per event.
-  const uint64_t latest_ticks = state->latest_ticks, latest_nanoseconds = state->latest_nanoseconds;
-  uint64_t segment_ticks = state->segment_ticks, segment_span = state->segment_end_ticks - state->segment_ticks;
-  uint64_t segment_nanoseconds = state->segment_nanoseconds, segment_end_nanoseconds = state->segment_end_nanoseconds;
-  double slope = state->slope;
+  clock_locals clock = {
+      .last_ticks = state->last_ticks,
+      .last_ticks_time = state->last_ticks_time,
+      .thread_time = state->thread_time,
+      .last_time = state->last_time,
+      .latest_ticks = state->latest_ticks,
+      .latest_nanoseconds = state->latest_nanoseconds,
+      .segment_ticks = state->segment_ticks,
+      .segment_span = state->segment_end_ticks - state->segment_ticks,
+      .segment_nanoseconds = state->segment_nanoseconds,
+      .segment_end_nanoseconds = state->segment_end_nanoseconds,
+      .slope = state->slope,
+  };
   // A segment too long for `scaled_ticks` (none is, in practice): made empty, so that a tick in it goes through
   // `move_to_segment`, which refuses it, and the event to `append`.
-  if (!segment_is_convertible(segment_ticks, state->segment_end_ticks, segment_nanoseconds, segment_end_nanoseconds))
-    segment_span = 0;
-  // The word of kind, flags and mask of an event at depth 0 without a stack, but for its kind and flags and
-  // `EventMask.sameTime` (bit 23: the mask's bit 7).
-  const uint32_t fixed_word = (uint32_t)fixed_mask << 16;
-  const uint32_t stack_word = (uint32_t)(fixed_mask | MASK_STACK) << 16;
-  const uint64_t plain_length = tail.plain_length, with_stack_length = tail.with_stack_length;
+  if (!segment_is_convertible(clock.segment_ticks, state->segment_end_ticks, clock.segment_nanoseconds,
+                              clock.segment_end_nanoseconds))
+    clock.segment_span = 0;
   const obstrace_record *record = records, *records_end = records + count;
   bool reached_target = false;
   while (record < records_end && !reached_target) {
-    // Events that cannot bring the chunk to `target` (each takes at most MAXIMUM_EVENT_SIZE bytes) need no room
-    // check; near the target, one event at a time, checked before and after as `append`'s caller does.
-    uint64_t room = (uint64_t)(end - out);
-    uint64_t safe = room > full ? (room - full - 1) / MAXIMUM_EVENT_SIZE : 0;
-    bool checked = safe == 0;
-    if (checked) {
-      if (room < MAXIMUM_EVENT_SIZE) break;
-      safe = 1;
-    }
-    const obstrace_record *batch_end = (uint64_t)(records_end - record) > safe ? record + safe : records_end;
-    for (; record < batch_end; record++) {
-      // Access, willSet, didSet (kinds 1-3), about the stated object, property and scope, with no stack or the
-      // stated one: one test of all four. The stack's term is 0 exactly when the stack is 0 or the stated one (a
-      // product of two 32-bit values in 64 bits, which cannot wrap to 0).
-      uint64_t record_object_and_key;
-      memcpy(&record_object_and_key, &record->object, sizeof record_object_and_key);
-      uint32_t head;  // kind, flags and depth: the record's bytes 8 to 11
-      memcpy(&head, &record->kind, sizeof head);
-      const uint32_t stack = record->stack;
-      const uint64_t refused = (uint64_t)((uint8_t)((uint8_t)head - 1) > 2) |
-                               (record_object_and_key ^ object_and_key) | (record->scope ^ scope) |
-                               (uint64_t)stack * (uint64_t)(stack ^ stated_stack);
-      if (refused) goto done;
-      const uint64_t ticks = record->time;
-      uint64_t delta = 0;
-      // An event that took its thread's previous ticks (a didSet, most reads) takes the chunk's previous time: no
-      // conversion, no delta. (Only a call's first event can find the thread's time past the chunk's.)
-      if (ticks != last_ticks || thread_time > last_time) {
-        if (ticks != last_ticks) {
-          uint64_t nanoseconds;
-          // In the segment (most ticks of a drain): one test of both ends, as the segment ends at or before the
-          // latest sample.
-          if (__builtin_expect(ticks - segment_ticks < segment_span, 1)) {
-            nanoseconds = segment_nanoseconds + scaled_ticks(ticks - segment_ticks, slope);
-            if (nanoseconds > segment_end_nanoseconds) nanoseconds = segment_end_nanoseconds;
-          } else if (ticks >= latest_ticks) {
-            nanoseconds = latest_nanoseconds;
+    if (object != 0 && previous_object_and_key == ((uint64_t)object | (uint64_t)key << 32)) {
+      // A run, for as long as it lasts.
+      const uint64_t object_and_key = previous_object_and_key;
+      fixed_tail tail;
+      memset(&tail, 0, sizeof tail);
+      tail.plain_length = scope != 0 ? (size_t)(put_varint(tail.plain, scope) - tail.plain) : 0;
+      memcpy(tail.with_stack, tail.plain, sizeof tail.plain);
+      tail.with_stack_length =
+          stated_stack != 0
+              ? (size_t)(put_varint(tail.with_stack + tail.plain_length, stated_stack) - tail.with_stack)
+              : tail.plain_length;
+      const uint8_t fixed_mask = MASK_SAME_OBJECT_AND_KEY | (scope != 0 ? MASK_SCOPE : 0);
+      // The word of kind, flags and mask of an event at depth 0 without a stack, but for its kind and flags and
+      // `EventMask.sameTime` (bit 23: the mask's bit 7).
+      const uint32_t fixed_word = (uint32_t)fixed_mask << 16;
+      const uint32_t stack_word = (uint32_t)(fixed_mask | MASK_STACK) << 16;
+      const uint64_t plain_length = tail.plain_length, with_stack_length = tail.with_stack_length;
+      const uint32_t run_scope = scope, run_stack = stated_stack;
+      while (record < records_end && !reached_target) {
+        // Events that cannot bring the chunk to `target` (each takes at most MAXIMUM_EVENT_SIZE bytes) need no room
+        // check; near the target, one event at a time, checked before and after as `append`'s caller does.
+        uint64_t room = (uint64_t)(end - out);
+        uint64_t safe = room > full ? (room - full - 1) / MAXIMUM_EVENT_SIZE : 0;
+        bool checked = safe == 0;
+        if (checked) {
+          if (room < MAXIMUM_EVENT_SIZE) goto done;
+          safe = 1;
+        }
+        const obstrace_record *batch_end = (uint64_t)(records_end - record) > safe ? record + safe : records_end;
+        for (; record < batch_end; record++) {
+          // Access, willSet, didSet (kinds 1-3), about the stated object, property and scope, with no stack or the
+          // stated one: one test of all four. The stack's term is 0 exactly when the stack is 0 or the stated one (a
+          // product of two 32-bit values in 64 bits, which cannot wrap to 0).
+          uint64_t record_object_and_key;
+          memcpy(&record_object_and_key, &record->object, sizeof record_object_and_key);
+          uint32_t head;  // kind, flags and depth: the record's bytes 8 to 11
+          memcpy(&head, &record->kind, sizeof head);
+          const uint32_t stack = record->stack;
+          const uint64_t refused = (uint64_t)((uint8_t)((uint8_t)head - 1) > 2) |
+                                   (record_object_and_key ^ object_and_key) | (record->scope ^ run_scope) |
+                                   (uint64_t)stack * (uint64_t)(stack ^ run_stack);
+          if (refused) goto one_at_a_time;
+          uint64_t delta;
+          if (!event_delta(&clock, state, record->time, &delta)) goto done;
+          if (__builtin_expect((head >> 16) == 0 && stack == 0, 1)) {
+            // Depth 0, no stack (most events): kind, flags and mask in one store (its fourth byte is overwritten by
+            // what follows, or is past the items), then the scope's bytes, precomputed (room: MAXIMUM_EVENT_SIZE;
+            // only their length counts).
+            const uint32_t word = (head & 0xFFFF) | fixed_word | (uint32_t)(delta == 0) << 23;
+            memcpy(out, &word, sizeof word);
+            memcpy(out + 3, tail.plain, 16);
+            out += 3 + plain_length;
+          } else if ((head >> 16) == 0) {
+            // Depth 0 with the stated stack (a write's willSet): the same, with the stack's bytes.
+            const uint32_t word = head | stack_word | (uint32_t)(delta == 0) << 23;
+            memcpy(out, &word, sizeof word);
+            memcpy(out + 3, tail.with_stack, 16);
+            out += 3 + with_stack_length;
           } else {
-            if (!move_to_segment(state, ticks)) goto done;  // before the first sample: TickMapping's answer
-            segment_ticks = state->segment_ticks;
-            segment_span = state->segment_end_ticks - segment_ticks;
-            segment_nanoseconds = state->segment_nanoseconds;
-            segment_end_nanoseconds = state->segment_end_nanoseconds;
-            slope = state->slope;
-            nanoseconds = segment_nanoseconds + scaled_ticks(ticks - segment_ticks, slope);
-            if (nanoseconds > segment_end_nanoseconds) nanoseconds = segment_end_nanoseconds;
+            out = encode_items(head, stack, fixed_mask, &tail, delta, out);
           }
-          last_ticks = ticks;
-          last_ticks_time = nanoseconds;
-          if (last_ticks_time > thread_time) thread_time = last_ticks_time;
+          // The delta, at the back, its bytes going down (`payload` reverses the column).
+          if (delta != 0) {
+            while (delta >= 0x80) {
+              *--end = (uint8_t)delta | 0x80;
+              delta >>= 7;
+            }
+            *--end = (uint8_t)delta;
+          }
         }
-        // From here, what ChunkEncoder.append does: the time never goes back.
-        if (thread_time > last_time) {
-          delta = thread_time - last_time;
-          last_time = thread_time;
-        }
+        if (checked && (uint64_t)(end - out) <= full) reached_target = true;
       }
-      if (__builtin_expect((head >> 16) == 0 && stack == 0, 1)) {
-        // Depth 0, no stack (most events): kind, flags and mask in one store (its fourth byte is overwritten by
-        // what follows, or is past the items), then the scope's bytes, precomputed (room: MAXIMUM_EVENT_SIZE; only
-        // their length counts).
-        const uint32_t word = (head & 0xFFFF) | fixed_word | (uint32_t)(delta == 0) << 23;
-        memcpy(out, &word, sizeof word);
-        memcpy(out + 3, tail.plain, 16);
-        out += 3 + plain_length;
-      } else if ((head >> 16) == 0) {
-        // Depth 0 with the stated stack (a write's willSet): the same, with the stack's bytes.
-        const uint32_t word = head | stack_word | (uint32_t)(delta == 0) << 23;
-        memcpy(out, &word, sizeof word);
-        memcpy(out + 3, tail.with_stack, 16);
-        out += 3 + with_stack_length;
-      } else {
-        out = encode_items(head, stack, fixed_mask, &tail, delta, out);
-      }
-      // The delta, at the back, its bytes going down (`payload` reverses the column).
-      if (delta != 0) {
-        while (delta >= 0x80) {
-          *--end = (uint8_t)delta | 0x80;
-          delta >>= 7;
-        }
-        *--end = (uint8_t)delta;
-      }
+      break;
     }
-    if (checked && (uint64_t)(end - out) <= full) reached_target = true;
+  one_at_a_time:;
+    // One event, as `append` encodes it when it needs no definition; room for it checked as near the target.
+    if ((uint64_t)(end - out) < MAXIMUM_EVENT_SIZE) break;
+    uint32_t head;
+    memcpy(&head, &record->kind, sizeof head);
+    const uint32_t record_object = record->object, record_key = record->key, record_scope = record->scope;
+    const uint32_t stack = record->stack;
+    if ((uint8_t)((uint8_t)head - 1) > 2 || record_object == 0) break;
+    const bool stated = record_object == object && record_key == key && record_scope == scope;
+    if (!stated && (record->aux == 0 || !is_recent_triple(state, record_object, record_key, record_scope))) break;
+    if (stack != 0 && stack != stated_stack && !is_recent_stack(state, stack)) break;
+    uint64_t delta;
+    if (!event_delta(&clock, state, record->time, &delta)) break;
+    const uint64_t record_object_and_key = (uint64_t)record_object | (uint64_t)record_key << 32;
+    out = encode_one(head, record_object, record_key, record_scope, stack,
+                     record_object_and_key == previous_object_and_key, delta, out);
+    if (delta != 0) {
+      while (delta >= 0x80) {
+        *--end = (uint8_t)delta | 0x80;
+        delta >>= 7;
+      }
+      *--end = (uint8_t)delta;
+    }
+    object = record_object;
+    key = record_key;
+    scope = record_scope;
+    if (stack != 0) stated_stack = stack;
+    previous_object_and_key = record_object_and_key;
+    record++;
+    if ((uint64_t)(end - out) <= full) reached_target = true;
   }
 done:;
   size_t index = (size_t)(record - records);
   state->items = (uint64_t)(out - buffer);
   state->times = (uint64_t)(buffer + capacity - end);
   state->events += index;
-  state->last_time = last_time;
-  state->last_ticks = last_ticks;
-  state->last_ticks_time = last_ticks_time;
-  state->thread_time = thread_time;
-  // previous_object and previous_key stay: they were the stated ones, and so is every event encoded here.
+  state->last_time = clock.last_time;
+  state->last_ticks = clock.last_ticks;
+  state->last_ticks_time = clock.last_ticks_time;
+  state->thread_time = clock.thread_time;
+  // What `append` leaves: the stated object, property, scope and stack, and the previous event's object and key.
+  state->stated_object = object;
+  state->stated_property = key;
+  state->stated_scope = scope;
+  state->stated_stack = stated_stack;
+  state->previous_object = (uint32_t)previous_object_and_key;
+  state->previous_key = (uint32_t)(previous_object_and_key >> 32);
   return index;
 }

@@ -251,20 +251,28 @@ public struct ChunkEncoder {
     public var events: Int
     /// The time of the chunk's previous event.
     public var lastTime: UInt64
-    /// The object, property, scope and stack the chunk last stated: an event about them needs no definition (stating
-    /// one is `append`'s work, so these are read-only here).
-    public let statedObject: UInt32
-    public let statedProperty: UInt32
-    public let statedScope: UInt32
-    public let statedStack: UInt32
+    /// The object, property, scope and stack the chunk last stated: an event about them needs no definition. A
+    /// caller may make a triple or a stack the chunk stated earlier (`recentObjects`…) the stated one, as `append`
+    /// does; stating anything new is `append`'s work.
+    public var statedObject: UInt32
+    public var statedProperty: UInt32
+    public var statedScope: UInt32
+    public var statedStack: UInt32
     /// The object and key of the chunk's previous event (`EventMask.sameObjectAndKey`).
     public var previousObject: UInt32
     public var previousKey: UInt32
+    /// The triples and stacks the chunk has stated in full, newest first (zeros: none); read-only here.
+    public let recentObjects: (UInt32, UInt32, UInt32, UInt32)
+    public let recentProperties: (UInt32, UInt32, UInt32, UInt32)
+    public let recentScopes: (UInt32, UInt32, UInt32, UInt32)
+    public let recentStacks: (UInt32, UInt32, UInt32, UInt32)
 
     @usableFromInline
     init(
       items: Int, times: Int, events: Int, lastTime: UInt64, statedObject: UInt32, statedProperty: UInt32,
-      statedScope: UInt32, statedStack: UInt32, previousObject: UInt32, previousKey: UInt32
+      statedScope: UInt32, statedStack: UInt32, previousObject: UInt32, previousKey: UInt32,
+      recentObjects: (UInt32, UInt32, UInt32, UInt32), recentProperties: (UInt32, UInt32, UInt32, UInt32),
+      recentScopes: (UInt32, UInt32, UInt32, UInt32), recentStacks: (UInt32, UInt32, UInt32, UInt32)
     ) {
       self.items = items
       self.times = times
@@ -276,17 +284,27 @@ public struct ChunkEncoder {
       self.statedStack = statedStack
       self.previousObject = previousObject
       self.previousKey = previousKey
+      self.recentObjects = recentObjects
+      self.recentProperties = recentProperties
+      self.recentScopes = recentScopes
+      self.recentStacks = recentStacks
     }
   }
 
   /// Whether an event needs nothing but its own bytes, as the recorder's C loop encodes it: an access, willSet or
-  /// didSet about the object, property and scope the chunk stated last, which the chunk's previous event was about
-  /// too, with no stack or the stack stated last. The flusher asks before handing a run to the loop, so that an event
-  /// the loop would refuse costs no call.
+  /// didSet about the object, property and scope the chunk stated last or about a triple it stated earlier (which
+  /// `append` only makes the stated one again), with no stack, the stack stated last or one stated earlier. The
+  /// flusher asks before handing a run to the loop, so that an event the loop would refuse costs no call.
   @inlinable
-  public func needsNoDefinition(kind: UInt8, object: UInt32, key: UInt32, scope: UInt32, stack: UInt32) -> Bool {
-    kind &- 1 < 3 && object != 0 && object == statedObject && key == statedProperty && scope == statedScope
-      && object == previousObject && key == previousKey && (stack == 0 || stack == statedStack)
+  public func needsNoDefinition(kind: UInt8, object: UInt32, key: UInt32, scope: UInt32, aux: UInt32, stack: UInt32)
+    -> Bool
+  {
+    guard kind &- 1 < 3 && object != 0 else { return false }
+    guard
+      (object == statedObject && key == statedProperty && scope == statedScope)
+        || (aux != 0 && isRecent(object: object, key: key, scope: scope))
+    else { return false }
+    return stack == 0 || stack == statedStack || isRecent(stack: stack)
   }
 
   /// Runs `body` with the chunk's whole buffer (items from its front, deltas from its back) and the encoder's
@@ -298,12 +316,17 @@ public struct ChunkEncoder {
     var cursor = Cursor(
       items: itemByteCount, times: timeByteCount, events: _eventCount, lastTime: lastTime,
       statedObject: statedObject, statedProperty: statedProperty, statedScope: statedScope, statedStack: statedStack,
-      previousObject: previousObject, previousKey: previousKey)
+      previousObject: previousObject, previousKey: previousKey, recentObjects: recentObjects,
+      recentProperties: recentProperties, recentScopes: recentScopes, recentStacks: recentStacks)
     let result = storage.withUnsafeMutableBufferPointer { body($0, &cursor) }
     itemByteCount = cursor.items
     timeByteCount = cursor.times
     _eventCount = cursor.events
     lastTime = cursor.lastTime
+    statedObject = cursor.statedObject
+    statedProperty = cursor.statedProperty
+    statedScope = cursor.statedScope
+    statedStack = cursor.statedStack
     previousObject = cursor.previousObject
     previousKey = cursor.previousKey
     return result

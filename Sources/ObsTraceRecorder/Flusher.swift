@@ -300,7 +300,7 @@ final class Flusher: @unchecked Sendable {
       let next = records[index]
       if common
         && chunk.needsNoDefinition(
-          kind: next.kind, object: next.object, key: next.key, scope: next.scope, stack: next.stack)
+          kind: next.kind, object: next.object, key: next.key, scope: next.scope, aux: next.aux, stack: next.stack)
       {
         index += clock.withSamples(in: &state) { state in
           chunk.withCursor { buffer, cursor in
@@ -345,6 +345,10 @@ final class Flusher: @unchecked Sendable {
     state.stated_stack = cursor.statedStack
     state.previous_object = cursor.previousObject
     state.previous_key = cursor.previousKey
+    state.recent_objects = cursor.recentObjects
+    state.recent_properties = cursor.recentProperties
+    state.recent_scopes = cursor.recentScopes
+    state.recent_stacks = cursor.recentStacks
     let encoded = obstrace_encode_common(
       &state, records.baseAddress.unsafelyUnwrapped + start, records.count - start,
       buffer.baseAddress.unsafelyUnwrapped,
@@ -353,6 +357,10 @@ final class Flusher: @unchecked Sendable {
     cursor.times = Int(state.times)
     cursor.events = Int(state.events)
     cursor.lastTime = state.last_time
+    cursor.statedObject = state.stated_object
+    cursor.statedProperty = state.stated_property
+    cursor.statedScope = state.stated_scope
+    cursor.statedStack = state.stated_stack
     cursor.previousObject = state.previous_object
     cursor.previousKey = state.previous_key
     return encoded

@@ -10,9 +10,10 @@ import Testing
 /// bytes must be those `append` alone writes.
 @Suite struct FlusherEncodingTests {
   /// A thread's records as a program makes them: runs of writes (a willSet with its stack, its didSet) and reads
-  /// about one property, switches to other objects and properties, scopes that begin and end around reads, stacks
-  /// that change, ticks that repeat (untimed events), jump far, fall in earlier segments of the mapping or past its
-  /// last sample, and ids and deltas long enough for multi-byte varints.
+  /// about one property, switches to other objects and properties and back to those of a few switches before (which
+  /// the chunk may remember as stated), scopes that begin and end around reads, stacks that change and come back,
+  /// ticks that repeat (untimed events), jump far, fall in earlier segments of the mapping or past its last sample,
+  /// and ids and deltas long enough for multi-byte varints.
   static let seed = SeededGenerator().seed
 
   static func records(count: Int) -> [obstrace_record] {
@@ -38,11 +39,29 @@ import Testing
         time: ticks, kind: kind.rawValue, flags: flags, depth: depth, object: object, key: key, scope: scope, aux: aux,
         stack: stack)
     }
+    // The last few objects, keys and stacks switched to, newest first.
+    var recent: [(object: UInt32, key: UInt32, stack: UInt32)] = []
+    func remember() {
+      recent.insert((object, key, stack), at: 0)
+      if recent.count > 6 { recent.removeLast() }
+    }
     while records.count < count {
       switch random.next() % 40 {
-      case 0: object = UInt32(1 + random.next() % 300)  // new objects, some past 127
-      case 1: key = UInt32(1 + random.next() % 200)
-      case 2: stack = UInt32(1 + random.next() % 20_000)
+      case 0:
+        object = UInt32(1 + random.next() % 300)  // new objects, some past 127
+        remember()
+      case 1:
+        key = UInt32(1 + random.next() % 200)
+        remember()
+      case 2:
+        stack = UInt32(1 + random.next() % 20_000)
+        remember()
+      case 5...14 where !recent.isEmpty:
+        // Back to an object and property of a few switches before (code that alternates a few properties), with
+        // its stack or another recent one.
+        let back = recent[Int(random.next() % UInt64(recent.count))]
+        (object, key) = (back.object, back.key)
+        stack = recent[Int(random.next() % UInt64(recent.count))].stack
       case 3:
         scope = UInt32(16_000 + random.next() % 5_000)
         depth = 1
@@ -179,6 +198,107 @@ import Testing
 }
 
 extension FlusherEncodingTests {
+  @Test("the C loop takes events that alternate among triples and stacks the chunk stated earlier, as append does")
+  func commonLoopTakesRecentTriples() {
+    let definitions = FlusherDefinitions(names: FixedNames())
+    // Two writes and a read of (5, 2) and (6, 3), then (5, 2) again: every event after the first two is about a
+    // triple and a stack the chunk has stated, each a switch from the previous event's object and key.
+    func record(_ index: Int) -> obstrace_record {
+      let first = index % 6 < 3
+      let kind: EventKind = [.willSet, .didSet, .access][index % 3]
+      return obstrace_record(
+        time: 1_000 + UInt64(index / 3) * 40, kind: kind.rawValue, flags: 0, depth: index % 12 < 6 ? 0 : 1,
+        object: first ? 5 : 6, key: first ? 2 : 3, scope: first ? 0 : 40, aux: 7,
+        stack: kind == .willSet ? (first ? 4 : 9) : 0)
+    }
+    let records = (0..<660).map(record)
+    var clock = TickMapping(ticks: 0, monotonicNanoseconds: 0)
+    clock.add(ticks: 100_000, monotonicNanoseconds: 100_000)
+    func append(_ range: Range<Int>, to chunk: inout ChunkEncoder, _ stamps: DefinitionStamps) {
+      for record in records[range] {
+        chunk.append(
+          kind: record.kind, flags: 0, time: clock.nanoseconds(record.time), depth: record.depth, object: record.object,
+          key: record.key, scope: record.scope, aux: record.aux, stack: record.stack, definitions: definitions,
+          stamps: stamps)
+      }
+    }
+    // The first event of each triple stated through `append`, the next 593 by the C loop, the last 63 by `append`
+    // again, from the state the loop left (the stated triple and stack, the previous event's object and key), which is
+    // the state `append` leaves.
+    let stamps = DefinitionStamps()
+    var chunk = ChunkEncoder(thread: 1, osThreadID: 1, sequence: 0, firstTime: 0, stamps: stamps)
+    append(0..<4, to: &chunk, stamps)
+    var state = obstrace_encode_state()
+    state.last_ticks = UInt64.max
+    clock.setLastSegment(of: &state)
+    let taken = records[0..<597].withUnsafeBufferPointer { buffer in
+      clock.withSamples(in: &state) { state in
+        chunk.withCursor { bytes, cursor in
+          Flusher.encodeCommon(buffer, from: 4, into: bytes, cursor: &cursor, state: &state)
+        }
+      }
+    }
+    #expect(taken == 593)
+    let referenceStamps = DefinitionStamps()
+    var reference = ChunkEncoder(thread: 1, osThreadID: 1, sequence: 0, firstTime: 0, stamps: referenceStamps)
+    append(0..<597, to: &reference, referenceStamps)
+    func stated(_ chunk: inout ChunkEncoder) -> [UInt32] {
+      chunk.withCursor { _, cursor in
+        [
+          cursor.statedObject, cursor.statedProperty, cursor.statedScope, cursor.statedStack, cursor.previousObject,
+          cursor.previousKey,
+        ]
+      }
+    }
+    // The last write (record 594) was (5, 2) with stack 4, after (6, 3, 40) with stack 9.
+    #expect(stated(&chunk) == [5, 2, 0, 4, 5, 2])
+    #expect(stated(&chunk) == stated(&reference))
+    append(597..<660, to: &chunk, stamps)
+    append(597..<660, to: &reference, referenceStamps)
+    #expect(chunk.eventCount == 660)
+    #expect(chunk.payload(droppedSinceLastChunk: 0) == reference.payload(droppedSinceLastChunk: 0))
+  }
+
+  @Test("the C loop leaves to append an event about a triple or a stack the chunk has not stated")
+  func commonLoopLeavesWhatNeedsADefinition() {
+    let stamps = DefinitionStamps()
+    let definitions = FlusherDefinitions(names: FixedNames())
+    var chunk = ChunkEncoder(thread: 1, osThreadID: 1, sequence: 0, firstTime: 0, stamps: stamps)
+    chunk.append(
+      kind: EventKind.willSet.rawValue, flags: 0, time: 10, depth: 0, object: 5, key: 2, scope: 0, aux: 7, stack: 4,
+      definitions: definitions, stamps: stamps)
+    var clock = TickMapping(ticks: 0, monotonicNanoseconds: 0)
+    clock.add(ticks: 100_000, monotonicNanoseconds: 100_000)
+    func taken(_ record: obstrace_record) -> Int {
+      var copy = chunk
+      var state = obstrace_encode_state()
+      state.last_ticks = UInt64.max
+      clock.setLastSegment(of: &state)
+      return [record].withUnsafeBufferPointer { buffer in
+        copy.withCursor { bytes, cursor in
+          Flusher.encodeCommon(buffer, from: 0, into: bytes, cursor: &cursor, state: &state)
+        }
+      }
+    }
+    func access(object: UInt32 = 5, key: UInt32 = 2, scope: UInt32 = 0, aux: UInt32 = 7, stack: UInt32 = 0)
+      -> obstrace_record
+    {
+      obstrace_record(
+        time: 1_000, kind: EventKind.access.rawValue, flags: 0, depth: 0, object: object, key: key, scope: scope,
+        aux: aux, stack: stack)
+    }
+    #expect(taken(access()) == 1)
+    #expect(taken(access(stack: 4)) == 1)
+    #expect(taken(access(stack: 8)) == 0)  // a stack not stated
+    #expect(taken(access(object: 6)) == 0)  // an object not stated
+    #expect(taken(access(key: 3)) == 0)
+    #expect(taken(access(scope: 9)) == 0)
+    #expect(taken(access(object: 0, key: 0)) == 0)
+    var objectCreated = access()
+    objectCreated.kind = EventKind.objectCreated.rawValue
+    #expect(taken(objectCreated) == 0)
+  }
+
   @Test("given the mapping's samples, the C loop takes a run in an earlier segment of the tick mapping whole")
   func commonLoopTakesEarlierSegments() {
     let stamps = DefinitionStamps()
@@ -269,6 +389,13 @@ final class FixedNames: TraceDefinitionSource {
           key: 1 + (pair + 1) % 5, scope: 0, aux: 7, stack: 0))
     }
     return records
+  }
+
+  @Test("the flusher's encoding of alternating events is append's, byte for byte")
+  func alternatingMatchesAppend() {
+    let records = Self.records()
+    #expect(
+      FlusherEncodingTests.encode(records, commonLoop: true) == FlusherEncodingTests.encode(records, commonLoop: false))
   }
 
   @Test("each chunk of alternating events decodes alone, every object, property and stack defined in it")

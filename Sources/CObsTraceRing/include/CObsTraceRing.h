@@ -728,6 +728,9 @@ uint64_t obstrace_wall_clock_nanoseconds(void);
 /// What `obstrace_encode_common` reads and advances: the state of one chunk's encoder (`ChunkEncoder` in
 /// ObsTraceFormat, copied in and out around the call), the flusher's clock state for the ring's thread, and the
 /// last segment of the tick mapping (`TickMapping`).
+/// How many object, property and scope triples, and how many stacks, a chunk's encoder remembers as stated.
+#define OBSTRACE_RECENT_STATED 4
+
 typedef struct obstrace_encode_state {
   // The chunk's encoder: bytes of items from the buffer's front, of time deltas from its back.
   uint64_t items;
@@ -736,6 +739,12 @@ typedef struct obstrace_encode_state {
   uint64_t last_time;  ///< the time of the chunk's previous event (nanoseconds)
   uint32_t stated_object, stated_property, stated_scope, stated_stack;
   uint32_t previous_object, previous_key;
+  /// The triples and stacks the chunk has stated in full, newest first (`ChunkEncoder.recentObjects`…; zeros: none):
+  /// an event about one of them needs no definition, only to become the stated one.
+  uint32_t recent_objects[OBSTRACE_RECENT_STATED];
+  uint32_t recent_properties[OBSTRACE_RECENT_STATED];
+  uint32_t recent_scopes[OBSTRACE_RECENT_STATED];
+  uint32_t recent_stacks[OBSTRACE_RECENT_STATED];
   // The flusher's conversion state: the ticks converted last and their time, and the thread's latest time (a
   // thread's times never go back).
   uint64_t last_ticks;
@@ -760,11 +769,12 @@ typedef struct obstrace_encode_state {
   const double *sample_slopes;
 } obstrace_encode_state;
 
-/// Encodes records from the front of `records` while each is an access, willSet or didSet about the object,
-/// property and scope the chunk last stated, with no stack or the stack it last stated (it needs no definition),
-/// its ticks are in the mapping's last segment or past it, and the buffer has room; stops after the event that
-/// brings the chunk to `target` bytes. Writes exactly what `ChunkEncoder.append` writes for the same events (the
-/// flusher's `drainRecords` does the rest, one record at a time). Returns how many records it encoded.
+/// Encodes records from the front of `records` while each is an access, willSet or didSet that needs no definition
+/// (about the object, property and scope the chunk last stated, or about a triple it stated earlier, which then
+/// becomes the stated one; with no stack, the stack it last stated or one it stated earlier), its ticks are in the
+/// mapping (given its samples) or past it, and the buffer has room; stops after the event that brings the chunk to
+/// `target` bytes. Writes exactly what `ChunkEncoder.append` writes for the same events and leaves the state as it
+/// leaves it (the flusher's `drainRecords` does the rest, one record at a time). Returns how many records it encoded.
 size_t obstrace_encode_common(obstrace_encode_state *restrict state, const obstrace_record *restrict records,
                               size_t count, uint8_t *restrict buffer, uint64_t capacity, uint64_t target);
 
