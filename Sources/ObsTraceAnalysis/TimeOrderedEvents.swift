@@ -14,12 +14,12 @@ import ObsTraceFormat
 /// runs: a run is a queue of slices of chunks in time order (a thread's chunks while its times do not go back),
 /// and a small heap of runs by their first event picks the next one: a release costs a comparison or two among
 /// the runs (about one per thread), not a move of the event through a heap of every held event.
-public struct TimeOrderedEvents {
+public struct TimeOrderedEvents: EventOrdering {
   public static let defaultCapacity = 1 << 20
 
   /// Events `start..<end` of a chunk; event `i` arrived `order + i`-th.
-  private struct Slice {
-    var events: [TraceEvent]
+  private struct Slice: Sendable {
+    var events: EventBuffer
     var start: Int
     var end: Int
     var order: UInt64
@@ -37,7 +37,7 @@ public struct TimeOrderedEvents {
     mutating func release(upTo position: Int) -> (time: UInt64, order: UInt64)? {
       slices[head].start = position
       if position == slices[head].end {
-        slices[head].events = []  // the chunk's array is freed as soon as its last held event is released
+        slices[head].events = EventBuffer()  // the chunk's block is given back once its last held event is released
         head += 1
         if head == slices.count {
           slices.removeAll(keepingCapacity: true)
@@ -81,8 +81,9 @@ public struct TimeOrderedEvents {
     for thread in threads ?? [] { latestTime[thread] = 0 }
   }
 
-  /// Adds a chunk and passes on every event that is now safe to release, in time order.
-  public mutating func add(_ chunk: EventChunk, _ body: (TraceEvent) throws -> Void) rethrows {
+  /// Adds a chunk and passes on every event that is now safe to release, in time order, a stretch at a time
+  /// (`EventOrdering`: `TraceReader.forEachStretch` calls it on the thread that decodes the chunks).
+  public mutating func take(_ chunk: EventChunk, release: (EventStretch) -> Void) {
     let previousLatest = latestTime[chunk.thread]
     if let last = chunk.events.last {
       latestTime[chunk.thread] = max(latestTime[chunk.thread] ?? 0, last.time)
@@ -99,18 +100,33 @@ public struct TimeOrderedEvents {
       (previousLatest ?? 0) <= (chunk.events.first?.time ?? 0)
     {
       nextOrder += UInt64(chunk.events.count)
-      for event in chunk.events { try body(event) }
+      release(EventStretch(events: chunk.events, range: chunk.events.indices))
       return
     }
     hold(chunk)
     while let first = heap.firstTime, first <= watermark || held > capacity {
-      try releaseStretch(watermark: watermark, body)
+      release(releaseStretch(watermark: watermark))
     }
   }
 
-  /// Releases everything left, at the end of the trace.
+  /// Releases everything left, at the end of the trace, a stretch at a time.
+  public mutating func releaseAll(_ release: (EventStretch) -> Void) {
+    while !heap.isEmpty { release(releaseStretch(watermark: .max)) }
+  }
+
+  /// Adds a chunk and passes on every event that is now safe to release, in time order, one at a time. The
+  /// events released are taken from the merge before the first is passed on: a `body` that throws loses the rest.
+  public mutating func add(_ chunk: EventChunk, _ body: (TraceEvent) throws -> Void) rethrows {
+    var stretches: [EventStretch] = []
+    take(chunk) { stretches.append($0) }
+    for stretch in stretches { try stretch.forEach(body) }
+  }
+
+  /// Releases everything left, at the end of the trace, one event at a time.
   public mutating func finish(_ body: (TraceEvent) throws -> Void) rethrows {
-    while !heap.isEmpty { try releaseStretch(watermark: .max, body) }
+    var stretches: [EventStretch] = []
+    releaseAll { stretches.append($0) }
+    for stretch in stretches { try stretch.forEach(body) }
   }
 
   /// Queues the chunk's events: each stretch whose times do not go back joins the thread's run, or a new run
@@ -122,14 +138,16 @@ public struct TimeOrderedEvents {
     nextOrder += UInt64(events.count)
     held += events.count
     var start = 0
-    var previous = events[0].time
-    for index in 1..<events.count {
-      let time = events[index].time
-      if time < previous {
-        append(Slice(events: events, start: start, end: index, order: order), thread: chunk.thread)
-        start = index
+    events.withEvents(in: events.indices) { events in
+      var previous = events[0].time
+      for index in 1..<events.count {
+        let time = events[index].time
+        if time < previous {
+          append(Slice(events: chunk.events, start: start, end: index, order: order), thread: chunk.thread)
+          start = index
+        }
+        previous = time
       }
-      previous = time
     }
     append(Slice(events: events, start: start, end: events.count, order: order), thread: chunk.thread)
   }
@@ -165,10 +183,10 @@ public struct TimeOrderedEvents {
   /// writes while it has a CPU), so this is nearly all of them: before, each event was taken from its run and the
   /// heap sifted, ≈ 230 instructions an event on a trace of 4 threads. One event must be held, and the first is
   /// released (the outer loop checked it).
-  private mutating func releaseStretch(watermark: UInt64, _ body: (TraceEvent) throws -> Void) rethrows {
+  private mutating func releaseStretch(watermark: UInt64) -> EventStretch {
     let index = heap.first
     let head = runs[index].head
-    // Read once a stretch: the chunk's array (one retain) and where its held events are.
+    // Read once a stretch: the chunk's buffer (one retain) and where its held events are.
     let events = runs[index].slices[head].events
     let start = runs[index].slices[head].start
     let end = runs[index].slices[head].end
@@ -178,16 +196,17 @@ public struct TimeOrderedEvents {
     // How many more are released whatever their time (the buffer is over capacity).
     var forced = held - capacity
     var position = start
-    // Kept up to date on the way out, a throwing consumer too: an event handed over is released.
-    defer { finishStretch(index, from: start, to: position) }
-    while position < end {
-      let time = events[position].time
-      if time > limitTime || (time == limitTime && order + UInt64(position) >= limitOrder) { break }
-      if time > watermark && forced <= 0 { break }
-      forced -= 1
-      position += 1
-      try body(events[position - 1])
+    events.withEvents(in: start..<end) { stretch in
+      for event in stretch {
+        let time = event.time
+        if time > limitTime || (time == limitTime && order + UInt64(position) >= limitOrder) { break }
+        if time > watermark && forced <= 0 { break }
+        forced -= 1
+        position += 1
+      }
     }
+    finishStretch(index, from: start, to: position)
+    return EventStretch(events: events, range: start..<position)
   }
 
   /// Marks a run's events `start..<position` of its first slice released and puts the run back in its place in

@@ -82,3 +82,6 @@ struct TimeOrderedHeap<Element> {
     return timeA != timeB ? timeA < timeB : items[a].order < items[b].order
   }
 }
+
+// `TimeOrderedEvents` runs on the thread that decodes the chunks (`TraceReader.forEachStretch`).
+extension TimeOrderedHeap: Sendable where Element: Sendable {}

@@ -254,13 +254,18 @@ public enum TraceAnalysis {
     return machine
   }
 
-  /// The trace's events in time order across threads (`TimeOrderedEvents`), as every replay reads them.
+  /// The trace's events in time order across threads (`TimeOrderedEvents`), as every replay reads them. The merge
+  /// runs where the chunks are decoded (`TraceReader.forEachStretch`: the reader thread of a big trace), and this
+  /// thread takes the events a stretch at a time; inlined, so that `body` is called directly in that loop, not
+  /// through a closure an event.
+  @inline(__always)
   static func forEachEventInTimeOrder(_ reader: TraceReader, _ body: (TraceEvent) -> Void) {
-    var ordered = TimeOrderedEvents(threads: reader.footer.map { Set($0.threads.map(\.thread)) })
-    reader.forEachChunk { chunk in
-      ordered.add(chunk, body)
+    let ordered = TimeOrderedEvents(threads: reader.footer.map { Set($0.threads.map(\.thread)) })
+    reader.forEachStretch(ordering: ordered) { stretch in
+      stretch.withEvents { events in
+        for event in events { body(event) }
+      }
     }
-    ordered.finish(body)
   }
 
   /// The findings of a replay, without the trace-level ones (drops, truncation, damage).

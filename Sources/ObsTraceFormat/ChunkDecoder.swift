@@ -24,6 +24,8 @@ struct ChunkDecoder: Sendable {
 
   private(set) var definitions: TraceDefinitions
   private(set) var budget: DefinitionBudget
+  /// Where the chunks' event blocks come from and go back to: the blocks of the chunks consumed are used again.
+  let pool = EventBlockPool(limit: EventBlockPool.defaultLimit)
 
   init(definitions: TraceDefinitions, budget: DefinitionBudget) {
     self.definitions = definitions
@@ -50,7 +52,7 @@ struct ChunkDecoder: Sendable {
         var result = EventChunk(
           offset: chunk.offset, thread: thread, osThreadID: osThread, sequence: sequence,
           droppedSinceLastChunk: dropped,
-          firstTime: firstTime, threadEnded: flags & ChunkFlags.threadEnded != 0, events: [])
+          firstTime: firstTime, threadEnded: flags & ChunkFlags.threadEnded != 0, events: EventBuffer())
         // Version 2: the time deltas in a column after the items, whose length follows the flags.
         let timesApart = flags & ChunkFlags.timesApart != 0
         var times = ByteCursor(UnsafeRawBufferPointer(start: nil, count: 0))
@@ -71,12 +73,15 @@ struct ChunkDecoder: Sendable {
         var previousKey: UInt32 = 0
         // The last type an object's definition named that was found defined (types are never forgotten).
         var definedType: UInt32?
-        // An event takes 3 bytes of the payload or more, so the array is made with room for every event and they
+        // An event takes 3 bytes of the payload or more, so the block is taken with room for every event and they
         // are written in place, one comparison an event: Array.append was a call an event (≈ 35 instructions, not
-        // inlined into this loop), and the room it reserved grew by copies.
-        result.events = try [TraceEvent](unsafeUninitializedCapacity: raw.count / 3 + 1) { storage, count in
-          let room = storage.count
-          guard let base = storage.baseAddress else { throw CursorError.malformed }
+        // inlined into this loop), and the room it reserved grew by copies. The block comes from the pool and goes
+        // back to it when the chunk's events are done with (or now, if the chunk is malformed).
+        let storage = EventStorage(capacity: raw.count / 3 + 1, pool: pool)
+        let room = storage.capacity
+        let base = storage.base
+        var count = 0
+        do {
           while !cursor.isAtEnd {
             let tag = try cursor.readByte()
             if tag == DefinitionTag.object.rawValue {
@@ -185,6 +190,8 @@ struct ChunkDecoder: Sendable {
             count += 1
           }
         }
+        storage.count = count
+        result.events = EventBuffer(storage: storage)
         // Every delta of the column belongs to an event.
         if !times.isAtEnd { throw CursorError.malformed }
         return result

@@ -2,13 +2,19 @@ import Dispatch
 import Synchronization
 
 /// Reads and decodes a trace's chunks on a thread of its own, ahead of the thread that replays them: reading,
-/// checking the CRC, inflating and decoding the next chunks overlap the replay of this one. At most `depth` decoded
-/// chunks wait between the two threads, and each chunk's events are freed once the consumer is done with them, so
-/// memory stays flat whatever the trace's length.
+/// checking the CRC, inflating and decoding the next chunks overlap the replay of this one. At most `depth` batches
+/// wait between the two threads, and each chunk's events go back to the decoder's pool once the consumer is done
+/// with them, so memory stays flat whatever the trace's length.
+///
+/// With an `EventOrdering` (the replay's time order across threads), the reader thread also orders the events: it
+/// holds the chunks the ordering holds and hands over the stretches it releases. Before, the consumer held them: a
+/// trace of several threads, whose chunks are held until every thread has caught up, then released in bursts, had
+/// the consumer wait for each held chunk to be decoded, and the reader thread wait, its `depth` places full, while
+/// the consumer replayed a burst; the two threads took turns more than they overlapped.
 ///
 /// The reader thread touches only the file (read with `pread`), its own `ChunkDecoder` (its copy of the
-/// definitions) and the items it hands over; what it meets on the way (damage, a cut end, the definitions a chunk
-/// changed) travels with the next item, so the consumer records it in file order.
+/// definitions), its ordering, and the batches it hands over; what it meets on the way (damage, a cut end, the
+/// definitions a chunk changed) travels in the batch, item by item, so the consumer records it in file order.
 final class ChunkPipeline: Sendable {
   static let depth = 4
 
@@ -18,30 +24,51 @@ final class ChunkPipeline: Sendable {
     var scan: TraceReader.ChunkScan
     /// False at the end of the file: there is no chunk, and no item after this one.
     var more: Bool
-    /// The chunk decoded, when it is an events chunk.
+    /// The chunk decoded, when it is an events chunk. Its events are left out (`eventCount`, `lastTime` say what
+    /// the consumer records of them) when an ordering took them.
     var decoded: ChunkDecoder.Decoded?
+    /// How many events the chunk has, and the time of its last.
+    var eventCount = 0
+    var lastTime: UInt64?
   }
 
-  private let queue = Mutex<[Item]>([])
+  /// One step of reading, in the order the consumer takes it: an item (what reading a chunk gave, recorded by the
+  /// consumer), or a stretch of events the ordering released (passed on).
+  enum Entry: Sendable {
+    case item(Item)
+    case stretch(EventStretch)
+  }
+
+  /// What the reader thread hands over at once: entries in order, each item followed by the stretches its chunk's
+  /// taking released (so that, at each stretch, the consumer has recorded the definitions of the chunks up to the one
+  /// that released it, and of none after).
+  struct Batch: Sendable {
+    var entries: [Entry] = []
+    /// No batch follows.
+    var last = false
+  }
+
+  private let queue = Mutex<[Batch]>([])
   private let stopping = Atomic<Bool>(false)
-  /// Signalled once per item handed over / per free place in the queue / when the reader thread has returned.
+  /// Signalled once per batch handed over / per free place in the queue / when the reader thread has returned.
   /// All start at 0 and are signalled up to their count, so that none is ever freed below its initial value.
   private let itemsReady = DispatchSemaphore(value: 0)
   private let placesFree = DispatchSemaphore(value: 0)
   private let finished = DispatchSemaphore(value: 0)
 
-  init(file: ReadableFile, from offset: UInt64, decoder: ChunkDecoder, rawDeflate: Bool) {
+  init(file: ReadableFile, from offset: UInt64, decoder: ChunkDecoder, rawDeflate: Bool, ordering: (any EventOrdering)?)
+  {
     for _ in 0..<Self.depth { placesFree.signal() }
     DispatchQueue.global(qos: .userInitiated).async { [self] in
-      var offset = offset
-      var decoder = decoder
+      var producer = BatchProducer(
+        file: file, offset: offset, decoder: decoder, rawDeflate: rawDeflate, ordering: ordering)
       while true {
         placesFree.wait()
         if stopping.load(ordering: .acquiring) { break }
-        let item = Self.next(in: file, from: &offset, decoder: &decoder, rawDeflate: rawDeflate)
-        queue.withLock { $0.append(item) }
+        let batch = producer.next { queue.withLock { $0.isEmpty } }
+        queue.withLock { $0.append(batch) }
         itemsReady.signal()
-        if !item.more { break }
+        if batch.last { break }
       }
       finished.signal()
     }
@@ -62,24 +89,118 @@ final class ChunkPipeline: Sendable {
       offset = file.size
     }
     guard chunk.type == .events else { return Item(scan: scan, more: true, decoded: nil) }
-    return Item(scan: scan, more: true, decoded: decoder.decode(chunk))
+    let decoded = decoder.decode(chunk)
+    let events = decoded.chunk?.events
+    return Item(scan: scan, more: true, decoded: decoded, eventCount: events?.count ?? 0, lastTime: events?.last?.time)
   }
 
-  /// The next item, waiting for the reader thread if it is behind. Call no more after one without `more`.
-  func next() -> Item {
+  /// The next batch, waiting for the reader thread if it is behind. Call no more after the `last` one.
+  func next() -> Batch {
     itemsReady.wait()
-    let item = queue.withLock { $0.removeFirst() }
+    let batch = queue.withLock { $0.removeFirst() }
     placesFree.signal()
-    return item
+    return batch
   }
 
-  /// How many items wait for the consumer now (at most `depth`): for tests that need the reader thread ahead.
+  /// How many batches wait for the consumer now (at most `depth`): for tests that need the reader thread ahead.
   var itemsWaiting: Int { queue.withLock { $0.count } }
 
-  /// Stops the reader thread (after the last item, or early when the consumer gives up) and waits for it.
+  /// Stops the reader thread (after the last batch, or early when the consumer gives up) and waits for it.
   func stop() {
     stopping.store(true, ordering: .releasing)
     placesFree.signal()  // wakes it if it waits for a place
     finished.wait()
+  }
+}
+
+/// Makes the batches `ChunkPipeline` hands over: on its reader thread, or on the consumer's own for a small file.
+struct BatchProducer {
+  /// A batch is handed over once the stretches waiting reach this many events (or the items this many, or the
+  /// consumer waits): about a chunk's (the recorder's chunks of 60 KiB hold 10-20 k events), so that the events
+  /// waiting between the threads are about what they were when a chunk was handed over at a time (`depth` of them),
+  /// and a burst (a trace of several threads releases one when its slowest thread catches up) is handed over in
+  /// pieces, not held whole between the threads.
+  static let batchEvents = 1 << 14
+  static let batchItems = 1024
+  /// No chunk is read while this many released events wait to be handed over: after a burst, the reader thread
+  /// hands it over before it reads on, so that the events the ordering holds and those released wait, together, no
+  /// longer than the ordering's own bound (with a whole burst waiting as well, a 4-thread trace's peak memory
+  /// doubled: 86 MiB against 43). Four batches: while the consumer replays them, the next chunks are read and held.
+  static let lookahead = 4 * batchEvents
+
+  let file: ReadableFile
+  var offset: UInt64
+  var decoder: ChunkDecoder
+  let rawDeflate: Bool
+  var ordering: (any EventOrdering)?
+  /// Entries read and released, not yet handed over, in order; the events of their stretches; their items.
+  private var waiting: [ChunkPipeline.Entry] = []
+  private var waitingEvents = 0
+  private var waitingItems = 0
+  private var ended = false
+
+  init(file: ReadableFile, offset: UInt64, decoder: ChunkDecoder, rawDeflate: Bool, ordering: (any EventOrdering)?) {
+    self.file = file
+    self.offset = offset
+    self.decoder = decoder
+    self.rawDeflate = rawDeflate
+    self.ordering = ordering
+  }
+
+  /// The next batch. Without an ordering, a batch is one item (the chunk's events in it). With one, chunks are read
+  /// (none while `lookahead` released events wait) until the released events waiting reach `batchEvents`, or the
+  /// items `batchItems`, or `consumerWaiting()` says the consumer has nothing to do and some are released, or the
+  /// end; then the entries waiting are handed over in order, up to `batchEvents` events of stretches.
+  mutating func next(consumerWaiting: () -> Bool) -> ChunkPipeline.Batch {
+    guard ordering != nil else {
+      let item = ChunkPipeline.next(in: file, from: &offset, decoder: &decoder, rawDeflate: rawDeflate)
+      return ChunkPipeline.Batch(entries: [.item(item)], last: !item.more)
+    }
+    // Out of `self` while it works (so that its release can keep stretches in `self`), and the only copy.
+    var current = ordering!
+    ordering = nil
+    defer { ordering = current }
+    while !ended && waitingEvents < Self.lookahead {
+      var item = ChunkPipeline.next(in: file, from: &offset, decoder: &decoder, rawDeflate: rawDeflate)
+      let chunk = item.more ? item.decoded?.chunk : nil
+      // The ordering holds the events it does not release; the item need not.
+      if chunk != nil { item.decoded!.chunk!.events = EventBuffer() }
+      waiting.append(.item(item))
+      waitingItems += 1
+      if !item.more {
+        ended = true
+        current.releaseAll { keep($0) }
+      } else if let chunk {
+        current.take(chunk) { keep($0) }
+      }
+      if waitingItems >= Self.batchItems || waitingEvents >= Self.batchEvents
+        || (waitingEvents > 0 && consumerWaiting())
+      {
+        break
+      }
+    }
+    var events = 0
+    var taken = 0
+    while taken < waiting.count {
+      if case .stretch(let stretch) = waiting[taken] {
+        if events > 0 && events + stretch.count > Self.batchEvents { break }
+        events += stretch.count
+      } else {
+        waitingItems -= 1
+      }
+      taken += 1
+    }
+    var batch = ChunkPipeline.Batch(entries: Array(waiting[..<taken]))
+    // Those handed over are let go here (a stretch keeps its chunk's block): the rest move to the front.
+    waiting.removeFirst(taken)
+    waitingEvents -= events
+    batch.last = ended && waiting.isEmpty
+    return batch
+  }
+
+  private mutating func keep(_ stretch: EventStretch) {
+    guard !stretch.isEmpty else { return }
+    waiting.append(.stretch(stretch))
+    waitingEvents += stretch.count
   }
 }

@@ -25,9 +25,10 @@ public struct ThreadChunkLedger: Sendable, Equatable {
 
   public init() {}
 
-  /// Notes a chunk read whole (chunks of a thread arrive in its order).
-  mutating func note(_ chunk: EventChunk) {
-    threads[chunk.thread, default: ThreadState()].note(chunk, gaps: &gaps)
+  /// Notes a chunk read whole (chunks of a thread arrive in its order) of `eventCount` events, the last at
+  /// `lastTime` (given apart: an ordering may hold the chunk's events by then).
+  mutating func note(_ chunk: EventChunk, eventCount: Int, lastTime: UInt64?) {
+    threads[chunk.thread, default: ThreadState()].note(chunk, eventCount: eventCount, lastTime: lastTime, gaps: &gaps)
   }
 
   /// Events read of `thread`'s chunks.
@@ -38,7 +39,9 @@ public struct ThreadChunkLedger: Sendable, Equatable {
 }
 
 extension ThreadChunkLedger.ThreadState {
-  mutating func note(_ chunk: EventChunk, gaps: inout [ThreadChunkLedger.Gap]) {
+  mutating func note(
+    _ chunk: EventChunk, eventCount: Int, lastTime chunkLastTime: UInt64?, gaps: inout [ThreadChunkLedger.Gap]
+  ) {
     if chunk.sequence > nextSequence {
       gaps.append(
         ThreadChunkLedger.Gap(
@@ -46,7 +49,7 @@ extension ThreadChunkLedger.ThreadState {
           before: chunk.firstTime))
     }
     nextSequence = max(nextSequence, chunk.sequence &+ 1)
-    events = events.addingSaturating(UInt64(chunk.events.count))
-    if let last = chunk.events.last { lastTime = last.time }
+    events = events.addingSaturating(UInt64(eventCount))
+    if let chunkLastTime { lastTime = chunkLastTime }
   }
 }

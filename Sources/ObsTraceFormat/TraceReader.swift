@@ -25,11 +25,11 @@ public struct EventChunk: Sendable {
   public var firstTime: UInt64
   /// The thread exited; none of its chunks follow.
   public var threadEnded: Bool
-  public var events: [TraceEvent]
+  public var events: EventBuffer
 
   public init(
     offset: UInt64, thread: UInt32, osThreadID: Int32, sequence: UInt64, droppedSinceLastChunk: UInt64,
-    firstTime: UInt64, threadEnded: Bool, events: [TraceEvent]
+    firstTime: UInt64, threadEnded: Bool, events: EventBuffer
   ) {
     self.offset = offset
     self.thread = thread
@@ -39,6 +39,17 @@ public struct EventChunk: Sendable {
     self.firstTime = firstTime
     self.threadEnded = threadEnded
     self.events = events
+  }
+
+  /// A chunk of the events `events` (copied into a buffer of their own).
+  public init(
+    offset: UInt64, thread: UInt32, osThreadID: Int32, sequence: UInt64, droppedSinceLastChunk: UInt64,
+    firstTime: UInt64, threadEnded: Bool, events: [TraceEvent]
+  ) {
+    self.init(
+      offset: offset, thread: thread, osThreadID: osThreadID, sequence: sequence,
+      droppedSinceLastChunk: droppedSinceLastChunk, firstTime: firstTime, threadEnded: threadEnded,
+      events: EventBuffer(events))
   }
 }
 
@@ -212,7 +223,9 @@ public final class TraceReader {
   /// `definitions` by the time an event that uses them is passed.
   public func forEachEvent(_ body: (TraceEvent) throws -> Void) rethrows {
     try forEachChunk { chunk in
-      for event in chunk.events { try body(event) }
+      try chunk.events.withEvents(in: chunk.events.indices) { events in
+        for event in events { try body(event) }
+      }
     }
   }
 
@@ -242,6 +255,24 @@ public final class TraceReader {
 
   /// Calls `body` with every whole events chunk, in file order (each thread's chunks in its own order).
   public func forEachChunk(_ body: (EventChunk) throws -> Void) rethrows {
+    try read(ordering: nil, chunk: body, stretch: { _ in })
+  }
+
+  /// Calls `body` with every event of the trace in the order `ordering` puts them, a stretch at a time. The
+  /// ordering runs where the chunks are decoded (on the reader thread, for a big trace), ahead of `body`; the
+  /// definitions, damage and counts of each chunk are recorded, in file order, before the stretches its taking
+  /// released are passed on, as if `forEachChunk`'s body had passed its chunk to the ordering: `definitions` are,
+  /// at each stretch, what they are at the chunk that released it.
+  public func forEachStretch(ordering: some EventOrdering, _ body: (EventStretch) throws -> Void) rethrows {
+    try read(ordering: ordering, chunk: { _ in }, stretch: body)
+  }
+
+  /// Reads every chunk, recording what each says in file order; passes each decoded chunk to `chunk` when there is
+  /// no ordering, and the stretches the ordering releases to `stretch` when there is one.
+  private func read(
+    ordering: (any EventOrdering)?, chunk chunkBody: (EventChunk) throws -> Void,
+    stretch stretchBody: (EventStretch) throws -> Void
+  ) rethrows {
     damage = trailingDamage
     truncated = false
     cutAt = nil
@@ -251,46 +282,60 @@ public final class TraceReader {
     chunkLedger = ThreadChunkLedger()
     unknownIDEvents = 0
     firstUnknownID = nil
-    // Two threads for a big trace: a reader thread reads, checks, inflates and decodes the next chunks while this
-    // one replays them (`body`); at most `ChunkPipeline.depth` decoded chunks wait between them, so memory stays
-    // flat. A small trace is read on this thread alone (a thread costs more than it would save). Either way the
-    // decoder keeps its own definitions, and this thread applies what each chunk changed in them before passing
-    // its events on: `definitions` are, at each chunk, what they would be had this thread decoded it.
+    // Two threads for a big trace: a reader thread reads, checks, inflates and decodes the next chunks (and
+    // orders their events, with an ordering) while this one replays them; at most `ChunkPipeline.depth` batches
+    // wait between them, so memory stays flat. A small trace is read on this thread alone (a thread costs more than
+    // it would save). Either way the decoder keeps its own definitions, and this thread applies what each chunk
+    // changed in them before passing its events on: `definitions` are, at each chunk, what they would be had this
+    // thread decoded it.
     let decoder = ChunkDecoder(definitions: definitions, budget: definitionBudget)
+    lastPool = decoder.pool
     let pipeline =
-      readsAhead ? ChunkPipeline(file: file, from: firstChunkOffset, decoder: decoder, rawDeflate: rawDeflate) : nil
+      readsAhead
+      ? ChunkPipeline(file: file, from: firstChunkOffset, decoder: decoder, rawDeflate: rawDeflate, ordering: ordering)
+      : nil
     activePipeline = pipeline
     defer {
       pipeline?.stop()
       activePipeline = nil
     }
-    var localDecoder = decoder
-    var offset = firstChunkOffset
+    var producer =
+      pipeline == nil
+      ? BatchProducer(
+        file: file, offset: firstChunkOffset, decoder: decoder, rawDeflate: rawDeflate, ordering: ordering) : nil
     while true {
-      let item: ChunkPipeline.Item
-      if let pipeline {
-        item = pipeline.next()
-      } else {
-        item = ChunkPipeline.next(in: file, from: &offset, decoder: &localDecoder, rawDeflate: rawDeflate)
+      let batch = pipeline?.next() ?? producer!.next { true }
+      for entry in batch.entries {
+        switch entry {
+        case .item(let item):
+          guard let chunk = record(item) else { continue }
+          if ordering == nil { try chunkBody(chunk) }
+        case .stretch(let stretch):
+          try stretchBody(stretch)
+        }
       }
-      // What reading met before this chunk, in file order.
-      damage.append(contentsOf: item.scan.damage)
-      if item.scan.truncated { truncated = true }
-      if let cut = item.scan.cutAt { cutAt = cut }
-      if let zeros = item.scan.zeroTail { zeroTail = zeros }
-      if let extra = item.scan.afterFooter { afterFooter = extra }
-      guard item.more else { break }
-      guard let decoded = item.decoded else { continue }
-      Self.apply(decoded.definitions, to: &definitions)
-      definitionBudget = decoded.budget
-      guard let chunk = decoded.chunk else {
-        if let problem = decoded.damage { damage.append(problem) }
-        continue
-      }
-      noteDecoded(chunk, decoded)
-      try body(chunk)
+      if batch.last { break }
     }
     if footer == nil { truncated = true }
+  }
+
+  /// Records what reading met before an item's chunk and what the chunk says (definitions, damage, its thread and
+  /// counts); returns the chunk when it decoded.
+  private func record(_ item: ChunkPipeline.Item) -> EventChunk? {
+    damage.append(contentsOf: item.scan.damage)
+    if item.scan.truncated { truncated = true }
+    if let cut = item.scan.cutAt { cutAt = cut }
+    if let zeros = item.scan.zeroTail { zeroTail = zeros }
+    if let extra = item.scan.afterFooter { afterFooter = extra }
+    guard item.more, let decoded = item.decoded else { return nil }
+    Self.apply(decoded.definitions, to: &definitions)
+    definitionBudget = decoded.budget
+    guard let chunk = decoded.chunk else {
+      if let problem = decoded.damage { damage.append(problem) }
+      return nil
+    }
+    noteDecoded(chunk, decoded, eventCount: item.eventCount, lastTime: item.lastTime)
+    return chunk
   }
 
   /// Puts a chunk's definitions in, in one access to `definitions`: a class's stored property is checked for
@@ -302,9 +347,11 @@ public final class TraceReader {
 
   /// The read-ahead thread's pipeline while `forEachChunk` runs with `readsAhead` (for tests).
   private(set) var activePipeline: ChunkPipeline?
+  /// The pool of event blocks of the last reading (for tests).
+  private(set) var lastPool: EventBlockPool?
 
   /// Keeps what a decoded chunk says about the trace: its thread, the drops it reports, ids no definition states.
-  private func noteDecoded(_ chunk: EventChunk, _ decoded: ChunkDecoder.Decoded) {
+  private func noteDecoded(_ chunk: EventChunk, _ decoded: ChunkDecoder.Decoded, eventCount: Int, lastTime: UInt64?) {
     if let first = decoded.firstUnknownID {
       unknownIDEvents += decoded.unknownIDEvents
       if firstUnknownID == nil { firstUnknownID = first }
@@ -312,8 +359,8 @@ public final class TraceReader {
     threads[chunk.thread] = chunk.osThreadID
     if chunk.threadEnded { endedThreads.insert(chunk.thread) }
     droppedEvents = droppedEvents.addingSaturating(chunk.droppedSinceLastChunk)
-    chunkLedger.note(chunk)
-    if let last = chunk.events.last { lastEventTime = max(lastEventTime, last.time) }
+    chunkLedger.note(chunk, eventCount: eventCount, lastTime: lastTime)
+    if let lastTime { lastEventTime = max(lastEventTime, lastTime) }
   }
 
   // MARK: Chunks
