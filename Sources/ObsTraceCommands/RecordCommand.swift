@@ -13,7 +13,8 @@ enum RecordCommand: TraceCommand {
   static let help = """
     OVERVIEW: \(abstract)
 
-    USAGE: obstrace record -o <file> [--backtraces off|writes|all] [--drop] [--ring-capacity <n>] -- <command> [<arg>...]
+    USAGE: obstrace record -o <file> [--backtraces off|writes|all] [--drop] [--ring-capacity <n>]
+                           [--findings | --no-findings] -- <command> [<arg>...]
 
     The command's code must link ObsTrace and import it in the files that declare @Observable models. Its exit
     code is passed through; the summary goes to stderr. When the command runs several traced processes (swift test
@@ -21,11 +22,21 @@ enum RecordCommand: TraceCommand {
     writes <file> and each later one writes beside it (run.trc -> run-PID.trc); the summary names every trace.
     A %p in <file> becomes each process's id.
 
+    The summary counts the trace's objects, properties and findings by replaying it, as 'obstrace report' does,
+    when the trace is at most 4 MiB (a few million events); a larger one is summed up from its footer's counts
+    alone, said so, and not read back (--findings replays it all the same; --no-findings never does).
+
+    Ctrl-C (SIGINT) and SIGQUIT reach the command, not record: record waits for the command to end, then says
+    how it ended and what the trace holds. SIGTERM sent to record is passed on to the command, and the same
+    follows. A trace cut short this way has no symbol table: 'obstrace symbolize <file>' adds it.
+
     OPTIONS:
       -o, --output <file>     The trace file to write.
       --backtraces <level>    Call stacks on: off, writes (default: writes, scope begins, object creations), all.
       --drop                  Drop (and count) events when a ring is full instead of waiting.
       --ring-capacity <n>     Records per thread ring, 64 to 4194304 (default 65536).
+      --findings              Count the findings in the summary whatever the trace's size.
+      --no-findings           Never replay the trace for the summary: its footer's counts only.
       -h, --help              Show this help.
 
     EXAMPLE:
@@ -37,8 +48,12 @@ enum RecordCommand: TraceCommand {
   static func run(_ arguments: [String], output: CommandOutput) throws(CommandError) -> Int32 {
     let parsed = try ArgumentSpecification(
       options: ["-o": "output", "--output": "output", "--backtraces": "backtraces", "--ring-capacity": "ring"],
-      flags: ["--drop": "drop"], command: name
+      flags: ["--drop": "drop", "--findings": "findings", "--no-findings": "no-findings"], command: name
     ).parse(arguments)
+    if parsed.has("findings") && parsed.has("no-findings") {
+      throw CommandError("obstrace record: --findings and --no-findings exclude each other; give one")
+    }
+    let findings: Findings = parsed.has("findings") ? .always : parsed.has("no-findings") ? .never : .belowLimit
     guard let path = parsed.value("output") else {
       throw CommandError("obstrace record: missing -o <file>; see 'obstrace record --help'")
     }
@@ -105,7 +120,8 @@ enum RecordCommand: TraceCommand {
     }
     // Each process of the command that records says here where its trace went, and none replaces another's
     // (Recorder.recordListVariable): the first to record claims `path`, a later one records beside it.
-    var template = Array(((getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp") + "/obstrace-record-XXXXXX").utf8CString)
+    var template = Array(
+      ((getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp") + "/obstrace-record-XXXXXX").utf8CString)
     let listDescriptor = mkstemp(&template)
     guard listDescriptor >= 0 else {
       throw CommandError(
@@ -115,18 +131,68 @@ enum RecordCommand: TraceCommand {
     let list = text(template)
     defer { unlink(list) }
     environment[RecordCommand.listVariable] = list
-    let status = try spawnAndWait(command, adding: environment)
+    let signals = CommandSignals.install()
+    let ending: Ending
+    do {
+      ending = try spawnAndWait(command, adding: environment, signals: signals)
+    } catch {
+      signals.restore()
+      throw error
+    }
+    signals.restore()
+    if let forwarded = signals.forwardedSignal {
+      output.writeError(
+        "obstrace: record got \(CommandSignals.name(forwarded)) and passed it on to the command, which "
+          + "\(ending.description)\n")
+    } else if case .signalled = ending {
+      output.writeError("obstrace: the command \(ending.description)\n")
+    }
     let traces = recordedTraces(list: list, path: path)
     if traces.count <= 1 {
       // One process: its trace (`-o` with %p names it by the process).
-      output.writeError(summary(path: traces.first ?? path, exitStatus: status) + "\n")
+      output.writeError(summary(path: traces.first ?? path, ending: ending, findings: findings) + "\n")
     } else {
-      for trace in traces { output.writeError(summary(path: trace, exitStatus: status) + "\n") }
+      for trace in traces { output.writeError(summary(path: trace, ending: ending, findings: findings) + "\n") }
       output.writeError(
         "obstrace: \(traces.count) processes recorded, a trace each: \(traces.joined(separator: ", ")); report and "
           + "the other commands read one trace at a time\n")
     }
-    return status
+    return ending.status
+  }
+
+  /// Whether the summary replays the trace to count its findings.
+  enum Findings {
+    case always, never
+    /// When the trace is at most `findingsLimit` bytes.
+    case belowLimit
+  }
+
+  /// The largest trace the summary replays unasked: a few million events, well under a second of a release build's
+  /// replay (a long run's 37 MB trace of 70 M events took ≈ 8 s of CPU, a fresh-clone try-out's G12).
+  static let findingsLimit: Int64 = 4 << 20
+
+  /// How the command ended.
+  enum Ending: Equatable {
+    case exited(Int32)
+    case signalled(Int32)
+
+    /// What record exits with: the command's exit code, or 128 + the signal that ended it, as a shell's `$?`.
+    var status: Int32 {
+      switch self {
+      case .exited(let code): code
+      case .signalled(let signal): 128 + signal
+      }
+    }
+
+    /// `exited 3`, `was interrupted (SIGINT)`, `was ended by SIGTERM`.
+    var description: String {
+      switch self {
+      case .exited(let code): "exited \(code)"
+      case .signalled(let signal) where signal == SIGINT || signal == SIGQUIT:
+        "was interrupted (\(CommandSignals.name(signal)))"
+      case .signalled(let signal): "was ended by \(CommandSignals.name(signal))"
+      }
+    }
   }
 
   /// `Recorder.recordListVariable`, which this module does not import.
@@ -172,9 +238,11 @@ enum RecordCommand: TraceCommand {
     return String(decoding: bytes, as: UTF8.self)
   }
 
-  /// Runs `command` (searched on PATH) with `environment` added to ours; returns its exit code, or 128 + the
-  /// signal that killed it.
-  static func spawnAndWait(_ command: [String], adding environment: [String: String]) throws(CommandError) -> Int32 {
+  /// Runs `command` (searched on PATH) with `environment` added to ours, the signals record ignores or forwards at
+  /// their defaults (`signals`); returns how it ended.
+  static func spawnAndWait(
+    _ command: [String], adding environment: [String: String], signals: CommandSignals
+  ) throws(CommandError) -> Ending {
     var merged: [String: String] = [:]
     var index = 0
     while let entry = environ[index] {
@@ -191,61 +259,133 @@ enum RecordCommand: TraceCommand {
       for pointer in argv { free(pointer) }
       for pointer in envp { free(pointer) }
     }
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var defaults = signals.defaultsForCommand
+    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
     var processID: pid_t = 0
-    let spawned = posix_spawnp(&processID, argv[0]!, nil, nil, argv, envp)
+    let spawned = posix_spawnp(&processID, argv[0]!, nil, &attributes, argv, envp)
     guard spawned == 0 else {
       throw CommandError("obstrace record: cannot run '\(command[0])' (\(String(cString: strerror(spawned))))")
     }
+    signals.started(processID)
+    defer { signals.ended() }
     var status: Int32 = 0
+    // A signal record forwards interrupts the wait (EINTR): it goes on waiting for the command to end.
     while waitpid(processID, &status, 0) < 0 {
       if errno != EINTR {
         throw CommandError("obstrace record: lost the command (\(String(cString: strerror(errno))))")
       }
     }
     let signal = status & 0x7f
-    if signal == 0 { return (status >> 8) & 0xff }
-    return 128 + signal
+    if signal == 0 { return .exited((status >> 8) & 0xff) }
+    return .signalled(signal)
   }
 
-  /// One paragraph: what the trace holds, or why there is none.
-  static func summary(path: String, exitStatus: Int32) -> String {
+  /// One paragraph: what the trace holds, or why there is none. Replays the trace (its objects, properties and
+  /// findings, as the report counts them) as `findings` says; otherwise says what its footer counts.
+  static func summary(path: String, ending: Ending, findings: Findings, limit: Int64 = findingsLimit) -> String {
+    var status = stat()
+    let size: Int64? = stat(path, &status) == 0 ? Int64(status.st_size) : nil
+    let replays =
+      switch findings {
+      case .always: true
+      case .never: false
+      case .belowLimit: (size ?? 0) <= limit
+      }
+    guard replays else {
+      return footerSummary(path: path, size: size ?? 0, ending: ending, findings: findings, limit: limit)
+    }
     let report: AnalysisReport
     do {
       report = try TraceAnalysis.analyze(path: path)
     } catch {
-      if error.code == .cannotOpen {
-        return "obstrace: the command exited \(exitStatus) and wrote no trace to \(path): did it import ObsTrace "
-          + "in the files that declare its @Observable models, and create one?"
-      }
-      return "obstrace: \(error.description)"
+      return noTrace(error, path: path, ending: ending)
     }
     let trace = report.trace
-    var size: UInt64 = 0
-    var status = stat()
-    if stat(path, &status) == 0 { size = UInt64(status.st_size) }
+    // A process of the command that outlives it (`sh -c 'prog &'`) still holds the trace's lock: what is counted is
+    // what it wrote so far.
+    let stillRecording = trace.truncated ? trace.recordingProcess : nil
+    let soFar = stillRecording != nil ? " so far" : ""
     let objects = report.objects.reduce(0) { $0 + $1.statistics.created + $1.statistics.seenOnly }
     var text =
-      "obstrace: recorded \(trace.events) events from \(trace.threads) thread\(trace.threads == 1 ? "" : "s") "
-      + "over \(Formatting.duration(trace.durationNanoseconds)) into \(path) (\(Formatting.bytes(size))): "
+      "obstrace: recorded\(soFar) \(trace.events) events from \(trace.threads) thread\(trace.threads == 1 ? "" : "s") "
+      + "over \(Formatting.duration(trace.durationNanoseconds)) into \(path) (\(Formatting.bytes(UInt64(size ?? 0)))): "
       + "\(objects) object\(objects == 1 ? "" : "s") of \(report.objects.count) type\(report.objects.count == 1 ? "" : "s"), "
       + registrarsWithoutEvents(report)
       + "\(report.properties.count) propert\(report.properties.count == 1 ? "y" : "ies"), "
       + "\(report.scopes.count) scope label\(report.scopes.count == 1 ? "" : "s"); "
       + "\(trace.droppedEvents) dropped"
-    if trace.truncated, let holder = trace.recordingProcess {
-      // A process of the command that outlives it (`sh -c 'prog &'`) still holds the trace's lock: nothing is lost
-      // yet, its footer is not written yet.
+    if let holder = stillRecording {
+      // Nothing is lost yet: its footer is not written yet.
       text +=
         "; the trace is not complete yet: process \(holder) is still running and recording into it (the command "
         + "exited before it); its footer is written when that process stops recording"
     } else if trace.truncated {
-      // No footer and no process recording into it: the recording never stopped, whatever the command's status.
-      text += "; the trace is truncated: the process that recorded it ended without stopping the recording (killed or "
-        + "crashed)"
+      text += truncatedClause(path: path, symbolized: trace.symbolized)
     }
     // The report's own count, in the report's own words.
-    text += ". Findings: \(TraceInput.findingCounts(report)): see 'obstrace report \(path)'."
+    text += ". Findings\(soFar): \(TraceInput.findingCounts(report)): see 'obstrace report \(path)'."
     return text
+  }
+
+  /// What the trace's footer counts, without reading its events: its events, threads, duration and drops; or, with
+  /// no footer, that it has none.
+  static func footerSummary(path: String, size: Int64, ending: Ending, findings: Findings, limit: Int64) -> String {
+    let reader: TraceReader
+    do {
+      reader = try TraceReader(path: path)
+    } catch {
+      return noTrace(error, path: path, ending: ending)
+    }
+    let why =
+      findings == .never
+      ? "--no-findings" : "a trace over \(Formatting.bytes(UInt64(limit))), which takes a while to replay"
+    let notRead =
+      ". Not read back (\(why)): 'obstrace report \(path)' says its objects, properties and findings"
+      + (findings == .never ? "." : ", as 'record --findings' would here.")
+    let bytes = Formatting.bytes(UInt64(size))
+    guard let footer = reader.footer else {
+      if let holder = reader.recordingProcess {
+        return "obstrace: \(path) (\(bytes) so far) is not complete yet: process \(holder) is still running and "
+          + "recording into it (the command exited before it); its footer, which counts its events, is written when "
+          + "that process stops recording" + notRead
+      }
+      return "obstrace: \(path) (\(bytes)) has no footer to count its events"
+        + truncatedClause(path: path, symbolized: !reader.definitions.symbols.isEmpty) + notRead
+    }
+    // The reserved serial is "no thread" (a chunk naming it is damage), as the report counts threads.
+    let threads = footer.threads.filter { $0.thread != TraceFormat.reservedThread }
+    // Saturating: a damaged footer's counts may add up past 2^64.
+    let events = threads.reduce(UInt64(0)) {
+      $0.addingReportingOverflow($1.recorded).overflow ? .max : $0 + $1.recorded
+    }
+    let dropped = threads.reduce(UInt64(0)) { $0.addingReportingOverflow($1.dropped).overflow ? .max : $0 + $1.dropped }
+    return "obstrace: recorded \(events) events from \(threads.count) thread\(threads.count == 1 ? "" : "s") over "
+      + "\(Formatting.duration(footer.durationNanoseconds)) into \(path) (\(bytes)), as its footer counts them; "
+      + "\(dropped) dropped" + notRead
+  }
+
+  /// `; the trace is truncated: …`, and how to name it when it has no symbol table.
+  static func truncatedClause(path: String, symbolized: Bool) -> String {
+    // No footer and no process recording into it: the recording never stopped, whatever the command's status.
+    "; the trace is truncated: the process that recorded it ended without stopping the recording (killed or "
+      + "crashed), so the events it had not yet written are not in it"
+      + (symbolized
+        ? ""
+        : ", nor its symbol table (names of properties and call sites): 'obstrace symbolize \(path)' adds it from "
+          + "the binaries while they are unchanged")
+  }
+
+  /// Why there is no summary: no trace at `path`, or one that cannot be read.
+  static func noTrace(_ error: TraceFileError, path: String, ending: Ending) -> String {
+    if error.code == .cannotOpen {
+      return "obstrace: the command \(ending.description) and wrote no trace to \(path): did it import ObsTrace "
+        + "in the files that declare its @Observable models, and create one?"
+    }
+    return "obstrace: \(error.description)"
   }
 
   /// The registrars that recorded no event, which are not objects (empty when there are none).
