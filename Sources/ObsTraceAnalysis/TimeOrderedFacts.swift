@@ -23,7 +23,12 @@ public struct TimeOrderedFacts {
     var key: PropertyKey
   }
 
-  public init() {}
+  /// Whether objects' creations and frees are passed on (a timeline filtered to an object shows them); else dropped.
+  private let passesObjects: Bool
+
+  public init(passesObjects: Bool = false) {
+    self.passesObjects = passesObjects
+  }
 
   /// The time a timeline line of this fact is dated by, or nil for facts a timeline does not show.
   public static func time(of fact: ReplayFact) -> UInt64? {
@@ -93,8 +98,9 @@ public struct TimeOrderedFacts {
     case .sequenceEnded(let ended):
       guard ended.ending != nil else { return }
       (time, thread) = (ended.time, ended.thread)
-    case .objectCreated, .objectFreed:
-      return
+    case .objectCreated(let object), .objectFreed(let object):
+      guard passesObjects else { return }
+      (time, thread) = (object.time, object.thread)
     }
     // The common case: nothing held, nothing open before it: shown at once, without being held.
     if held.isEmpty && time <= earliestOpen {

@@ -76,7 +76,7 @@ enum CheckCommand: TraceCommand {
     OVERVIEW: \(abstract)
 
     USAGE: obstrace check <file> [--baseline <baseline.json>] [--tolerance <n>%] [--max '<name>:<metric><=<n>'...] [--fail-on-new]
-                          [--format text|github|junit] [-o <file>]
+                          [--allow-incomplete] [--format text|github|junit] [--source-root <dir>] [-o <file>]
 
     Prints what grew, shrank, is new or gone, and the limits. Exits 1 when a count grew by more than the
     tolerance (a count that was 0 fails whatever the tolerance) or a limit is exceeded; 0 otherwise; 2 on bad
@@ -143,6 +143,18 @@ enum CheckCommand: TraceCommand {
       + "'obstrace baseline' (\(metrics))"
   }
 
+  /// Why a file cannot be read, as the system says it (`No such file or directory`, `Permission denied`), or
+  /// that it is a directory.
+  static func unreadable(_ path: String) -> String {
+    var status = stat()
+    guard stat(path, &status) == 0 else { return String(cString: strerror(errno)) }
+    if status.st_mode & S_IFMT == S_IFDIR { return "it is a directory" }
+    let descriptor = open(path, O_RDONLY)
+    guard descriptor >= 0 else { return String(cString: strerror(errno)) }
+    close(descriptor)
+    return "it could not be read whole"
+  }
+
   static func run(_ arguments: [String], output: CommandOutput) throws(CommandError) -> Int32 {
     let parsed = try ArgumentSpecification(
       options: [
@@ -178,7 +190,8 @@ enum CheckCommand: TraceCommand {
     var baseline: Baseline?
     if let baselinePath = parsed.value("baseline") {
       guard let data = FileManager.default.contents(atPath: baselinePath) else {
-        throw CommandError("obstrace check: cannot read the baseline \(baselinePath)")
+        throw CommandError(
+          "obstrace check: cannot read the baseline \(baselinePath) (\(Self.unreadable(baselinePath)))")
       }
       do {
         baseline = try Baseline.parse(data)

@@ -8,7 +8,8 @@ enum GraphCommand: TraceCommand {
   static let help = """
     OVERVIEW: \(abstract)
 
-    USAGE: obstrace graph [--dot] <file> [--sites] [--top <n>] [--per-object] [--type <type>]
+    USAGE: obstrace graph [--dot] <file> [--sites] [--top <n>] [--per-object] [--type <type>] [--property <name>]
+                          [--scope <label>]
                           [--property <Type.name>] [--scope <label>]
 
     Boxes are properties, ellipses are scopes, notes (with --sites) are the places in the code that wrote.

@@ -9,7 +9,8 @@ enum ReportCommand: TraceCommand {
   static let help = """
     OVERVIEW: \(abstract)
 
-    USAGE: obstrace report <file> [--format text|json|github|html] [--fan-out <n>] [--top <n>] [-o <file>]
+    USAGE: obstrace report <file> [--format text|json|github|html] [--source-root <dir>] [--fan-out <n>] [--top <n>]
+                           [-o <file>]
 
     OPTIONS:
       --format <format>   text (default), json (schema obstrace.report/1), or github: a GitHub Actions

@@ -15,13 +15,12 @@ enum TimelineCommand: TraceCommand {
     (whether it changed the value, and the scope runs it invalidated). Objects are named Type#serial. Names are
     taken back as the lines print them: 'FirstView.body (#3)' is that run (its line, the writes that invalidated
     it, its fire or end), 'Model#1.items' the property of that object, 'Model#1' the object, 'T2' the thread.
+    The number of a run (#3) is its serial in the whole trace, not its rank: one count numbers every scope run,
+    tracking instance and Observations iterator, so one scope's runs skip numbers (#1, #5, #6). With --object, the object's
+    creation and free are lines too.
 
     OPTIONS:
-      --scope <label>       Only runs of this scope, and writes that invalidated it (or one run: Label (#3)).
-      --property <name>     Only lines that involve this property (Type.name), or this object's (Type#n.name).
-      --object <n>          Only lines that involve object #n (also Type#n).
-      --thread <n>          Only thread Tn.
-      --from <ms>, --to <ms>  Only this time window.
+    \(TimelineFilter.help)
       -h, --help            Show this help.
 
     EXAMPLE:
@@ -29,72 +28,12 @@ enum TimelineCommand: TraceCommand {
 
     """
 
-  struct Filter {
-    var scope: String?
-    /// A run named as the timeline prints it (`FirstView.body (#3)`): its label and its number. A label named `scope`
-    /// matches whole; one named `scopeOfRun`, in that run only.
-    var scopeOfRun: String?
-    var scopeRun: UInt32?
-    var property: String?
-    /// With `property` given as one object's (`Model#1.items`): that object, and the text given.
-    var propertyObject: UInt32?
-    /// With `propertyObject`: the type written before its `#`.
-    var propertyObjectType: String?
-    var givenProperty: String?
-    var object: UInt32?
-    /// With `object` given as `Type#n`: the type object n must have (serials are counted across types).
-    var objectType: String?
-    var givenObject: String?
-    var thread: UInt32?
-    var from: UInt64 = 0
-    var to: UInt64 = .max
-  }
+  typealias Filter = TimelineFilter
 
   static func run(_ arguments: [String], output: CommandOutput) throws(CommandError) -> Int32 {
-    let parsed = try ArgumentSpecification(
-      options: [
-        "--scope": "scope", "--property": "property", "--object": "object", "--thread": "thread", "--from": "from",
-        "--to": "to",
-      ], command: name
-    ).parse(arguments)
+    let parsed = try ArgumentSpecification(options: TimelineFilter.options, command: name).parse(arguments)
     let path = try TraceInput.singlePath(parsed, command: name)
-    var filter = Filter(scope: parsed.value("scope"), property: parsed.value("property"))
-    if let scope = filter.scope, let run = PrintedNames.run(scope) {
-      filter.scopeOfRun = run.label
-      filter.scopeRun = run.run
-    }
-    filter.givenProperty = filter.property
-    if let property = filter.property, let named = PrintedNames.objectProperty(property) {
-      filter.property = named.property
-      filter.propertyObject = named.object
-      filter.propertyObjectType = named.type
-    }
-    if let text = parsed.value("object") {
-      guard let object = PrintedNames.object(text) else {
-        throw CommandError("obstrace timeline: --object must be a number or Type#n, not '\(text)'")
-      }
-      filter.object = object.object
-      filter.objectType = object.type
-      filter.givenObject = text
-    }
-    if let text = parsed.value("thread") {
-      let digits = text.hasPrefix("T") ? String(text.dropFirst()) : text
-      guard let thread = UInt32(digits) else {
-        throw CommandError("obstrace timeline: --thread must be a number, not '\(text)'")
-      }
-      filter.thread = thread
-    }
-    for (name, flag) in [("from", "--from"), ("to", "--to")] {
-      guard let text = parsed.value(name) else { continue }
-      // Finite and under 2^64 ns (about 584 years): a larger value cannot be converted without trapping.
-      guard let milliseconds = Double(text), milliseconds >= 0, milliseconds < 1.8e13 else {
-        throw CommandError("obstrace timeline: \(flag) must be milliseconds since the start, not '\(text)'")
-      }
-      if name == "from" { filter.from = UInt64(milliseconds * 1e6) } else { filter.to = UInt64(milliseconds * 1e6) }
-    }
-    guard filter.from <= filter.to else {
-      throw CommandError("obstrace timeline: --from must not be later than --to")
-    }
+    let filter = try TimelineFilter(parsed, command: name)
     try TraceInput.printLines(of: path, command: name, to: output) { reader, writer, names throws(CommandError) in
       try print(reader, path: path, filter: filter, into: writer, names, output: output)
     }
@@ -119,56 +58,9 @@ enum TimelineCommand: TraceCommand {
     if writer.lines == 1 {
       // A name or number the trace does not have is a mistake (a typo shows nothing, which reads as "nothing
       // happened"), not an empty answer. Nothing was written yet: the error is the only output.
-      let definitions = reader.definitions
-      if let scope = filter.scope {
-        let known = Set(consumer.seenLabels.map { definitions.labelName($0) }).union(
-          definitions.labels.keys.map { definitions.labelName($0) })
-        if !known.contains(scope), !known.contains(filter.scopeOfRun ?? scope) {
-          throw CommandError(
-            "obstrace timeline: --scope '\(scope)' names no scope of \(path); "
-              + NameSuggestions.describe(scope, in: known.sorted()))
-        }
-        if !known.contains(scope), let label = filter.scopeOfRun, let run = filter.scopeRun,
-          !consumer.seenRuns.contains(run)
-        {
-          throw CommandError("obstrace timeline: --scope '\(scope)': \(label) has no run #\(run) in \(path)")
-        }
-      }
-      if let property = filter.property {
-        let known = Set(consumer.seenProperties.map { definitions.propertyName($0) }).union(
-          definitions.properties.keys.map { definitions.propertyName($0) })
-        if !known.contains(property) {
-          throw CommandError(
-            "obstrace timeline: --property '\(filter.givenProperty ?? property)' names no property of \(path); "
-              + NameSuggestions.describe(property, in: known.sorted()))
-        }
-        if let object = filter.propertyObject, !consumer.seenObjects.contains(object) {
-          throw CommandError(
-            "obstrace timeline: --property '\(filter.givenProperty ?? property)' names object #\(object), "
-              + "which is not an object of \(path)")
-        }
-        if let object = filter.propertyObject, let type = filter.propertyObjectType,
-          let why = PrintedNames.wrongType(type, object: object, in: definitions)
-        {
-          throw CommandError(
-            "obstrace timeline: --property '\(filter.givenProperty ?? property)' names \(type)#\(object), "
-              + "which is not an object of \(path) \(why)")
-        }
-      }
-      if let thread = filter.thread, !consumer.seenThreads.contains(thread) {
-        throw CommandError(
-          "obstrace timeline: --thread \(thread) is not a thread of \(path) (its threads: "
-            + consumer.seenThreads.sorted().map { "T\($0)" }.joined(separator: ", ") + ")")
-      }
-      if let object = filter.object, let type = filter.objectType,
-        let why = PrintedNames.wrongType(type, object: object, in: definitions)
-      {
-        throw CommandError("obstrace timeline: --object \(filter.givenObject ?? "") is not an object of \(path) \(why)")
-      }
-      if let object = filter.object, !consumer.seenObjects.contains(object) {
-        throw CommandError("obstrace timeline: --object \(object) is not an object of \(path)")
-      }
-      writer.append("(nothing matches)")
+      try consumer.evidence.check(reader, path: path, command: name)
+      writer.append(
+        filter.isEmpty ? "(nothing to show: the trace has no scope run, write or fire)" : "(nothing matches)")
       writer.endLine()
     }
     if reader.header.startedWhileRunning {
@@ -196,45 +88,22 @@ enum TimelineCommand: TraceCommand {
 }
 
 /// The timeline's consumer of the replay's facts: puts them in order of beginning (`TimeOrderedFacts`) and prints
-/// each that has a line. It also notes what a filter that matched nothing is checked against (only what is
-/// asked: the threads and objects seen for --thread and --object, the labels and properties for --scope and
-/// --property, as the report would list them).
+/// each that has a line. It also notes what a filter that matched nothing is checked against (`TimelineFilter.Evidence`).
 struct TimelineConsumer: ReplayConsumer {
   let printer: TimelinePrinter
-  private var ordered = TimeOrderedFacts()
-  private let noteThreadsAndObjects: Bool
-  private let noteLabels: Bool
-  private let noteProperties: Bool
-  private(set) var seenThreads = Set<UInt32>()
-  private(set) var seenObjects = Set<UInt32>()
-  private(set) var seenLabels = Set<UInt32>()
-  /// With --scope naming a run: the runs that began.
-  private(set) var seenRuns = Set<UInt32>()
-  private(set) var seenProperties = Set<UInt32>()
+  private var ordered: TimeOrderedFacts
+  private(set) var evidence: TimelineFilter.Evidence
+  private let notesEvidence: Bool
 
   init(printer: TimelinePrinter) {
     self.printer = printer
-    noteThreadsAndObjects =
-      printer.filter.thread != nil || printer.filter.object != nil || printer.filter.propertyObject != nil
-    noteLabels = printer.filter.scope != nil
-    noteProperties = printer.filter.property != nil
+    ordered = TimeOrderedFacts(passesObjects: printer.filter.object != nil)
+    evidence = TimelineFilter.Evidence(filter: printer.filter)
+    notesEvidence = !printer.filter.isEmpty
   }
 
   mutating func consume(_ fact: ReplayFact) {
-    if noteThreadsAndObjects { fact.note(threads: &seenThreads, objects: &seenObjects) }
-    if noteLabels, case .runBegan(let run) = fact {
-      seenLabels.insert(run.label)
-      if printer.filter.scopeRun != nil { seenRuns.insert(run.scope) }
-    }
-    if noteProperties {
-      switch fact {
-      case .read(let read): seenProperties.insert(read.key.property)
-      case .writeBegan(let write): seenProperties.insert(write.key.property)
-      case .write(let write): seenProperties.insert(write.key.property)
-      case .fire(let fire): if let cause = fire.cause { seenProperties.insert(cause.property) }
-      default: break
-      }
-    }
+    if notesEvidence { evidence.note(fact) }
     let printer = self.printer
     ordered.consume(fact) { printer.print($0) }
   }
@@ -258,11 +127,8 @@ final class TimelinePrinter {
   private let names: ResolvedNames
   /// By stack: `  at File.swift:12 (function)`, or nothing when the stack has no user frame.
   @exclusivity(unchecked) private var sites = DenseTable<NameSpan>()
-  /// With --scope and --property: whether a label or property id has the name asked for.
-  @exclusivity(unchecked) private var labelMatches = DenseTable<LabelMatch>()
-  @exclusivity(unchecked) private var propertyMatches = DenseTable<Bool>()
-  /// With --object Type#n: by type id, whether the type's name is the one asked for.
-  @exclusivity(unchecked) private var objectTypeMatches = DenseTable<Bool>()
+  /// What the filter lets through (its tables of names resolved once).
+  @exclusivity(unchecked) private var matcher: TimelineFilter.Matcher
 
   /// The last prefix printed (time and thread), reused while the next line's time is in the same millisecond on
   /// the same thread: its three digits of microseconds are rewritten in place (and not even that within the same
@@ -285,6 +151,7 @@ final class TimelinePrinter {
     self.filter = filter
     self.names = names
     self.writer = writer
+    matcher = TimelineFilter.Matcher(filter: filter, reader: names.reader)
     lostAtOpen = TraceLoss.knownAtOpen(names.reader)
   }
 
@@ -322,36 +189,6 @@ final class TimelinePrinter {
     writer.append(" (#")
     writer.appendDecimal(scope)
     writer.append(")")
-  }
-
-  /// How label `id` is the one asked for: by its name, or as the label of the run asked for (`Label (#3)`).
-  enum LabelMatch {
-    case none, name, labelOfRun
-  }
-
-  private func labelMatch(_ id: UInt32, _ wanted: String) -> LabelMatch {
-    labelMatches.value(id) {
-      let definitions = reader.definitions
-      let name = definitions.labelName(id)
-      let match: LabelMatch = name == wanted ? .name : name == filter.scopeOfRun ? .labelOfRun : .none
-      return (match, definitions.labels[id] != nil)
-    }
-  }
-
-  /// Whether run `scope` of label `label` is asked for (`scope` nil: a line about the label, not about a run).
-  private func scopeMatches(_ label: UInt32, _ scope: UInt32?, _ wanted: String) -> Bool {
-    switch labelMatch(label, wanted) {
-    case .name: true
-    case .labelOfRun: scope != nil && scope == filter.scopeRun
-    case .none: false
-    }
-  }
-
-  private func propertyMatches(_ id: UInt32, _ wanted: String) -> Bool {
-    propertyMatches.value(id) {
-      let definitions = reader.definitions
-      return (definitions.propertyName(id) == wanted, definitions.properties[id] != nil)
-    }
   }
 
   private func writeKind(_ flags: UInt8, _ stack: UInt32) -> WriteKind { names.writeKind(flags: flags, stack: stack) }
@@ -403,36 +240,7 @@ final class TimelinePrinter {
     time: UInt64, thread: UInt32, keys: Keys, label: UInt32?, scope: UInt32? = nil,
     labels: [(scope: UInt32, label: UInt32)] = []
   ) -> Bool {
-    if time < filter.from || time > filter.to { return false }
-    if let wanted = filter.thread, wanted != thread { return false }
-    if let wanted = filter.object, !keys.contains(where: { $0.object == wanted }) || !objectHasWantedType(wanted) {
-      return false
-    }
-    if let wanted = filter.property,
-      !keys.contains(where: {
-        propertyMatches($0.property, wanted) && (filter.propertyObject == nil || filter.propertyObject == $0.object)
-      })
-    {
-      return false
-    }
-    if let wanted = filter.scope {
-      if let label { return scopeMatches(label, scope, wanted) }
-      return labels.contains { scopeMatches($0.label, $0.scope, wanted) }
-    }
-    return true
-  }
-
-  /// Whether an object has the type --object named it with (`Holder#3`), or --object gave a bare number. An object
-  /// of another type with that serial matches nothing: serials are counted across types.
-  private func objectHasWantedType(_ serial: UInt32) -> Bool {
-    guard let wanted = filter.objectType else { return true }
-    let definitions = names.reader.definitions
-    guard let type = definitions.objects[serial] else { return false }
-    if let known = objectTypeMatches[type] { return known }
-    let matches = PrintedNames.isType(type, named: wanted, in: definitions)
-    // A match is kept; a mismatch is not (a property defined later may qualify the type's name: isType).
-    if matches { objectTypeMatches[type] = true }
-    return matches
+    matcher.matches(time: time, thread: thread, keys: keys, label: label, scope: scope, labels: labels)
   }
 
   /// Prints the line of a fact, if it has one and the filter lets it through.
@@ -591,44 +399,22 @@ final class TimelinePrinter {
       writer.appendDecimal(ended.sequence)
       writer.append(") ended: ")
       writer.append(contentsOf: ending.description)
-    case .objectCreated, .objectFreed, .writeBegan, .runBegan:
+    // An object's creation and free, when --object names it: what became of it.
+    case .objectCreated(let object):
+      guard filter.object != nil, matcher.matchesObject(object.object, time: object.time, thread: object.thread)
+      else { return }
+      appendPrefix(object.time, object.thread)
+      writer.append("created ")
+      names.appendObject(object.object, to: writer)
+    case .objectFreed(let object):
+      guard filter.object != nil, matcher.matchesObject(object.object, time: object.time, thread: object.thread)
+      else { return }
+      appendPrefix(object.time, object.thread)
+      writer.append("freed ")
+      names.appendObject(object.object, to: writer)
+    case .writeBegan, .runBegan:
       return
     }
     writer.endLine()
-  }
-}
-
-extension ReplayFact {
-  /// Adds the thread this fact happened on and the objects it names.
-  fileprivate func note(threads: inout Set<UInt32>, objects: inout Set<UInt32>) {
-    switch self {
-    case .objectCreated(let object), .objectFreed(let object):
-      threads.insert(object.thread)
-      objects.insert(object.object)
-    case .read(let read):
-      threads.insert(read.thread)
-      objects.insert(read.key.object)
-    case .writeBegan(let write):
-      threads.insert(write.thread)
-      objects.insert(write.key.object)
-    case .write(let write):
-      threads.insert(write.thread)
-      objects.insert(write.key.object)
-    case .runBegan(let run):
-      threads.insert(run.thread)
-    case .runEnded(let ended):
-      threads.insert(ended.run.thread)
-      for key in ended.reads { objects.insert(key.object) }
-    case .fire(let fire):
-      threads.insert(fire.thread)
-      if let cause = fire.cause { objects.insert(cause.object) }
-    case .cancel(let cancel):
-      threads.insert(cancel.thread)
-    case .sequenceEnded(let ended):
-      threads.insert(ended.thread)
-    case .anomaly(let anomaly):
-      threads.insert(anomaly.thread)
-      if let key = anomaly.key { objects.insert(key.object) }
-    }
   }
 }

@@ -51,6 +51,11 @@ protocol ExportWriter {
 /// invalidated it (the run subscribed to what the write changed), and from each fire to the run of the same
 /// instance that it caused. Runs and writes nest on a thread as calls do; a slice that would end out of order ends the slices
 /// above it first (marked `cut`), so that every track stays balanced.
+///
+/// With a filter (the timeline's), a slice or instant is written when the timeline would show its line (a read, when
+/// it would show a line for it: in its time window and thread, of the object or property asked for, inside a run of
+/// the scope asked for): a run or write as `selection` decided from their ends, the others here. A slice's end is
+/// written when its begin was, a flow when both its ends are.
 struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
   var writer: Writer
   let reader: TraceReader
@@ -73,21 +78,38 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
   private var pendingReads: [UInt32: ExportEvent] = [:]
   private var typeNames: [UInt32: String] = [:]
   private var sites: [UInt32: String] = [:]
+  /// With a filter: what it keeps (nil: everything), and what it is checked against when nothing matched.
+  private var matcher: TimelineFilter.Matcher?
+  private let selection: ExportSelection?
+  private(set) var evidence: TimelineFilter.Evidence?
+  /// With a filter, the runs whose slices were begun: a write's flow from a run is drawn only when the run is.
+  private var keptRuns = BitSet()
+  private var writesBegun = 0
+  /// Events written (begins, ends and instants), not counting the ends `finish` adds.
+  private(set) var emitted = 0
 
   enum OpenSlice: Equatable {
     case run(UInt32)
     case write(PropertyKey)
   }
 
-  init(writer: Writer, reader: TraceReader) {
+  init(
+    writer: Writer, reader: TraceReader, filter: TimelineFilter = TimelineFilter(), selection: ExportSelection? = nil
+  ) {
     self.writer = writer
     self.reader = reader
+    self.selection = selection
+    if !filter.isEmpty {
+      matcher = TimelineFilter.Matcher(filter: filter, reader: reader)
+      evidence = TimelineFilter.Evidence(filter: filter)
+    }
   }
 
   private var definitions: TraceDefinitions { reader.definitions }
 
   mutating func consume(_ fact: ReplayFact) {
     guard error == nil else { return }
+    evidence?.note(fact)
     do {
       try place(fact)
     } catch {
@@ -107,6 +129,17 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
     }
     switch fact {
     case .runBegan(let run):
+      if matcher != nil {
+        let kept =
+          selection?.runs.contains(Int(run.scope))
+          ?? matcher!.matches(
+            time: run.time, thread: run.thread, keys: EmptyCollection(), label: run.label, scope: run.scope)
+        guard kept else {
+          pendingFlows.removeValue(forKey: run.instance)
+          return
+        }
+        keptRuns.insert(Int(run.scope))
+      }
       var event = ExportEvent(
         phase: .begin, thread: run.thread, time: run.time, name: labelName(run.label), category: "scope")
       event.arguments = [
@@ -129,6 +162,14 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
         .run(ended.run.scope), thread: ended.run.thread, time: ended.end, arguments: arguments,
         flowsOut: [Self.runFlow(ended.run.scope)])
     case .read(let read):
+      if matcher != nil,
+        !matcher!.matches(
+          time: read.time, thread: read.thread, keys: CollectionOfOne(read.key),
+          label: read.scope != 0 ? read.label : nil,
+          scope: read.scope)
+      {
+        return
+      }
       var event = ExportEvent(
         phase: .instant, thread: read.thread, time: read.time,
         name: "read " + propertyName(read.key.property), category: read.stale ? "stale read" : "read")
@@ -142,6 +183,14 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
         try emit(event)
       }
     case .writeBegan(let write):
+      let place = writesBegun
+      writesBegun += 1
+      if matcher != nil {
+        let kept =
+          selection?.writes.contains(place)
+          ?? matcher!.matches(time: write.time, thread: write.thread, keys: CollectionOfOne(write.key), label: nil)
+        if !kept { return }
+      }
       var event = ExportEvent(
         phase: .begin, thread: write.thread, time: write.time,
         name: "write " + propertyName(write.key.property), category: "write")
@@ -160,8 +209,18 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
         arguments: [
           ("outcome", .string(outcome)), ("invalidated", .number(UInt64(write.fired.count))),
           ("wasted", .flag(write.outcome == .unchanged && !write.fired.isEmpty)),
-        ], flowsIn: write.fired.map { Self.runFlow($0.scope) })
+        ],
+        flowsIn: write.fired.compactMap {
+          matcher == nil || keptRuns.contains(Int($0.scope)) ? Self.runFlow($0.scope) : nil
+        })
     case .fire(let fire):
+      if matcher != nil,
+        !matcher!.matches(
+          time: fire.time, thread: fire.thread, keys: fire.cause.map { [$0] } ?? [], label: fire.label,
+          scope: fire.scope)
+      {
+        return
+      }
       var event = ExportEvent(
         phase: .instant, thread: fire.thread, time: fire.time,
         name: (fire.afterSequenceEnded ? "fire after its sequence ended: " : "invalidate ") + labelName(fire.label),
@@ -182,12 +241,23 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
       }
       try emit(event)
     case .sequenceEnded(let ended):
+      if matcher != nil,
+        !matcher!.matches(time: ended.time, thread: ended.thread, keys: EmptyCollection(), label: ended.label)
+      {
+        return
+      }
       var event = ExportEvent(
         phase: .instant, thread: ended.thread, time: ended.time,
         name: "Observations ended: " + labelName(ended.label), category: "sequence")
       event.arguments = [("ending", .string(ended.ending?.description ?? "unknown"))]
       try emit(event)
     case .anomaly(let anomaly):
+      if matcher != nil,
+        !matcher!.matches(
+          time: anomaly.time, thread: anomaly.thread, keys: anomaly.key.map { [$0] } ?? [], label: nil)
+      {
+        return
+      }
       try emit(
         ExportEvent(
           phase: .instant, thread: anomaly.thread, time: anomaly.time, name: "anomaly: \(anomaly.kind.rawValue)",
@@ -267,6 +337,8 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
   }
 
   private mutating func declare(_ thread: UInt32) throws(CommandError) {
+    // --thread: that thread's track alone.
+    if let only = matcher?.filter.thread, only != thread { return }
     guard declared.insert(thread).inserted else { return }
     let osThreadID = reader.threads[thread] ?? 0
     let main = osThreadID != 0 && osThreadID == Int32(bitPattern: reader.header.processID)
@@ -277,6 +349,7 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
   private mutating func emit(_ event: ExportEvent) throws(CommandError) {
     try declare(event.thread)
     lastTime = max(lastTime, event.time)
+    emitted += 1
     try writer.write(event)
   }
 

@@ -278,7 +278,12 @@ struct NameRoundTripTests {
       let filtered = Run.command(["timeline", trace, "--object", object])
       #expect(filtered.status == 0, "\(object): \(filtered.standardError)")
       let lines = filtered.standardOutput.split(separator: "\n").dropFirst()
-      #expect(!lines.isEmpty && lines.allSatisfy { $0.contains("\(object).") }, "\(object): \(lines)")
+      // Its lines, and those of its creation and free.
+      #expect(
+        !lines.isEmpty
+          && lines.allSatisfy {
+            $0.contains("\(object).") || $0.hasSuffix("  created \(object)") || $0.hasSuffix("  freed \(object)")
+          }, "\(object): \(lines)")
     }
   }
 
@@ -348,7 +353,12 @@ struct NameRoundTripTests {
     let right = Run.command(["timeline", trace, "--object", "SavingModel#2"])
     #expect(right.status == 0, "\(right.standardError)")
     let lines = right.standardOutput.split(separator: "\n").dropFirst()
-    #expect(!lines.isEmpty && lines.allSatisfy { $0.contains("SavingModel#2.") }, "\(lines)")
+    #expect(
+      !lines.isEmpty
+        && lines.allSatisfy {
+          $0.contains("SavingModel#2.") || $0.hasSuffix("  created SavingModel#2")
+            || $0.hasSuffix("  freed SavingModel#2")
+        }, "\(lines)")
     #expect(Run.command(["timeline", trace, "--object", "#1"]).standardOutput.contains("Model#1.property"))
     for command in ["timeline", "graph"] {
       let property = Run.command([command, trace, "--property", "SavingModel#1.property"])
