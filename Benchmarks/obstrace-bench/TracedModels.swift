@@ -144,6 +144,25 @@ func manyObjectsWorkload(objects: Int, scopes: Int, rounds: Int) {
   }
 }
 
+/// One call site re-tracked faster than its writes fire it (tryout13 G15's Racy program, on one thread, so that its
+/// trace is the same every time): each round `perRound` runs of `withObservationTracking { model.value }` with
+/// nothing in `onChange`, then `writes` writes: the first fires every run installed, the others fire nothing (the
+/// writers write on, as Racy's two threads do). A re-track continues one of the call's fired instances while the
+/// recorder keeps any (the last 1024 fired): past them each run is a new instance that no later run continues,
+/// ≈ 3,000 a round with 4096 runs.
+func retrackWorkload(rounds: Int, perRound: Int = 4096, writes: Int = 256) {
+  let model = TracedCounter()
+  for round in 0..<rounds {
+    for _ in 0..<perRound {
+      _ = withObservationTracking {
+        model.value
+      } onChange: {
+      }
+    }
+    for write in 0..<writes { model.value = round &* writes &+ write &+ 1 }
+  }
+}
+
 /// Several threads writing at once, the shape of tryout10's Stress program: `threads` threads, each `writes` times
 /// `+= 1` (through `_modify`) on a model of its own; returns the sum of the models' values.
 func threadsWorkload(threads: Int, writes: Int) -> Int {

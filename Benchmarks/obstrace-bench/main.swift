@@ -195,10 +195,11 @@ func withRecording<T>(_ backtraces: RecordingOptions.Backtraces = .off, _ body: 
   return try body()
 }
 
-// `obstrace-bench --write-trace loop|many|demo|threads PATH N`: only write a trace (for profiling the CLI): `loop`, N
-// iterations of the whole-cost loop (stacks on writes, 3 events an iteration); `many`, N rounds of the many-object
-// workload; `demo`, N rounds of the demo's workload; `threads` (`threads32`…), 4 (32…) threads at once, each N
-// writes (the multi-thread rows' workload). Options from the environment (`OBSTRACE_BACKTRACES=off` gives the many-
+// `obstrace-bench --write-trace loop|many|demo|threads|retrack PATH N`: only write a trace (for profiling the CLI):
+// `loop`, N iterations of the whole-cost loop (stacks on writes, 3 events an iteration); `many`, N rounds of the
+// many-object workload; `demo`, N rounds of the demo's workload; `threads` (`threads32`…), 4 (32…) threads at once,
+// each N writes (the multi-thread rows' workload); `retrack`, N rounds of 4096 re-tracks of one call and 256 writes
+// (≈ 25 k events a round, ≈ 3,000 instances left behind a round: the re-track row's workload). Options from the environment (`OBSTRACE_BACKTRACES=off` gives the many-
 // object traces of the report rows, which record without stacks).
 if CommandLine.arguments.count == 5, CommandLine.arguments[1] == "--write-trace",
   let count = Int(CommandLine.arguments[4])
@@ -208,6 +209,7 @@ if CommandLine.arguments.count == 5, CommandLine.arguments[1] == "--write-trace"
   switch CommandLine.arguments[2] {
   case "many": manyObjectsWorkload(objects: 100_000, scopes: 10_000, rounds: count)
   case "demo": demoWorkload(count)
+  case "retrack": retrackWorkload(rounds: count)
   case let mode where mode.hasPrefix("threads"):
     blackHole(threadsWorkload(threads: Int(mode.dropFirst("threads".count)) ?? 4, writes: count))
   default:
@@ -807,6 +809,23 @@ for (threads, writes) in [(4, 800_000), (32, 100_000)] {
   let name = "\(threads) threads × \(writes / 1000)k writes (+= 1), \(fixed(Double(summary.events) / 1e6))M events"
   reportRow(name, path: path, events: summary.events)
   linesRow("obstrace timeline into a pipe, \(name)", ["timeline", path], runs: multiThreadTimelineRuns)
+  try? FileManager.default.removeItem(atPath: path)
+}
+
+// One call re-tracked faster than its writes fire it (tryout13 G15): ≈ 3,000 instances a round that no run
+// continues. The replay keeps at most 2048 of them waiting (ReplayMachine.waitingKeptPerLabel): its memory must not
+// grow with the rounds, nor its time per event with the instances left behind (a replay that kept them all ran
+// ≈ 40 k events/s on such a trace).
+do {
+  let path = directory + "/retrack.trc"
+  try! Recorder.start(to: path, options: RecordingOptions(backtraces: .off))
+  retrackWorkload(rounds: 100)
+  let summary = Recorder.stop()!
+  precondition(summary.droppedEvents == 0, "the re-track trace lost events")
+  reportRow(
+    "one call re-tracked 4096 times, then written 256 times, 100 rounds, \(fixed(Double(summary.events) / 1e6))M events",
+    path: path,
+    events: summary.events)
   try? FileManager.default.removeItem(atPath: path)
 }
 

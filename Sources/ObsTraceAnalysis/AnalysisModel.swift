@@ -173,6 +173,7 @@ public struct Finding: Sendable, Equatable {
     case runningAtStop = "running-at-stop"
     case startedWhileRunning = "started-while-running"
     case forked
+    case forgottenInstances = "forgotten-instances"
   }
 
   public var kind: Kind
@@ -192,13 +193,14 @@ public struct Finding: Sendable, Equatable {
   public var withoutCost = false
 
   /// Warnings cost something or rest on evidence of a fault; `untracked-read`, `alive-at-end`, `running-at-stop`,
-  /// `cross-thread-write`, `off-main-thread`, `started-while-running` and `forked` are information (what happened, or what
+  /// `cross-thread-write`, `off-main-thread`, `started-while-running`, `forked` and `forgotten-instances` are information (what happened, or what
   /// the trace could not see; no fault shown: a race among writes is `concurrent-write`), and so is a finding
   /// `withoutCost`.
   public var isInformational: Bool {
     if withoutCost { return true }
     return switch kind {
-    case .untrackedRead, .aliveAtEnd, .runningAtStop, .crossThreadWrite, .offMainThread, .startedWhileRunning, .forked:
+    case .untrackedRead, .aliveAtEnd, .runningAtStop, .crossThreadWrite, .offMainThread, .startedWhileRunning, .forked,
+      .forgottenInstances:
       true
     default: false
     }

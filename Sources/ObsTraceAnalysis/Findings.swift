@@ -275,6 +275,7 @@ enum Findings {
     var anomalies = replay.anomalies
     if let trace, trace.undefinedReferences > 0 { anomalies[.undefinedID, default: 0] += trace.undefinedReferences }
     findings += anomalyFindings(anomalies, firstUndefined: trace?.firstUndefinedReference)
+    findings += forgottenInstanceFindings(replay, definitions)
     for (key, count) in evidence.untrackedReads {
       let property = definitions.propertyName(key.property)
       findings.append(
@@ -664,6 +665,43 @@ enum Findings {
   }
 
   /// What the machine could not place, in one finding.
+  /// The instances the replay forgot (`ReplayMachine.waitingKeptPerLabel`), by scope as it prints: said with their
+  /// count, since the scope's coalesced writes leave out the writes after each was forgotten.
+  static func forgottenInstanceFindings(_ replay: Replay, _ definitions: TraceDefinitions) -> [Finding] {
+    guard !replay.machine.forgottenInstances.isEmpty else { return [] }
+    var byScope: [String: Int] = [:]
+    for (label, count) in replay.machine.forgottenInstances {
+      byScope[definitions.labelName(label), default: 0] += count
+    }
+    var laterRuns: [String: Int] = [:]
+    for (label, count) in replay.machine.runsOfForgottenInstances {
+      laterRuns[definitions.labelName(label), default: 0] += count
+    }
+    let kept = ReplayMachine.waitingKeptPerLabel
+    return byScope.sorted { $0.key < $1.key }.map { scope, count in
+      let them = count == 1 ? "it" : "them"
+      let runs = laterRuns[scope] ?? 0
+      let later =
+        runs == 0
+        ? ""
+        : "; \(runs) later run\(runs == 1 ? "" : "s") continued one of \(them) (a fire of it came late, and the recorder "
+          + "queued it again): counted as \(runs == 1 ? "a run" : "runs") of \(runs == 1 ? "its" : "their") instance, "
+          + "not judged redundant"
+      return Finding(
+        kind: .forgottenInstances, property: nil, scope: scope, site: nil, count: count,
+        message: "\(count) instance\(count == 1 ? "" : "s") of \(scope) fired and \(count == 1 ? "was" : "were") not "
+          + "re-tracked while \(kept) later-fired ones waited: the replay forgot \(them), and the writes after that are "
+          + "not counted as coalesced into \(them)" + later,
+        hint: "information: code that re-tracks more often than a write fires it leaves an observer behind at each "
+          + "run that continued none (Observation keeps each subscribed until a write fires it): re-track from "
+          + "onChange, or once a change",
+        evidence: "fires of this scope's instances recorded while \(kept) fired instances of it waited to be re-tracked; "
+          + "the recorder continues at most the \(kept / 2) it queued last; the replay knows the last "
+          + "\(ReplayMachine.recentlyForgottenKept) it forgot, and a run of one forgotten before them would count as a "
+          + "new instance")
+    }
+  }
+
   static func anomalyFindings(_ anomalies: [AnomalyFact.Kind: Int], firstUndefined: String? = nil) -> [Finding] {
     let total = anomalies.values.reduce(0, +)
     guard total > 0 else { return [] }

@@ -100,9 +100,9 @@ public struct WriteBeganFact: Sendable, Equatable {
   public var key: PropertyKey
   public var type: UInt32
   public var stack: UInt32
-  /// Labels of instances that read this property, fired, and have not run again: this write fires nothing for
+  /// Instances that read this property, fired, and have not run again, by label: this write fires nothing for
   /// them (it is coalesced into their next run).
-  public var coalescedInto: [UInt32]
+  public var coalescedInto: [CoalescedInstances]
   /// The registrar's willSet was called directly, as the macro's `_modify` does (version 2).
   public var direct: Bool = false
   /// The event just before this direct willSet on its own thread (whatever other threads recorded in between) was
@@ -118,6 +118,24 @@ public struct WriteBeganFact: Sendable, Equatable {
   /// The thread that first wrote this object property in the trace (this write's own, at its first write): a
   /// write on another thread makes it a property written on several.
   public var firstWriter: UInt32
+}
+
+/// How many instances of one label a write is coalesced into (`WriteBeganFact.coalescedInto`).
+public struct CoalescedInstances: Sendable, Equatable {
+  public var label: UInt32
+  public var instances: Int
+
+  public init(label: UInt32, instances: Int) {
+    self.label = label
+    self.instances = instances
+  }
+}
+
+extension WriteBeganFact {
+  /// The label of each instance the write is coalesced into, one entry an instance.
+  public var coalescedLabels: [UInt32] {
+    coalescedInto.flatMap { repeatElement($0.label, count: $0.instances) }
+  }
 }
 
 public struct WriteFact: Sendable {

@@ -30,6 +30,10 @@ public struct ReplayMachine {
     var liveObjects = 0
     /// A write fired its instance's previous run before it began (see `firedSinceRun`).
     var afterFire = false
+    /// A tracking run whose instance id the recorder took after the run's own scope id: the re-track rule made a new
+    /// instance here (`ScopeInstances`: ids are serials handed out in increasing order, and an instance a run
+    /// continues, a harness's or an earlier run's, was taken before it). Version 1 recorded no instance: never.
+    var beganNewInstance = false
   }
 
   /// A read outside any scope, the last event of its thread (see `untrackedAccessLast`).
@@ -43,6 +47,34 @@ public struct ReplayMachine {
     var label: UInt32
     var lastRunBeginSequence: UInt64
     var lastReads: OrderedKeySet
+    /// Made new by the recorder at its first run in the trace under the re-track rule (a `withObservationTracking`
+    /// that continued no fired instance: a tracking run whose instance id was taken after its scope's, see
+    /// `Run.beganNewInstance`): such an instance is continued only while the recorder keeps it among its label's
+    /// fired ones, and the replay forgets it when it has waited too long (`waitingKeptPerLabel`).
+    var queued = false
+  }
+
+  /// An instance that fired and has not run again: its label (the one its coalesced writes count for) and, for a
+  /// `queued` instance still in its label's queue, its place there (`WaitingQueue`; 0: not in it).
+  struct Awaiting {
+    var label: UInt32
+    var ticket: UInt64 = 0
+  }
+
+  /// Per label, the `queued` instances that fired and have not been re-tracked yet, in the order they fired (the
+  /// recorder's queue of fired instances, `ScopeInstances`, as the trace shows it): entries whose ticket no longer
+  /// matches the instance's `Awaiting` are left behind (it ran again, or fired again later) and skipped.
+  struct WaitingQueue {
+    var entries: [(instance: UInt32, ticket: UInt64)] = []
+    var head = 0
+    /// Entries from `head` on that are still current.
+    var live = 0
+  }
+
+  /// How many waiting instances of one label read a property (`KeyOverflow.waiting`).
+  struct LabelTally {
+    var label: UInt32
+    var instances: UInt32
   }
 
   struct Write {
@@ -130,17 +162,24 @@ public struct ReplayMachine {
   }
 
   /// Per object property, as plain data (no set or array of its own, so that the table holding it for every object
-  /// property copies, retains and releases nothing): the sequence number of its last real change, the first
-  /// instance whose last run read it, the first thread writing it now. What few properties have beyond that (more
-  /// readers, more writers at once, untraced runs subscribed) is in `KeyOverflow`, flagged here.
+  /// property copies, retains and releases nothing): the sequence number of its last real change, how many
+  /// instances of one label wait to run again having read it last, the first thread writing it now. What few
+  /// properties have beyond that (waiting instances of more labels, more writers at once, untraced runs subscribed)
+  /// is in `KeyOverflow`, flagged here.
   struct KeyState {
+    /// `KeyOverflow.waiting` holds waiting instances of labels past `waitingLabel`.
     static let moreReaders: UInt8 = 1
     static let moreWriters: UInt8 = 2
     static let untracedRuns: UInt8 = 4
 
     var lastRealChange: UInt64 = 0
-    /// The first instance whose last run read it (0: none; an instance id is never 0, see `RunFact.instance`).
-    var reader: UInt32 = 0
+    /// The label of the instances counted in `waitingInstances` (meaningless while that is 0).
+    var waitingLabel: UInt32 = 0
+    /// Instances of `waitingLabel` whose last run read it and that fired and wait to run again: a write of it is
+    /// coalesced into each. Counted as they start and stop waiting, so that a write reads a count, not a walk over
+    /// every instance that ever read the property (tryout13 G15: 10^5 one-shot instances of one label, each write
+    /// walked them all).
+    var waitingInstances: UInt32 = 0
     /// The first thread writing it now (a willSet seen, its didSet not yet): one write at a time is the rule. None
     /// is `TraceFormat.reservedThread`, which the reader never yields (a chunk naming it is damage).
     var writingThread = TraceFormat.reservedThread
@@ -153,44 +192,61 @@ public struct ReplayMachine {
   /// What a few object properties hold beyond their `KeyState`, by key: flagged in the state, so that the others
   /// never hash.
   struct KeyOverflow {
-    /// Instances whose last run read it, past the state's first (never it).
-    var readers: [PropertyKey: Set<UInt32>] = [:]
+    /// Waiting instances that read it last, by label, for labels past the state's `waitingLabel` (never it).
+    var waiting: [PropertyKey: [LabelTally]] = [:]
     /// Threads writing it now, past the state's first, one entry per write in progress.
     var writingThreads: [PropertyKey: [UInt32]] = [:]
     /// Untraced runs subscribed to it: its next willSet fires them (predicted).
     var untracedRuns: [PropertyKey: [UInt32]] = [:]
 
-    mutating func insertReader(_ instance: UInt32, _ key: PropertyKey, _ state: inout KeyState) {
-      if state.reader == 0 {
-        state.reader = instance
-      } else if state.reader != instance {
-        readers[key, default: []].insert(instance)
+    /// One more instance of `label` that read it waits to run again.
+    mutating func addWaiting(_ label: UInt32, _ key: PropertyKey, _ state: inout KeyState) {
+      if state.waitingInstances == 0 || state.waitingLabel == label {
+        if state.waitingInstances == 0 && state.overflow & KeyState.moreReaders != 0 {
+          // Inline is free but others wait: this label may be among them.
+          if let index = waiting[key]!.firstIndex(where: { $0.label == label }) {
+            waiting[key]![index].instances += 1
+            return
+          }
+        }
+        state.waitingLabel = label
+        state.waitingInstances += 1
+        return
+      }
+      if let index = waiting[key]?.firstIndex(where: { $0.label == label }) {
+        waiting[key]![index].instances += 1
+      } else {
+        waiting[key, default: []].append(LabelTally(label: label, instances: 1))
         state.overflow |= KeyState.moreReaders
       }
     }
 
-    mutating func removeReader(_ instance: UInt32, _ key: PropertyKey, _ state: inout KeyState) {
-      guard state.overflow & KeyState.moreReaders != 0 else {
-        if state.reader == instance { state.reader = 0 }
+    /// An instance of `label` that read it waits no more (it ran again, or was forgotten).
+    mutating func removeWaiting(_ label: UInt32, _ key: PropertyKey, _ state: inout KeyState) {
+      if state.waitingInstances > 0 && state.waitingLabel == label {
+        state.waitingInstances -= 1
         return
       }
-      if state.reader == instance {
-        state.reader = readers[key]?.popFirst() ?? 0
-      } else {
-        readers[key]?.remove(instance)
-      }
-      if readers[key]?.isEmpty ?? true {
-        readers[key] = nil
+      guard state.overflow & KeyState.moreReaders != 0, let index = waiting[key]?.firstIndex(where: { $0.label == label })
+      else { return }
+      waiting[key]![index].instances -= 1
+      if waiting[key]![index].instances == 0 { waiting[key]!.remove(at: index) }
+      if waiting[key]!.isEmpty {
+        waiting[key] = nil
         state.overflow &= ~KeyState.moreReaders
       }
     }
 
-    /// Calls `body` with each instance whose last run read the property: the state's first, then the others.
-    func forEachReader(_ key: PropertyKey, _ state: KeyState, _ body: (UInt32) -> Void) {
-      guard state.reader != 0 else { return }
-      body(state.reader)
-      guard state.overflow & KeyState.moreReaders != 0, let others = readers[key] else { return }
-      for instance in others { body(instance) }
+    /// Whether an instance that read it waits to run again.
+    func hasWaiting(_ state: KeyState) -> Bool {
+      state.waitingInstances != 0 || state.overflow & KeyState.moreReaders != 0
+    }
+
+    /// Calls `body` with each label that has instances waiting that read it, and how many.
+    func forEachWaiting(_ key: PropertyKey, _ state: KeyState, _ body: (UInt32, UInt32) -> Void) {
+      if state.waitingInstances != 0 { body(state.waitingLabel, state.waitingInstances) }
+      guard state.overflow & KeyState.moreReaders != 0, let others = waiting[key] else { return }
+      for tally in others { body(tally.label, tally.instances) }
     }
 
     mutating func beginWrite(on thread: UInt32, _ key: PropertyKey, _ state: inout KeyState) {
@@ -239,6 +295,15 @@ public struct ReplayMachine {
   }
 
   public private(set) var events = 0
+  /// The fired instances of one label that the replay keeps waiting to be re-tracked, at most, among those the
+  /// recorder's re-track rule made (`Instance.queued`): twice what the recorder keeps (`ScopeInstances.maximumWaiting`,
+  /// 1024; it drops the oldest fired past that, and a re-track then continues none of them), so that what the trace's
+  /// order of fires may put apart from the recorder's own never makes the replay forget one the recorder still holds.
+  /// Past it the oldest is forgotten (its reads, its waiting, its previous run): writes after that are not coalesced
+  /// into it, and the report says how many were forgotten (`forgottenInstances`). Without it a program that
+  /// re-tracks one label faster than its writes fire it (tryout13 G15: one thread re-tracking in a loop while two
+  /// write) leaves an instance behind at every run, and the replay kept each for ever.
+  public static let waitingKeptPerLabel = 2048
   /// Spare read lists kept at most (`spareReadLists`): as many as runs end between their begins, as a rule a few.
   static let spareReadListLimit = 64
   public private(set) var firstTime: UInt64?
@@ -298,8 +363,26 @@ public struct ReplayMachine {
   private var untracedEndedAtFire: [UInt32: UInt32] = [:]
   private var instances = DenseTable<Instance>()
   /// Instances that fired and have not run again since, with their label: a write of what they read is coalesced
-  /// into their next run. Apart from `instances`, so that a write looks up a word, not an instance and its reads.
-  private var awaitingRerun = DenseTable<UInt32>()
+  /// into their next run (counted in the properties' `KeyState.waitingInstances` as they start and stop waiting).
+  private var awaitingRerun = DenseTable<Awaiting>()
+  /// By label, the `queued` instances waiting to be re-tracked, oldest fired first (see `waitingKeptPerLabel`).
+  private var waitingQueues = DenseTable<WaitingQueue>()
+  /// The next `Awaiting.ticket` (from 1).
+  private var nextTicket: UInt64 = 1
+  /// By label, the instances the replay forgot (see `waitingKeptPerLabel`).
+  public private(set) var forgottenInstances: [UInt32: Int] = [:]
+  /// By label, runs that continued an instance the replay had forgotten (`recentlyForgotten`): the recorder had it
+  /// again, because a fire of it came late. Observation may fire one tracking twice when two threads write what it
+  /// read at once (each willSet takes the observers before either cancels it; tryout13's Racy fired 18,075 of 30,360
+  /// runs twice), and the recorder queues the instance at each fire, the second time behind later fires.
+  public private(set) var runsOfForgottenInstances: [UInt32: Int] = [:]
+  /// The instances forgotten last, at most `recentlyForgottenKept` (with the times each is in `forgottenOrder`), so
+  /// that a run that continues one is a run of it, not a new instance.
+  private var recentlyForgotten: [UInt32: Int] = [:]
+  /// `recentlyForgotten`'s instances in the order forgotten: a ring, `forgottenNext` its oldest once full.
+  private var forgottenOrder: [UInt32] = []
+  private var forgottenNext = 0
+  static let recentlyForgottenKept = 16384
   /// Instances a write fired (recorded or predicted) since their last run began: a run that begins without its
   /// instance here re-ran without a fire (an `Observations` iterator woken by another iterator's fire: they share
   /// one state; or a program running a scope again by itself).
@@ -308,7 +391,7 @@ public struct ReplayMachine {
   private var endingAtTraceEnd = false
   /// The array a write's beginning lists its coalesced instances in, kept between writes: once the fact is gone it
   /// is uniquely held again and is emptied in place, so that listing them allocates nothing per write.
-  private var coalescedScratch: [UInt32] = []
+  private var coalescedScratch: [CoalescedInstances] = []
   private var keys = KeyTable<KeyState>()
   private var keyOverflow = KeyOverflow()
   /// Writes between their willSet and didSet, on every thread, in the order they began: a thread's are found from
@@ -343,9 +426,9 @@ public struct ReplayMachine {
   /// their creation stack (0: none recorded). See `registrarsWithoutEvents`.
   private var freedWithoutEvents: [UInt32: RegistrarStatistics] = [:]
 
-  /// Whether a write's beginning lists the instances it is coalesced into (`WriteBeganFact.coalescedInto`): a walk
-  /// over the property's readers and an array per write, which the statistics count and a timeline never shows.
-  /// Off, `coalescedInto` is always empty; every other fact is the same.
+  /// Whether a write's beginning lists the instances it is coalesced into (`WriteBeganFact.coalescedInto`): counts
+  /// kept per property as instances start and stop waiting, and an array per write, which the statistics count and
+  /// a timeline never shows. Off, `coalescedInto` is always empty; every other fact is the same.
   public let listsCoalescedWrites: Bool
   /// Whether it keeps the accounts of objects that only the report's totals and findings read, never a fact:
   /// which objects are alive or were only seen, their creation stacks and the threads that used them, per-type and
@@ -456,10 +539,13 @@ public struct ReplayMachine {
         event.scope,
         Run(
           fact: fact, beginSequence: sequence, reads: OrderedKeySet(reusing: spareReadLists.popLast()),
-          afterFire: afterFire))
-      // An untraced run's end is recorded late (or never): its instance runs again from here, and a write after its
-      // begin is not coalesced into a run still to come.
-      if kind == .untraced && !awaitingRerun.isEmpty { awaitingRerun[instance] = nil }
+          afterFire: afterFire, beganNewInstance: kind == .tracking && event.object > event.scope))
+      if !awaitingRerun.isEmpty {
+        // An untraced run's end is recorded late (or never): its instance runs again from here, and a write after its
+        // begin is not coalesced into a run still to come. Any other: the recorder took it from its label's queue
+        // of fired instances here; it waits (for the writes coalesced into this run) until this run ends.
+        if kind == .untraced { stopAwaiting(instance) } else { leaveQueue(instance) }
+      }
       consumer.consume(.runBegan(fact))
     case .scopeEnd:
       // An untraced run the machine ended at its predicted fire: this is its late recorded end.
@@ -746,7 +832,7 @@ public struct ReplayMachine {
     writesInProgress += 1
     var firstWriter = event.thread
     var overlapping = false
-    // The property's state as this write leaves it: its readers, for the instances the write is coalesced into
+    // The property's state as this write leaves it: its waiting instances, for those the write is coalesced into
     // (read here, not looked up again).
     var written = KeyState()
     keys.withState(key) { state in
@@ -759,7 +845,7 @@ public struct ReplayMachine {
       written = state
     }
     // Listed in the scratch array only when an instance read it (none did: nothing to list, nothing to take).
-    let listing = listed && written.reader != 0
+    let listing = listed && keyOverflow.hasWaiting(written)
     var coalesced = listing ? coalescedInstances(reading: key, written) : []
     consumer.consume(
       .writeBegan(
@@ -803,14 +889,15 @@ public struct ReplayMachine {
     }
   }
 
-  /// The labels of the instances that read `key` (its `state`) and wait to run again, listed in the scratch array.
-  private mutating func coalescedInstances(reading key: PropertyKey, _ state: KeyState) -> [UInt32] {
-    var coalesced: [UInt32] = []
+  /// The instances that read `key` (its `state`) and wait to run again, by label, listed in the scratch array: as
+  /// many entries as labels, whatever the number of instances.
+  private mutating func coalescedInstances(reading key: PropertyKey, _ state: KeyState) -> [CoalescedInstances] {
+    var coalesced: [CoalescedInstances] = []
     swap(&coalesced, &coalescedScratch)
     // Emptied by its last elements (one or two, as a rule): `removeAll(keepingCapacity:)` took ≈ 57 instructions.
     while !coalesced.isEmpty { coalesced.removeLast() }
-    keyOverflow.forEachReader(key, state) { reader in
-      if let label = awaitingRerun[reader] { coalesced.append(label) }
+    keyOverflow.forEachWaiting(key, state) { label, count in
+      coalesced.append(CoalescedInstances(label: label, instances: Int(count)))
     }
     return coalesced
   }
@@ -971,9 +1058,12 @@ public struct ReplayMachine {
     let id = run.fact.instance
     var redundant = false
     let first: Bool
-    awaitingRerun[id] = nil
+    // It waits no more: its instance runs again here (with what its previous run read: taken out just below).
+    if !awaitingRerun.isEmpty { stopAwaiting(id) }
+    var queued = run.beganNewInstance
     if var previous = instances.removeValue(id) {
       first = false
+      queued = previous.queued
       // Redundant: it read only what its previous run read, and none of it really changed since that run
       // began (a run that reads something new, a row added or another model, saw something change). A run that
       // read a value while another thread was replacing it raced a change: not redundant (see `readRacing`).
@@ -983,31 +1073,25 @@ public struct ReplayMachine {
           previous.lastReads.contains($0)
             && (keys.withExisting($0, { $0.lastRealChange }) ?? 0) < previous.lastRunBeginSequence
         }
-      if listsCoalescedWrites {
-        for key in previous.lastReads.elements where !run.reads.contains(key) {
-          keys.withState(key) { keyOverflow.removeReader(id, key, &$0) }
-        }
-        // What the previous run read too has this instance among its readers already (it was inserted at that
-        // run's end and is removed only above): a run that reads what the one before it read touches no state.
-        for key in run.reads.elements where !previous.lastReads.contains(key) {
-          keys.withState(key) { keyOverflow.insertReader(id, key, &$0) }
-        }
-      }
       if spareReadLists.count < Self.spareReadListLimit, var spare = previous.lastReads.takeElements() {
         spare.removeAll(keepingCapacity: true)
         spareReadLists.append(spare)
       }
+    } else if !recentlyForgotten.isEmpty && recentlyForgotten[id] != nil {
+      // A run of an instance the replay forgot: not a new instance; what its previous run read is not known, so it
+      // is not judged redundant.
+      first = false
+      queued = true
+      runsOfForgottenInstances[run.fact.label, default: 0] += 1
     } else {
       first = true
-      // A property's readers are there only to list the writes coalesced into them.
-      if listsCoalescedWrites {
-        for key in run.reads.elements { keys.withState(key) { keyOverflow.insertReader(id, key, &$0) } }
-      }
     }
     // Its slot is empty (its previous run's instance was taken out above): made in place, not through the
     // subscript's setter, which copies the optional it is given and tests the slot by copying it out.
     instances.withValue(
-      id, default: Instance(label: run.fact.label, lastRunBeginSequence: run.beginSequence, lastReads: run.reads)
+      id,
+      default: Instance(
+        label: run.fact.label, lastRunBeginSequence: run.beginSequence, lastReads: run.reads, queued: queued)
     ) { _ in }
     consumer.consume(
       .runEnded(
@@ -1030,10 +1114,113 @@ public struct ReplayMachine {
     }
   }
 
-  /// Marks `instance` as fired and waiting to run again (if a run of it has ended: an instance is known from then).
+  /// Marks `instance` as fired and waiting to run again (if a run of it has ended: an instance is known from then):
+  /// what its last run read counts it among the waiting instances a write of it is coalesced into, and a `queued`
+  /// instance joins its label's queue.
   private mutating func noteAwaitingRerun(_ instance: UInt32) {
     firedSinceRun[instance] = true
-    if let label = instances.withExisting(instance, { $0.label }) { awaitingRerun[instance] = label }
+    guard awaitingRerun[instance] == nil,
+      let (label, queued, reads) = instances.withExisting(instance, { ($0.label, $0.queued, $0.lastReads.elements) })
+    else { return }
+    if listsCoalescedWrites {
+      for key in reads { keys.withState(key) { keyOverflow.addWaiting(label, key, &$0) } }
+    }
+    var ticket: UInt64 = 0
+    if queued {
+      ticket = nextTicket
+      nextTicket += 1
+    }
+    awaitingRerun[instance] = Awaiting(label: label, ticket: ticket)
+    if queued { enqueueWaiting(instance, label: label, ticket: ticket) }
+  }
+
+  /// `instance` waits no more (its next run ends, or an untraced one begins): no write is coalesced into it from
+  /// here, and it leaves its label's queue.
+  private mutating func stopAwaiting(_ instance: UInt32) {
+    guard let awaiting = awaitingRerun.removeValue(instance) else { return }
+    if awaiting.ticket != 0 { waitingQueues.withExisting(awaiting.label) { $0.live -= 1 } }
+    guard listsCoalescedWrites, let reads = instances.withExisting(instance, { $0.lastReads.elements }) else { return }
+    for key in reads { keys.withState(key) { keyOverflow.removeWaiting(awaiting.label, key, &$0) } }
+  }
+
+  /// A run of `instance` began: if it waited in its label's queue, the recorder took it from there (it still waits,
+  /// for the writes coalesced into this run, until the run ends).
+  private mutating func leaveQueue(_ instance: UInt32) {
+    let label =
+      awaitingRerun.withExisting(instance) { awaiting -> UInt32? in
+        guard awaiting.ticket != 0 else { return nil }
+        awaiting.ticket = 0
+        return awaiting.label
+      } ?? nil
+    if let label { waitingQueues.withExisting(label) { $0.live -= 1 } }
+  }
+
+  /// Puts a `queued` instance that fired at the end of its label's queue; past `waitingKeptPerLabel` waiting, the
+  /// oldest is forgotten. The queue drops entries no longer current as it goes (amortized O(1) a fire).
+  @inline(never)
+  private mutating func enqueueWaiting(_ instance: UInt32, label: UInt32, ticket: UInt64) {
+    let oldest = waitingQueues.withValue(label, default: WaitingQueue()) { queue -> UInt32? in
+      queue.entries.append((instance, ticket))
+      queue.live += 1
+      if queue.entries.count - queue.head > 2 * queue.live + 64 {
+        // Mostly entries of instances that ran again: only the current ones are kept, in order.
+        queue.entries = queue.entries[queue.head...].filter { awaitingRerun[$0.instance]?.ticket == $0.ticket }
+        queue.head = 0
+      }
+      guard queue.live > Self.waitingKeptPerLabel else { return nil }
+      while queue.head < queue.entries.count {
+        let entry = queue.entries[queue.head]
+        queue.head += 1
+        if awaitingRerun[entry.instance]?.ticket == entry.ticket {
+          queue.live -= 1
+          return entry.instance
+        }
+      }
+      return nil
+    }
+    waitingQueues.withExisting(label) { queue in
+      if queue.head > 64 && queue.head * 2 > queue.entries.count {
+        queue.entries.removeFirst(queue.head)
+        queue.head = 0
+      }
+    }
+    if let oldest { forget(oldest) }
+  }
+
+  /// Forgets a waiting instance that its label's queue pushed out: its waiting, its fire and its last run go, and
+  /// it is counted in `forgottenInstances`.
+  @inline(never)
+  private mutating func forget(_ instance: UInt32) {
+    guard let awaiting = awaitingRerun.removeValue(instance) else { return }
+    firedSinceRun.removeValue(instance)
+    forgottenInstances[awaiting.label, default: 0] += 1
+    if forgottenOrder.count < Self.recentlyForgottenKept {
+      forgottenOrder.append(instance)
+    } else {
+      let oldest = forgottenOrder[forgottenNext]
+      if let times = recentlyForgotten[oldest] { recentlyForgotten[oldest] = times > 1 ? times - 1 : nil }
+      forgottenOrder[forgottenNext] = instance
+      forgottenNext = (forgottenNext + 1) % Self.recentlyForgottenKept
+    }
+    recentlyForgotten[instance, default: 0] += 1
+    guard var forgotten = instances.removeValue(instance) else { return }
+    if listsCoalescedWrites {
+      for key in forgotten.lastReads.elements {
+        keys.withState(key) { keyOverflow.removeWaiting(awaiting.label, key, &$0) }
+      }
+    }
+    if spareReadLists.count < Self.spareReadListLimit, var spare = forgotten.lastReads.takeElements() {
+      spare.removeAll(keepingCapacity: true)
+      spareReadLists.append(spare)
+    }
+  }
+
+  /// What the replay holds per instance (for tests: it follows the instances that may still run, not every one the
+  /// trace had): instances known, waiting to run again, fired since their run began, and in their labels' queues.
+  var instanceTableSizes: (instances: Int, awaiting: Int, firedSinceRun: Int, queued: Int) {
+    var queued = 0
+    waitingQueues.forEachEntry { _, queue in queued += queue.entries.count - queue.head }
+    return (instances.count, awaitingRerun.count, firedSinceRun.count, queued)
   }
 
   /// `Observations` sequences still running at the end of the trace that read `object` in their last value:

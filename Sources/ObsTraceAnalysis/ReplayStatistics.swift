@@ -107,7 +107,7 @@ public struct ReplayStatistics: ReplayConsumer {
         // A write, counted once however many waiting instances it is coalesced into (each scope counts it below).
         if !write.coalescedInto.isEmpty { $0.coalescedWrites += 1 }
       }
-      for label in write.coalescedInto { modifyScope(label) { $0.coalescedWrites += 1 } }
+      for coalesced in write.coalescedInto { modifyScope(coalesced.label) { $0.coalescedWrites += coalesced.instances } }
     case .write(let write):
       if write.unfinished { unfinishedWrites.append(write.key.property) }
       let fanOut = write.fired.count

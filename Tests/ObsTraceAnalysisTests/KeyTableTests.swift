@@ -67,28 +67,30 @@ struct ReadSetTests {
     }
   }
 
-  @Test("a property's readers: the first in its plain state, the others beside it, each once, removal of either")
-  func readers() {
+  @Test("a property's waiting instances by label: the first label in its plain state, the others beside it, each counted, removal of either")
+  func waitingByLabel() {
     var overflow = ReplayMachine.KeyOverflow()
     var state = ReplayMachine.KeyState()
     let key = PropertyKey(object: 3, property: 1)
-    func all() -> [UInt32] {
-      var result: [UInt32] = []
-      overflow.forEachReader(key, state) { result.append($0) }
+    func all() -> [UInt32: UInt32] {
+      var result: [UInt32: UInt32] = [:]
+      overflow.forEachWaiting(key, state) { label, count in result[label, default: 0] += count }
       return result
     }
-    #expect(all().isEmpty)
-    for id: UInt32 in [7, 9, 7, 11, 9] { overflow.insertReader(id, key, &state) }
-    #expect(all().first == 7 && all().sorted() == [7, 9, 11])
-    #expect(state.reader == 7 && state.overflow & ReplayMachine.KeyState.moreReaders != 0)
-    overflow.removeReader(7, key, &state)
-    #expect(all().sorted() == [9, 11])
-    overflow.removeReader(9, key, &state)
-    overflow.removeReader(42, key, &state)
-    #expect(all() == [11])
-    #expect(state.overflow == 0 && overflow.readers.isEmpty)
-    overflow.removeReader(11, key, &state)
-    #expect(all().isEmpty && state.reader == 0)
+    #expect(all().isEmpty && !overflow.hasWaiting(state))
+    for label: UInt32 in [7, 9, 7, 11, 9, 7] { overflow.addWaiting(label, key, &state) }
+    #expect(all() == [7: 3, 9: 2, 11: 1] && overflow.hasWaiting(state))
+    #expect(state.waitingLabel == 7 && state.overflow & ReplayMachine.KeyState.moreReaders != 0)
+    for _ in 0..<3 { overflow.removeWaiting(7, key, &state) }
+    #expect(all() == [9: 2, 11: 1])
+    // The plain state is free: a label counted beside it goes on being counted there, not twice.
+    overflow.addWaiting(9, key, &state)
+    #expect(all() == [9: 3, 11: 1] && state.waitingInstances == 0)
+    overflow.removeWaiting(42, key, &state)
+    for _ in 0..<3 { overflow.removeWaiting(9, key, &state) }
+    #expect(all() == [11: 1])
+    overflow.removeWaiting(11, key, &state)
+    #expect(all().isEmpty && !overflow.hasWaiting(state) && state.overflow == 0 && overflow.waiting.isEmpty)
   }
 
   @Test("a property's writers in progress: the first in its plain state, more at once beside it, in order")

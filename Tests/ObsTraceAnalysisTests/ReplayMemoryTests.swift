@@ -28,6 +28,120 @@ struct ReplayMemoryTests {
     #expect(replay.statistics.scopes[1]?.invalidations == 10_000)
     #expect(replay.machine.subscriptionCount < 20)
   }
+
+  /// One label re-tracked `perRound` times a round, then written twice: the first write fires every run installed,
+  /// the second fires nothing (it is coalesced into every instance still waiting). Instances as the recorder
+  /// chooses them (`ScopeInstances`): a re-track continues the first of the label's fired instances, of which it
+  /// keeps the last 1024 fired, else it is a new instance (its id taken after its scope's). Returns the script, how
+  /// many instances it made, and how many of them waited (fired, not re-tracked since) when it ended.
+  static func retracking(rounds: Int, perRound: Int) -> (script: EventScript, instances: Int, waiting: Int) {
+    var script = EventScript()
+    script.created(1)
+    var serial: UInt32 = 0
+    var recorderQueue: [UInt32] = []
+    var made = 0
+    var waiting: Set<UInt32> = []
+    for _ in 0..<rounds {
+      var installed: [(scope: UInt32, instance: UInt32)] = []
+      for _ in 0..<perRound {
+        serial += 1
+        let scope = serial
+        let instance: UInt32
+        if recorderQueue.isEmpty {
+          serial += 1
+          instance = serial
+          made += 1
+        } else {
+          instance = recorderQueue.removeFirst()
+        }
+        waiting.remove(instance)
+        script.run(scope, label: 1, reads: [(1, 1)], instance: instance)
+        installed.append((scope, instance))
+      }
+      script.write(1, 1, firing: installed.map(\.scope), unchanged: false)
+      for (_, instance) in installed {
+        recorderQueue.append(instance)
+        if recorderQueue.count > 1024 { recorderQueue.removeFirst() }
+        waiting.insert(instance)
+      }
+      script.write(1, 1, unchanged: false)
+    }
+    return (script, made, waiting.count)
+  }
+
+  @Test("one label re-tracked past the recorder's 1024 fired instances (tryout13 G15): the replay keeps 2048 waiting, forgets the rest and counts them; every other count stays whole")
+  func retrackingForgetsWhatNoRunContinues() throws {
+    let rounds = 6
+    let perRound = 3000
+    let (script, made, waiting) = Self.retracking(rounds: rounds, perRound: perRound)
+    let kept = ReplayMachine.waitingKeptPerLabel
+    try #require(waiting > kept)
+    let (replay, facts) = script.replay()
+    let scope = try #require(replay.scopes[1])
+    #expect(scope.runs == rounds * perRound)
+    #expect(scope.instances == made)
+    #expect(scope.invalidations == rounds * perRound)
+    #expect(replay.machine.forgottenInstances == [1: waiting - kept])
+    // The last write fired nothing: coalesced into the instances the replay still keeps waiting, not every one the
+    // trace ever left behind.
+    let lastCoalesced = facts.last { fact in
+      if case .writeBegan = fact { return true }
+      return false
+    }
+    guard case .writeBegan(let last) = lastCoalesced else { Issue.record("no write"); return }
+    #expect(last.coalescedInto == [CoalescedInstances(label: 1, instances: kept)])
+    // What it holds per instance follows the instances that may still run: those waiting, not all it met.
+    let sizes = replay.machine.instanceTableSizes
+    #expect(sizes.instances == kept)
+    #expect(sizes.awaiting == kept)
+    #expect(sizes.firedSinceRun == kept)
+    #expect(sizes.queued <= 2 * kept + 64)
+    // Said in the report, with the count.
+    let findings = Findings.derive(replay, TraceDefinitions(), nil).filter { $0.kind == .forgottenInstances }
+    #expect(findings.count == 1)
+    #expect(findings.first?.count == waiting - kept)
+    #expect(findings.first?.isInformational == true)
+    #expect(
+      findings.first?.message.hasPrefix(
+        "\(waiting - kept) instances of <label #1> fired and were not re-tracked while \(kept) later-fired ones waited")
+        == true, "\(findings)")
+    #expect(replay.machine.runsOfForgottenInstances.isEmpty)
+  }
+
+  @Test("a run that continues an instance the replay forgot (the recorder queued it again after a late second fire) is a run of that instance, not a new one")
+  func runOfAForgottenInstance() throws {
+    let (retracking, made, waiting) = Self.retracking(rounds: 4, perRound: 3000)
+    var script = retracking
+    // The first instance made (id 2, its run scope 1) fired in the first round and was never re-tracked (the
+    // recorder kept the last 1024 of that round's 3000): the replay forgot it. A run continues it now.
+    script.run(1_000_001, label: 1, reads: [(1, 1)], instance: 2)
+    let (replay, _) = script.replay()
+    #expect(replay.machine.forgottenInstances == [1: waiting - ReplayMachine.waitingKeptPerLabel])
+    #expect(replay.scopes[1]?.instances == made)
+    #expect(replay.scopes[1]?.runs == 4 * 3000 + 1)
+    #expect(replay.machine.runsOfForgottenInstances == [1: 1])
+    let finding = Findings.derive(replay, TraceDefinitions(), nil).first { $0.kind == .forgottenInstances }
+    #expect(
+      finding?.message.hasSuffix(
+        "; 1 later run continued one of them (a fire of it came late, and the recorder queued it again): counted as "
+          + "a run of its instance, not judged redundant") == true, "\(String(describing: finding))")
+  }
+
+  @Test("a label re-tracked no faster than its writes fire it keeps every instance and forgets none")
+  func retrackingThatKeepsUpForgetsNothing() throws {
+    let (script, made, waiting) = Self.retracking(rounds: 5, perRound: 1000)
+    let (replay, facts) = script.replay()
+    #expect(made == 1000)
+    #expect(waiting == 1000)
+    #expect(replay.scopes[1]?.instances == 1000)
+    #expect(replay.scopes[1]?.runs == 5000)
+    // Each round's second write is coalesced into the 1000 waiting instances.
+    #expect(replay.scopes[1]?.coalescedWrites == 5 * 1000)
+    #expect(replay.properties[1]?.coalescedWrites == 5)
+    #expect(replay.machine.forgottenInstances.isEmpty)
+    #expect(Findings.derive(replay, TraceDefinitions(), nil).allSatisfy { $0.kind != .forgottenInstances })
+    #expect(facts.count > 5000)
+  }
 }
 
 @Suite("Replay state")

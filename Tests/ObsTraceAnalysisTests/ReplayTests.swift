@@ -54,7 +54,7 @@ struct ReplayTests {
     script.write(1, 1, unchanged: false)  // all four are waiting to run again: coalesced into each
     let (replay, timeline) = script.replay()
     let coalescedInto = timeline.compactMap { fact -> Int? in
-      if case .writeBegan(let write) = fact { return write.coalescedInto.count }
+      if case .writeBegan(let write) = fact { return write.coalescedLabels.count }
       return nil
     }
     #expect(coalescedInto == [0, 4])
@@ -82,7 +82,7 @@ struct ReplayTests {
     script.write(1, 1, unchanged: false)
     let (_, facts) = script.replay()
     let coalesced = facts.compactMap { fact -> [UInt32]? in
-      if case .writeBegan(let write) = fact { return write.coalescedInto }
+      if case .writeBegan(let write) = fact { return write.coalescedLabels }
       return nil
     }
     #expect(coalesced == [[], [], [1], [], [1], [], [1], [], []])
@@ -105,7 +105,7 @@ struct ReplayTests {
       var coalesced: [[UInt32]] = []
       let facts = collected.map { fact -> String in
         guard case .writeBegan(var write) = fact else { return String(describing: fact) }
-        coalesced.append(write.coalescedInto)
+        coalesced.append(write.coalescedLabels)
         write.coalescedInto = []
         return String(describing: ReplayFact.writeBegan(write))
       }
