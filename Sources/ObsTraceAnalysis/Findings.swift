@@ -17,10 +17,32 @@ enum Findings {
       return "(\(SiteFormatting.notPlaced))"
     }
 
+    // Stacks whose sites print alike (a helper's line reached from two callers) are one site: their counts make one
+    // finding, as every output shows one place; before, the same finding was printed once per stack, each with part
+    // of the count. The stack with the lowest id stands for the site. Stacks that give no site (no symbols, no
+    // stack) stay apart: nothing says they are one place.
+    func mergedBySite<Value>(_ counts: [FindingEvidence.SiteKey: Value], _ merge: (Value, Value) -> Value)
+      -> [(key: FindingEvidence.SiteKey, value: Value)]
+    {
+      var merged: [String: (key: FindingEvidence.SiteKey, value: Value)] = [:]
+      for (key, value) in counts.sorted(by: { ($0.key.property, $0.key.stack) < ($1.key.property, $1.key.stack) }) {
+        let text = site(key.stack).map { "\(key.property) \($0)" } ?? "\(key.property) stack \(key.stack)"
+        if let previous = merged[text] {
+          merged[text] = (previous.key, merge(previous.value, value))
+        } else {
+          merged[text] = (key, value)
+        }
+      }
+      return Array(merged.values)
+    }
+
     let evidence = replay.evidence
-    for (key, count) in evidence.noopWrites {
+    let noopCounts = evidence.noopWrites.reduce(into: [:]) { counts, entry in
+      counts[entry.key] = (count: entry.value, wasted: evidence.noopWastedInvalidations[entry.key] ?? 0)
+    }
+    for (key, writes) in mergedBySite(noopCounts, { ($0.count + $1.count, $0.wasted + $1.wasted) }) {
       let property = definitions.propertyName(key.property)
-      let wasted = evidence.noopWastedInvalidations[key] ?? 0
+      let (count, wasted) = writes
       // A warning only with its cost: scope runs these writes invalidated. Without one, what happened (information).
       findings.append(
         Finding(
@@ -39,7 +61,7 @@ enum Findings {
             + (wasted > 0 ? "" : "; none of these writes fired a scope"),
           location: location(key.stack), withoutCost: wasted == 0))
     }
-    for (key, count) in evidence.staleReads {
+    for (key, count) in mergedBySite(evidence.staleReads, +) {
       let property = definitions.propertyName(key.property)
       findings.append(
         Finding(
@@ -64,7 +86,7 @@ enum Findings {
           evidence: "reads recorded on one thread between another thread's willSet and didSet of the same property"))
     }
     // By property and the site of the writes (with call stacks on): one finding per site, as for no-op writes.
-    for (key, fanOut) in evidence.fanOuts {
+    for (key, fanOut) in mergedBySite(evidence.fanOuts, { ($0.count + $1.count, max($0.largest, $1.largest)) }) {
       let name = definitions.propertyName(key.property)
       findings.append(
         Finding(
@@ -276,7 +298,7 @@ enum Findings {
     if let trace, trace.undefinedReferences > 0 { anomalies[.undefinedID, default: 0] += trace.undefinedReferences }
     findings += anomalyFindings(anomalies, firstUndefined: trace?.firstUndefinedReference)
     findings += forgottenInstanceFindings(replay, definitions)
-    for (key, count) in evidence.untrackedReads {
+    for (key, count) in mergedBySite(evidence.untrackedReads, +) {
       let property = definitions.propertyName(key.property)
       findings.append(
         Finding(

@@ -226,6 +226,40 @@ struct ReplayTests {
     #expect(Set(fanOuts.map { $0.location?.line }) == [20, 30, nil])
   }
 
+  /// A helper's write or read reached from two callers: two stacks, one site (the helper's line). Before, one
+  /// finding per stack, the same text twice, each with half the count.
+  @Test("stacks whose sites print alike make one finding, their counts summed: no-op writes, untracked reads, fan-outs")
+  func oneFindingPerPrintedSite() throws {
+    var script = EventScript()
+    for round: UInt32 in 0..<2 {
+      for scope in 1...UInt32(12) {
+        script.run(round * 100 + scope, label: 1, reads: [(1, 1)], instance: 1000 + scope)
+      }
+      // Through `bump()` at main.swift:5, from its callers at lines 20 (stack 7) and 30 (stack 8).
+      let stack: UInt32 = [7, 8][Int(round)]
+      script.write(1, 1, firing: (1...UInt32(12)).map { round * 100 + $0 }, unchanged: true, stack: stack)
+      script.read(1, 2, stack: stack)
+    }
+    let (replay, _) = script.replay()
+    var definitions = TraceDefinitions()
+    definitions.stacks = [7: [0x100, 0x200, 0x400], 8: [0x100, 0x200, 0x500]]
+    definitions.symbols.frames[0x100] = SymbolizedFrame(
+      address: 0x100, function: "Observation.ObservationRegistrar.willSet", module: "libswiftObservation.so")
+    definitions.symbols.frames[0x200] = SymbolizedFrame(
+      address: 0x200, function: "Demo.bump() -> ()", file: "/src/Demo/main.swift", line: 5, module: "Demo")
+    for (address, line) in [(UInt64(0x400), UInt32(20)), (0x500, 30)] {
+      definitions.symbols.frames[address] = SymbolizedFrame(
+        address: address, function: "Demo.run() -> ()", file: "/src/Demo/main.swift", line: line, module: "Demo")
+    }
+    let findings = TraceAnalysis.findings(of: replay, definitions: definitions)
+    for kind in [Finding.Kind.noopWrite, .untrackedRead, .fanOut] {
+      let found = findings.filter { $0.kind == kind }
+      #expect(found.map(\.site) == ["Demo/main.swift:5 (bump())"], "\(kind): \(found)")
+      #expect(found.map(\.count) == [2], "\(kind): \(found)")
+    }
+    #expect(findings.first { $0.kind == .noopWrite }?.message.hasPrefix("2 writes to ") == true, "\(findings)")
+  }
+
   @Test("nested tracking: the inner list merges into the outer one when the inner scope ends")
   func nested() {
     var script = EventScript()
