@@ -205,6 +205,7 @@ enum CheckCommand: TraceCommand {
     let sites = WriteSites()
     let (report, _, definitions) = try TraceInput.replay(
       path, Replay.Configuration(), command: name, collectsEdges: false, onFact: sites.note)
+    sites.definitions = definitions
     let current = Baseline(report)
     // A name the trace does not know is a mistake (a typo passes every limit as 0), not a count of 0.
     let properties = report.properties.map(\.name)

@@ -220,16 +220,16 @@ final class WriteSites {
 
   private var byProperty: [UInt32: Counts] = [:]
   private var byLabel: [UInt32: Counts] = [:]
-  private var definitions = TraceDefinitions()
+  /// What names the ids: the trace's definitions, set once the replay is done (`TraceAnalysis.replay`).
+  var definitions = TraceDefinitions()
 
-  func note(_ entry: ReplayFact, _ definitions: TraceDefinitions) {
+  func note(_ entry: ReplayFact) {
     guard case .write(let write) = entry, write.stack != 0 else { return }
     let stack = write.stack
     let noop = write.outcome == .unchanged
     let fired = write.fired.count
     byProperty[write.key.property, default: Counts()].add(stack: stack, noop: noop, fired: fired)
     for fire in write.fired { byLabel[fire.label, default: Counts()].add(stack: stack, noop: noop, fired: 1) }
-    self.definitions = definitions
   }
 
   /// The sites of the writes that made `metric` of the property or scope (`kind`) `name`, with how much of it

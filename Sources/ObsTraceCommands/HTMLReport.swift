@@ -54,7 +54,7 @@ enum HTMLReport {
   }
 
   static func page(
-    _ report: AnalysisReport, graph: Graph, scopes: WhoReadWhat, binariesWithoutSymbols: [String] = [],
+    _ report: AnalysisReport, graph: Graph, scopes: [String: WhoReadWhat.Scope], binariesWithoutSymbols: [String] = [],
     fallbackNames: [String] = []
   ) -> String {
     let trace = report.trace
@@ -175,7 +175,7 @@ enum HTMLReport {
     html += "<section id=\"who-read-what\">\n<h2>Who read what</h2>\n"
     if report.scopes.isEmpty { html += "<p class=\"empty\">No tracking scope ran.</p>\n" }
     for scope in report.scopes {
-      let detail = scopes.scopes[scope.label] ?? WhoReadWhat.Scope()
+      let detail = scopes[scope.label] ?? WhoReadWhat.Scope()
       let s = scope.statistics
       let open = s.wastedInvalidations > 0 || s.redundantRuns > 0 ? " open" : ""
       html += "<details class=\"scope\"\(open)>\n<summary><code>\(escape(scope.label))</code> "

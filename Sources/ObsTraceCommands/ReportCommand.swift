@@ -49,14 +49,14 @@ enum ReportCommand: TraceCommand {
       // One pass over the trace gives the report, who read what per scope, and the graph's writes by site.
       let scopes = WhoReadWhat()
       let writes = GraphCommand.WriteTally()
-      let analysis = try TraceInput.replay(path, configuration, command: name) { fact, definitions in
-        scopes.note(fact, definitions)
+      let analysis = try TraceInput.replay(path, configuration, command: name) { fact in
+        scopes.note(fact)
         writes.note(fact)
       }
       let graph = GraphCommand.dot(
         analysis.replay, analysis.definitions, GraphCommand.Options(sites: true), writes: writes)
       let page = HTMLReport.page(
-        analysis.report, graph: HTMLReport.render(dotText: graph), scopes: scopes,
+        analysis.report, graph: HTMLReport.render(dotText: graph), scopes: scopes.scopes(named: analysis.definitions),
         binariesWithoutSymbols: TraceAnalysis.binariesWithoutSymbols(analysis.definitions),
         fallbackNames: TraceAnalysis.propertiesWithFallbackNames(analysis.definitions))
       try TraceInput.write(
@@ -89,7 +89,7 @@ enum ReportCommand: TraceCommand {
 extension TraceInput {
   static func analyze(
     _ path: String, _ configuration: Replay.Configuration, command: String,
-    onFact: ((ReplayFact, TraceDefinitions) -> Void)? = nil
+    onFact: ((ReplayFact) -> Void)? = nil
   ) throws(CommandError) -> AnalysisReport {
     do {
       return try TraceAnalysis.analyze(path: path, configuration: configuration, onFact: onFact)
@@ -101,7 +101,7 @@ extension TraceInput {
   /// `analyze`, keeping the replay and the definitions (see `TraceAnalysis.replay`).
   static func replay(
     _ path: String, _ configuration: Replay.Configuration, command: String, collectsEdges: Bool = true,
-    onFact: ((ReplayFact, TraceDefinitions) -> Void)? = nil
+    onFact: ((ReplayFact) -> Void)? = nil
   ) throws(CommandError) -> (report: AnalysisReport, replay: Replay, definitions: TraceDefinitions) {
     do {
       return try TraceAnalysis.replay(

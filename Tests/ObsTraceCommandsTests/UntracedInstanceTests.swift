@@ -21,7 +21,10 @@ struct UntracedInstanceTests {
     for (label, instance) in [(UInt32(1), UInt32(11)), (2, 19)] {
       let scope = instance
       trace.next(&chunk, .scopeBegin, flags: ScopeKind.untraced.rawValue, object: instance, key: label, scope: scope)
-      trace.next(&chunk, .access, flags: EventFlags.accessInScope, object: 1, key: 1, scope: scope, aux: 1, depth: 1)
+      // Read twice: one run that read a property counts once in the HTML page's "in N of M runs".
+      for _ in 0..<2 {
+        trace.next(&chunk, .access, flags: EventFlags.accessInScope, object: 1, key: 1, scope: scope, aux: 1, depth: 1)
+      }
       trace.next(&chunk, .scopeEnd, scope: scope)
       trace.next(&chunk, .willSet, flags: EventFlags.willSetInWithMutation, object: 1, key: 1, aux: 1)
       trace.next(&chunk, .didSet, flags: EventFlags.changed, object: 1, key: 1, aux: 1)
@@ -52,5 +55,30 @@ struct UntracedInstanceTests {
     // The text report says no coalesced write either.
     let report = Run.command(["report", path]).standardOutput
     #expect(!report.contains("coalesced 1"), "\(report)")
+  }
+
+  @Test("the HTML page's who read what takes labels named alike as one scope: its runs in order, reads counted once a run")
+  func oneScopeInTheHTMLPage() throws {
+    let path = try Self.trace()
+    let page = path + ".html"
+    defer {
+      try? FileManager.default.removeItem(atPath: path)
+      try? FileManager.default.removeItem(atPath: page)
+    }
+    let html = Run.command(["report", path, "--format", "html", "-o", page])
+    #expect(html.status == 0, "\(html.standardError)")
+    let text = try String(contentsOfFile: page, encoding: .utf8)
+    let start = try #require(text.range(of: "<section id=\"who-read-what\">"), "\(text)")
+    let section = text[start.upperBound...]
+    let whoReadWhat = String(section[..<(section.range(of: "</section>")?.lowerBound ?? section.endIndex)])
+    // One scope, not one per label.
+    #expect(whoReadWhat.components(separatedBy: "<details").count == 2, "\(whoReadWhat)")
+    #expect(whoReadWhat.contains("<code>App/Banner.swift:13</code>"), "\(whoReadWhat)")
+    #expect(whoReadWhat.contains("in 2 of 2 runs"), "\(whoReadWhat)")
+    #expect(whoReadWhat.contains("</code>: 2</li>"), "both writes invalidated it: \(whoReadWhat)")
+    // Its runs in the order they ran: label 1's run (#11), then label 2's (#19).
+    let first = try #require(whoReadWhat.range(of: "<td>#11"), "\(whoReadWhat)")
+    let second = try #require(whoReadWhat.range(of: "<td>#19"), "\(whoReadWhat)")
+    #expect(first.lowerBound < second.lowerBound)
   }
 }
