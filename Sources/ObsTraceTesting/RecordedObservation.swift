@@ -7,8 +7,10 @@ import XCTest
 
 /// What Observation did inside one `recordObservation` block, analysed: for assertions in tests.
 ///
-/// Only objects created and scopes begun inside the block count (on any thread or task started from it), so
-/// tests that run in parallel do not see each other's events. Create the models under test inside the block.
+/// Only objects created and scopes begun inside the block count, so tests that run in parallel do not see each
+/// other's events. The block is known by a task-local value: its own code and tasks that inherit its task-locals
+/// (`Task {}`, `async let`, task groups) count; work it starts on a `Thread`, a Dispatch queue or with
+/// `Task.detached` does not, and the lookups answer 0 for it. Create the models under test inside the block.
 public struct RecordedObservation: Sendable {
   /// The full analysis, as `obstrace report` prints it.
   public let report: AnalysisReport
