@@ -814,8 +814,13 @@ enum Findings {
       findings.append(
         Finding(
           kind: .damagedChunk, property: nil, scope: nil, site: nil, count: 1, message: "damaged chunk \(damage)",
-          hint: "the contents of that chunk are lost; the rest of the trace was read",
-          evidence: "the chunk's checksum, length or contents did not hold up"))
+          hint: damage.isCopy
+            ? "a copy of a chunk already read (the file was put together from pieces, or a chunk repeated): its "
+              + "events were read once; nothing is lost by it"
+            : "the contents of that chunk are lost; the rest of the trace was read",
+          evidence: damage.isCopy
+            ? "its thread's chunk numbers: that number was read before"
+            : "the chunk's checksum, length or contents did not hold up"))
     }
     // The others in one finding, not three lines each (a file of a million damaged spots printed three million).
     if damaged.count > damagedChunksListed, let first = damaged.dropFirst(damagedChunksListed).first,

@@ -133,11 +133,18 @@ extension TraceInput {
   private static func completenessOfEvents(_ trace: AnalysisReport.Trace) -> (text: String, complete: Bool) {
     // A footer that does not decode is said as that, not as a damaged chunk and a missing footer.
     let malformedFooter = trace.malformedFooter
-    let damagedChunks = trace.damage.count - (malformedFooter == nil ? 0 : 1)
-    let damaged =
+    let copies = trace.damage.count(where: \.isCopy)
+    let damagedChunks = trace.damage.count - copies - (malformedFooter == nil ? 0 : 1)
+    let damagedClause =
       damagedChunks == 0
       ? nil
       : "\(damagedChunks) damaged chunk\(damagedChunks == 1 ? "" : "s") skipped (their events are lost)"
+    let copiesClause =
+      copies == 0
+      ? nil
+      : "\(copies) cop\(copies == 1 ? "y" : "ies") of chunks already read skipped (their events were read once)"
+    let skipped = [damagedClause, copiesClause].compactMap { $0 }
+    let damaged = skipped.isEmpty ? nil : skipped.joined(separator: ", ")
     let lost =
       trace.lostAtStop > 0
       ? "\(trace.lostAtStop) event\(trace.lostAtStop == 1 ? "" : "s") lost at the stop (threads still running)" : nil

@@ -30,9 +30,19 @@ struct TraceLoss {
     } else if reader.truncated {
       clauses.append("no footer (the recording did not stop cleanly); read up to the last whole chunk")
     }
-    for damage in reader.damage where damage != malformedFooter {
+    let damaged = reader.damage.filter { $0 != malformedFooter }
+    for damage in damaged.prefix(20) {
       clauses.append(
-        "damaged chunk at byte \(damage.offset) skipped (\(Self.reason(damage.message))): its events are lost")
+        damage.isCopy
+          ? "chunk at byte \(damage.offset) skipped (\(Self.reason(damage.message))): its events were read once"
+          : "damaged chunk at byte \(damage.offset) skipped (\(Self.reason(damage.message))): its events are lost")
+    }
+    // The rest in one clause: a file of a million damaged spots would otherwise give a note of a million clauses.
+    if damaged.count > 20, let first = damaged.dropFirst(20).first, let last = damaged.last {
+      let copies = damaged.dropFirst(20).count(where: \.isCopy)
+      clauses.append(
+        "\(damaged.count - 20) more chunks skipped from byte \(first.offset) to byte \(last.offset) (\(copies) of them "
+          + "copies of chunks already read; 'obstrace dump' lists every one)")
     }
     clauses.append(contentsOf: Self.threadLosses(reader))
     if reader.droppedEvents > 0 {

@@ -24,6 +24,24 @@ struct ChunkDecoder: Sendable {
 
   private(set) var definitions: TraceDefinitions
   private(set) var budget: DefinitionBudget
+  /// Per thread, the least number its next chunk may have: a thread's chunks are written once each, in order.
+  private var nextSequence: [UInt32: UInt64] = [:]
+
+  /// Damage for `chunk` when its thread's chunks read before it include its number or a later one: a copy of a chunk
+  /// (a file put together from pieces, a chunk repeated), whose events would be counted twice; nil otherwise, the
+  /// chunk then noted. tryout14's H1: a trace whose one events chunk was repeated 300 times read as complete, every
+  /// count × 300.
+  mutating func repeated(_ chunk: EventChunk) -> TraceDamage? {
+    let next = nextSequence[chunk.thread] ?? 0
+    guard chunk.sequence >= next else {
+      return TraceDamage(
+        offset: chunk.offset,
+        message: "T\(chunk.thread)'s chunk #\(chunk.sequence) again, after its chunk #\(next - 1) (a thread writes each "
+          + "chunk once, in order)" + TraceDamage.copyEnding)
+    }
+    nextSequence[chunk.thread] = chunk.sequence &+ 1
+    return nil
+  }
   /// Where the chunks' event blocks come from and go back to: the blocks of the chunks consumed are used again.
   let pool = EventBlockPool(limit: EventBlockPool.defaultLimit)
 

@@ -89,7 +89,11 @@ final class ChunkPipeline: Sendable {
       offset = file.size
     }
     guard chunk.type == .events else { return Item(scan: scan, more: true, decoded: nil) }
-    let decoded = decoder.decode(chunk)
+    var decoded = decoder.decode(chunk)
+    if let events = decoded.chunk, let copy = decoder.repeated(events) {
+      decoded.chunk = nil
+      decoded.damage = copy
+    }
     let events = decoded.chunk?.events
     return Item(scan: scan, more: true, decoded: decoded, eventCount: events?.count ?? 0, lastTime: events?.last?.time)
   }

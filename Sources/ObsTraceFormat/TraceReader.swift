@@ -10,6 +10,11 @@ public struct TraceDamage: Sendable, Equatable, CustomStringConvertible {
   public var message: String
 
   public var description: String { "at byte \(offset): \(message)" }
+
+  /// How a copy of a chunk already read ends its message (`ChunkDecoder.repeated`): its events were read once.
+  public static let copyEnding = ": a copy; skipped"
+  /// A copy of a thread's chunk already read, skipped: nothing of the trace is lost by it.
+  public var isCopy: Bool { message.hasSuffix(Self.copyEnding) }
 }
 
 /// One thread's whole chunk of events, as read.

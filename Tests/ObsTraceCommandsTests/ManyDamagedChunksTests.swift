@@ -37,5 +37,9 @@ struct ManyDamagedChunksTests {
     // The text report: 21 findings of three lines, not one per spot.
     let text = Run.command(["report", path]).standardOutput
     #expect(text.components(separatedBy: "[damaged-chunk]").count == 22, "\(text)")
+    // The timeline's loss lines at its end: 20 damaged chunks and one line for the rest.
+    let timeline = Run.command(["timeline", path]).standardOutput
+    #expect(timeline.components(separatedBy: "damaged chunk at byte").count == 21, "\(timeline)")
+    #expect(timeline.contains("\(damaged - 20) more chunks skipped from byte "), "\(timeline)")
   }
 }

@@ -6,10 +6,12 @@ import Testing
 struct ForgedChunk {
   var bytes: [UInt8] = []
 
-  init(thread: UInt32 = 1, firstTime: UInt64 = 0) {
+  /// `sequence`: the thread's chunk number (a thread's chunks come once each, in order: a number read before is a
+  /// copy, skipped).
+  init(thread: UInt32 = 1, sequence: UInt64 = 0, firstTime: UInt64 = 0) {
     bytes.appendVarint(thread)
     bytes.appendVarint(UInt32(100))
-    bytes.appendVarint(UInt64(0))
+    bytes.appendVarint(sequence)
     bytes.appendVarint(UInt64(0))
     bytes.appendVarint(firstTime)
     bytes.append(0)
@@ -49,8 +51,8 @@ struct ForgedChunk {
   }
 
   /// The usual opening: type 1, property 1, object 1, one access.
-  static func wellFormed() -> ForgedChunk {
-    var chunk = ForgedChunk()
+  static func wellFormed(sequence: UInt64 = 0) -> ForgedChunk {
+    var chunk = ForgedChunk(sequence: sequence)
     chunk.type(1, "Fixture.Model")
     chunk.property(1)
     chunk.object(1, type: 1)
@@ -80,7 +82,7 @@ func writeForgedTrace(_ path: String, _ chunks: [ForgedChunk]) throws {
 struct HostileInputTests {
   @Test("a time delta near 2^64 costs its chunk, reported with its offset; it never traps")
   func timeOverflow() throws {
-    var forged = ForgedChunk.wellFormed()
+    var forged = ForgedChunk.wellFormed(sequence: 1)
     forged.access(delta: UInt64.max - 1, object: 1, key: 1)
     let path = temporaryPath("overflow.trc")
     try writeForgedTrace(path, [ForgedChunk.wellFormed(), forged])
@@ -93,7 +95,7 @@ struct HostileInputTests {
   @Test("an events chunk that says it inflates past the limit is skipped unread, with its offset")
   func oversizedChunk() throws {
     let path = temporaryPath("oversized.trc")
-    var forged = ForgedChunk.wellFormed()
+    var forged = ForgedChunk.wellFormed(sequence: 1)
     for _ in 0..<((TraceFormat.maximumEventsChunkSize / 6) + 1) { forged.access(delta: 0, object: 1, key: 1) }
     #expect(forged.bytes.count > TraceFormat.maximumEventsChunkSize)
     try writeForgedTrace(path, [ForgedChunk.wellFormed(), forged])
@@ -158,11 +160,11 @@ struct HostileInputTests {
     // (one for every 3 bytes of the payload), and no more. Flags number the events.
     var long = ForgedChunk(firstTime: 7)
     for index in 0..<1_000 { long.bytes += [EventKind.access.rawValue, UInt8(index % 251), EventMask.sameTime] }
-    var malformed = ForgedChunk(firstTime: 9)
+    var malformed = ForgedChunk(sequence: 1, firstTime: 9)
     for _ in 0..<500 { malformed.bytes += [EventKind.didSet.rawValue, 0, EventMask.sameTime] }
     malformed.bytes.append(0x7F)
     let path = temporaryPath("shortest.trc")
-    try writeForgedTrace(path, [long, malformed, ForgedChunk.wellFormed()])
+    try writeForgedTrace(path, [long, malformed, ForgedChunk.wellFormed(sequence: 2)])
     let (reader, events) = try readAll(path)
     #expect(reader.damage.count == 1)
     #expect(events.count == 1_001)
@@ -173,7 +175,7 @@ struct HostileInputTests {
 
   @Test("a string past the definition limit costs its chunk")
   func longString() throws {
-    var forged = ForgedChunk.wellFormed()
+    var forged = ForgedChunk.wellFormed(sequence: 1)
     forged.label(7, String(repeating: "L", count: TraceFormat.maximumDefinitionStringLength + 1))
     let path = temporaryPath("long.trc")
     try writeForgedTrace(path, [ForgedChunk.wellFormed(), forged])
@@ -186,8 +188,8 @@ struct HostileInputTests {
   func definitionBudget() throws {
     var chunks: [ForgedChunk] = []
     var id: UInt32 = 1
-    for _ in 0..<10 {
-      var chunk = ForgedChunk()
+    for sequence in 0..<10 {
+      var chunk = ForgedChunk(sequence: UInt64(sequence))
       for _ in 0..<60 {
         chunk.label(id, String(repeating: "L", count: 60 << 10))
         id += 1
