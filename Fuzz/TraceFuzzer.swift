@@ -56,7 +56,7 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
   writeInput(UnsafeBufferPointer(start: data, count: size))
   // As `report`, `graph`, `check` and `timeline` read it: reader, time-ordered merge, replay, findings.
   var entries = 0
-  if let report = try? TraceAnalysis.analyze(path: inputPath, onFact: { _, _ in entries += 1 }) {
+  if let report = try? TraceAnalysis.analyze(path: inputPath, onFact: { _ in entries += 1 }) {
     blackHole(report.findings.count + report.properties.count + report.scopes.count + entries)
   }
   // As `dump` reads it: every event in file order, with the names of what it names.
