@@ -1,4 +1,5 @@
-/// A set of small non-negative integers, a bit each up to the largest.
+/// A set of small non-negative integers, a bit each up to the largest: for numbers the reader counts (a write's place
+/// among the trace's writes), never for ids a trace gives, which a hostile file sets near 2^32 (`DenseTable` for those).
 struct BitSet {
   private var words: [UInt64] = []
 

@@ -7,8 +7,8 @@ import ObsTraceFormat
 /// replay then begins only those slices. Memory: a bit per run and per write.
 struct ExportSelection: ReplayConsumer {
   private var matcher: TimelineFilter.Matcher
-  /// Runs kept, by scope id.
-  private(set) var runs = BitSet()
+  /// Runs kept, by scope id (ids a trace gives, which a hostile one puts near 2^32: a table, not a bit per id).
+  private(set) var runs = DenseTable<Void>()
   /// Writes kept, by their place among the trace's writes (the replay's `writeBegan` facts, in order).
   private(set) var writes = BitSet()
   private var writesBegun = 0
@@ -24,7 +24,7 @@ struct ExportSelection: ReplayConsumer {
     case .runEnded(let ended):
       let run = ended.run
       if matcher.matches(time: run.time, thread: run.thread, keys: ended.reads, label: run.label, scope: run.scope) {
-        runs.insert(Int(run.scope))
+        runs[run.scope] = ()
       }
     case .writeBegan(let write):
       openWrites[write.thread, default: []].append((write.key, write.time, writesBegun))

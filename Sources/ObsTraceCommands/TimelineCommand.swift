@@ -400,17 +400,11 @@ final class TimelinePrinter {
       writer.append(") ended: ")
       writer.append(contentsOf: ending.description)
     // An object's creation and free, when --object names it: what became of it.
-    case .objectCreated(let object):
+    case .objectCreated(let object), .objectFreed(let object):
       guard filter.object != nil, matcher.matchesObject(object.object, time: object.time, thread: object.thread)
       else { return }
       appendPrefix(object.time, object.thread)
-      writer.append("created ")
-      names.appendObject(object.object, to: writer)
-    case .objectFreed(let object):
-      guard filter.object != nil, matcher.matchesObject(object.object, time: object.time, thread: object.thread)
-      else { return }
-      appendPrefix(object.time, object.thread)
-      writer.append("freed ")
+      if case .objectCreated = fact { writer.append("created ") } else { writer.append("freed ") }
       names.appendObject(object.object, to: writer)
     case .writeBegan, .runBegan:
       return

@@ -83,7 +83,7 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
   private let selection: ExportSelection?
   private(set) var evidence: TimelineFilter.Evidence?
   /// With a filter, the runs whose slices were begun: a write's flow from a run is drawn only when the run is.
-  private var keptRuns = BitSet()
+  private var keptRuns = DenseTable<Void>()
   private var writesBegun = 0
   /// Events written (begins, ends and instants), not counting the ends `finish` adds.
   private(set) var emitted = 0
@@ -131,14 +131,14 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
     case .runBegan(let run):
       if matcher != nil {
         let kept =
-          selection?.runs.contains(Int(run.scope))
+          selection.map { $0.runs[run.scope] != nil }
           ?? matcher!.matches(
             time: run.time, thread: run.thread, keys: EmptyCollection(), label: run.label, scope: run.scope)
         guard kept else {
           pendingFlows.removeValue(forKey: run.instance)
           return
         }
-        keptRuns.insert(Int(run.scope))
+        keptRuns[run.scope] = ()
       }
       var event = ExportEvent(
         phase: .begin, thread: run.thread, time: run.time, name: labelName(run.label), category: "scope")
@@ -211,7 +211,7 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
           ("wasted", .flag(write.outcome == .unchanged && !write.fired.isEmpty)),
         ],
         flowsIn: write.fired.compactMap {
-          matcher == nil || keptRuns.contains(Int($0.scope)) ? Self.runFlow($0.scope) : nil
+          matcher == nil || keptRuns[$0.scope] != nil ? Self.runFlow($0.scope) : nil
         })
     case .fire(let fire):
       if matcher != nil,
