@@ -131,7 +131,26 @@ struct RecentTable<Value> {
     // Slots for the next ids too, a few hundred at a time: ids come one by one, and growing by one costs a call
     // into the array's generic append per id.
     let end = index + Self.step
+    let covered = values.count
     while values.count < end { values.append(nil) }
+    if !outside.isEmpty { moveIn(from: covered) }
     return index
+  }
+
+  /// Entries of `outside` whose ids the array now covers, from slot `first` on, move into their slots, so that each
+  /// id has one home: an id placed far past the end went to `outside`, and a lookup looks there only for an id the
+  /// array does not cover (left there, it was shadowed by its empty slot once the array grew over it: contains,
+  /// withExisting and remove missed it). Costs the fewer of the new slots and the entries outside.
+  private mutating func moveIn(from first: Int) {
+    let low = base + first
+    let high = base + values.count
+    let ids: [UInt32] =
+      outside.count <= high - low
+      ? outside.keys.filter { Int($0) >= low && Int($0) < high }
+      : (low..<high).map { UInt32($0) }.filter { outside[$0] != nil }
+    for id in ids {
+      values[Int(id) - base] = outside.removeValue(forKey: id)
+      live += 1
+    }
   }
 }

@@ -158,6 +158,8 @@ public struct WriteFact: Sendable {
   public var fired: [(scope: UInt32, label: UInt32)]
   /// Of `fired`, the scopes whose fire was predicted (untraced), not recorded.
   public var predicted: [UInt32] = []
+  /// Of `fired`, the scopes this write fired again (`FireFact.again`), with how.
+  public var firedAgain: [(scope: UInt32, how: RepeatedFire)] = []
   public var stack: UInt32
   /// Its didSet is not in the trace: the recording stopped inside the write (the process exited in an observer the
   /// write fired, or the trace ends there). Stated when the replay finishes, its `endTime` the trace's last time.
@@ -222,6 +224,23 @@ public struct FireFact: Sendable, Equatable {
   /// read, and the recorder ended the run for the trace when the sequence ended. No value follows; it invalidates
   /// no run, and is counted as no invalidation.
   public var afterSequenceEnded = false
+  /// A one-shot tracking that fired before and that Observation still held: a fire again of the same run, counted as
+  /// an invalidation (its handler ran again). nil: its first fire.
+  public var again: RepeatedFire?
+}
+
+/// How a one-shot tracking fired again (`FireFact.again`). Observation's `withObservationTracking` calls the change
+/// handler from the willSet that fires it and cancels the tracking only after the handler returns
+/// (`_installTracking(_:onChange:)`: `onChange()` then `tracking.cancel()`), and each willSet takes the observers it
+/// calls under the registrar's lock, then calls them outside it. So the tracking fires again at a willSet of what it
+/// read that comes while its handler runs, or that took the observers before the cancel removed them.
+public enum RepeatedFire: Sendable, Equatable {
+  /// Inside its own change handler, still running on this thread: a write the handler made, directly or through
+  /// handlers it fired (two models kept in sync through onChange).
+  case nested
+  /// By a write on another thread that took Observation's observers before the cancel of the first fire removed
+  /// them: two writes at once.
+  case concurrent
 }
 
 /// Why a scope's observers were removed (the flags of `trackingCancelled`).

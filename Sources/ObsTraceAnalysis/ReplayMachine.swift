@@ -90,10 +90,32 @@ public struct ReplayMachine {
     var firedAny = false
   }
 
-  /// The scopes a write in progress fired, and of those the untraced ones whose fire was predicted.
+  /// The scopes a write in progress fired, of those the untraced ones whose fire was predicted, and those it fired
+  /// again (`FireFact.again`).
   struct Fired {
     var scopes: [(scope: UInt32, label: UInt32)] = []
     var predicted: [UInt32] = []
+    var again: [(scope: UInt32, how: RepeatedFire)] = []
+  }
+
+  /// A one-shot tracking run that fired, kept while Observation may still hold its tracking (see `RepeatedFire`):
+  /// until its handlers have returned and no write that may have taken its observers before the cancel is in
+  /// progress. A fire of it then is a fire again of a known run, not of an unknown scope. Plain data: kept and
+  /// dropped without reference counting.
+  struct FiredTracking {
+    var fact: RunFact
+    var beginSequence: UInt64
+    /// The thread of its first fire: a fire again on it is nested with that one, on another concurrent.
+    var thread: UInt32
+    /// Its change handlers running now: fires whose recorded cancel has not come.
+    var handlers = 1
+    /// Once every handler returned: where Observation's cancel is known done, the sequence number of the cancelling
+    /// thread's next event (the recorder records the cancel, then Observation cancels: a willSet that began before
+    /// that event may have taken the observers). 0 while not known.
+    var heldUntil: UInt64 = 0
+    /// The thread and sequence number of the cancel of its last handler.
+    var cancelThread: UInt32 = 0
+    var cancelSequence: UInt64 = 0
   }
 
   /// The runs subscribed to one object, in the order they subscribed (see `subscribers`): the first
@@ -227,7 +249,8 @@ public struct ReplayMachine {
         state.waitingInstances -= 1
         return
       }
-      guard state.overflow & KeyState.moreReaders != 0, let index = waiting[key]?.firstIndex(where: { $0.label == label })
+      guard state.overflow & KeyState.moreReaders != 0,
+        let index = waiting[key]?.firstIndex(where: { $0.label == label })
       else { return }
       waiting[key]![index].instances -= 1
       if waiting[key]![index].instances == 0 { waiting[key]!.remove(at: index) }
@@ -306,6 +329,10 @@ public struct ReplayMachine {
   public static let waitingKeptPerLabel = 2048
   /// Spare read lists kept at most (`spareReadLists`): as many as runs end between their begins, as a rule a few.
   static let spareReadListLimit = 64
+  /// Fired trackings kept at most past their cancel (`releasedTrackings`), and whose cancelling thread's next event
+  /// is awaited at most (`cancelsPending`; a thread that exits after a cancel records nothing more).
+  static let releasedTrackingsKept = 65536
+  static let cancelsPendingKept = 64
   public private(set) var firstTime: UInt64?
   public private(set) var lastTime: UInt64 = 0
   private var threadSeen = DenseTable<Bool>()
@@ -387,6 +414,13 @@ public struct ReplayMachine {
   /// instance here re-ran without a fire (an `Observations` iterator woken by another iterator's fire: they share
   /// one state; or a program running a scope again by itself).
   private var firedSinceRun = DenseTable<Bool>()
+  /// One-shot tracking runs that fired, by scope, while Observation may still hold them (`FiredTracking`).
+  private var firedTrackings: [UInt32: FiredTracking] = [:]
+  /// Scopes of `firedTrackings` whose last handler returned, until their cancelling thread's next event.
+  private var cancelsPending: [UInt32] = []
+  /// Scopes of `firedTrackings` Observation no longer holds, with their `heldUntil`, oldest first: dropped once no
+  /// write in progress began before it.
+  private var releasedTrackings: [(scope: UInt32, heldUntil: UInt64)] = []
   /// Set while `finish` ends a run whose end is not in the trace.
   private var endingAtTraceEnd = false
   /// The array a write's beginning lists its coalesced instances in, kept between writes: once the fact is gone it
@@ -399,7 +433,8 @@ public struct ReplayMachine {
   private var openWrites: [Write] = []
   /// What the writes in progress fired, in the order fired, under the write's `sequence` (until its didSet): a
   /// list, not a table by write, since few writes are in progress at once (no hashing per fire).
-  private var firesInProgress: [(write: UInt64, scope: UInt32, label: UInt32, predicted: Bool)] = []
+  private var firesInProgress: [(write: UInt64, scope: UInt32, label: UInt32, predicted: Bool, again: RepeatedFire?)] =
+    []
   /// Emptied read lists of instances' previous runs, kept for the next runs to begin: a run's list is then not
   /// allocated and regrown as it reads (a run reads about as much as the one before it).
   private var spareReadLists: [[PropertyKey]] = []
@@ -469,6 +504,7 @@ public struct ReplayMachine {
   public mutating func consume<Consumer: ReplayConsumer>(_ event: TraceEvent, into consumer: inout Consumer) {
     events += 1
     sequence += 1
+    if !cancelsPending.isEmpty { settleCancels(on: event.thread) }
     if firstTime == nil { firstTime = event.time }
     lastTime = max(lastTime, event.time)
     // The thread's previous event, if it was a read outside any scope: taken, whatever this event is.
@@ -559,8 +595,11 @@ public struct ReplayMachine {
       fired(event, &consumer)
     case .trackingCancelled:
       guard runs.contains(event.scope) else {
-        // One-shot tracking was already cancelled by its fire, just before.
-        if event.flags == CancelReason.fired.rawValue { return }
+        // One-shot tracking was already cancelled by its fire, just before: its handler returned.
+        if event.flags == CancelReason.fired.rawValue {
+          if !firedTrackings.isEmpty { handlerReturned(event) }
+          return
+        }
         // An Observations run ended when its objects were freed; its sequence ended since.
         if endedWhenFreed.remove(event.scope) != nil { return }
         // The last run of a sequence that ends, its tracking fired already or never installed: nothing to cancel.
@@ -913,7 +952,7 @@ public struct ReplayMachine {
     openWrites[index].firedAny = true
     let write = openWrites[index].sequence
     noteAwaitingRerun(run.instance)
-    firesInProgress.append((write, scope, run.label, true))
+    firesInProgress.append((write, scope, run.label, true, nil))
     consumer.consume(
       .fire(
         FireFact(
@@ -950,7 +989,8 @@ public struct ReplayMachine {
           time: write.time, endTime: event.time, thread: event.thread, key: key, outcome: outcome,
           writeKind: write.kind, throughModify: event.flags & EventFlags.modify != 0,
           uncompared: outcome == .unknown ? UncomparedReason(flags: event.flags) : .notRecorded, fired: fired.scopes,
-          predicted: fired.predicted, stack: write.stack)))
+          predicted: fired.predicted, firedAgain: fired.again, stack: write.stack)))
+    if !releasedTrackings.isEmpty { dropReleasedTrackings() }
   }
 
   /// The fires of the write `write` (its `sequence`), in order, taken from `firesInProgress`.
@@ -962,6 +1002,7 @@ public struct ReplayMachine {
       if fire.write == write {
         fired.scopes.append((fire.scope, fire.label))
         if fire.predicted { fired.predicted.append(fire.scope) }
+        if let how = fire.again { fired.again.append((fire.scope, how)) }
       } else {
         firesInProgress[kept] = fire
         kept += 1
@@ -973,9 +1014,11 @@ public struct ReplayMachine {
 
   private mutating func fired<Consumer: ReplayConsumer>(_ event: TraceEvent, _ consumer: inout Consumer) {
     guard
-      let run = runs.withExisting(
-        event.scope, { run in run.subscribed || run.fact.kind == .named || !run.ended ? run.fact : nil }),
-      let run
+      let (run, beginSequence) = runs.withExisting(
+        event.scope,
+        { run in
+          run.subscribed || run.fact.kind == .named || !run.ended ? (run.fact, run.beginSequence) : nil
+        }) ?? nil
     else {
       if let run = endedWhileWaiting.removeValue(forKey: event.scope) {
         // The tracking of an Observations iteration that ended while waiting, still installed in Observation: its
@@ -989,6 +1032,7 @@ public struct ReplayMachine {
               time: event.time, thread: event.thread, scope: event.scope, label: run.label,
               instance: run.instance, cause: explained ? cause : nil, afterSequenceEnded: true)))
       }
+      if !firedTrackings.isEmpty, let how = firesAgain(event) { return fireAgain(event, how, &consumer) }
       return anomaly(.fireOfUnknownScope, event, &consumer)
     }
     noteAwaitingRerun(run.instance)
@@ -998,7 +1042,7 @@ public struct ReplayMachine {
       let index = openWrites.lastIndex(where: { $0.thread == event.thread && $0.key == cause })
     {
       openWrites[index].firedAny = true
-      firesInProgress.append((openWrites[index].sequence, event.scope, run.label, false))
+      firesInProgress.append((openWrites[index].sequence, event.scope, run.label, false, nil))
       explained = true
     }
     consumer.consume(
@@ -1008,7 +1052,118 @@ public struct ReplayMachine {
           instance: run.instance, cause: explained ? cause : nil)))
     if run.kind == .tracking {
       cancel(event.scope, time: event.time, thread: event.thread, reason: .fired, derived: true, &consumer)
+      // Observation holds it until its handler returns (and a willSet that took it before then may fire it again).
+      firedTrackings[event.scope] = FiredTracking(fact: run, beginSequence: beginSequence, thread: event.thread)
     }
+  }
+
+  /// How a fire of a one-shot tracking that fired before is a fire again (`RepeatedFire`), or nil when Observation
+  /// cannot have held it: a handler of it still runs (Observation cancels after the handler), or its cancel is not
+  /// known done (its cancelling thread recorded nothing since), or the write that fires it began before that.
+  @inline(never)
+  private func firesAgain(_ event: TraceEvent) -> RepeatedFire? {
+    guard let fired = firedTrackings[event.scope] else { return nil }
+    let how: RepeatedFire = fired.thread == event.thread ? .nested : .concurrent
+    if fired.handlers > 0 || fired.heldUntil == 0 { return how }
+    let cause = PropertyKey(object: event.object, property: event.key)
+    guard event.object != 0,
+      let write = openWrites.last(where: { $0.thread == event.thread && $0.key == cause }),
+      write.sequence < fired.heldUntil
+    else { return nil }
+    return how
+  }
+
+  /// A fire again of a one-shot tracking Observation still held: an invalidation by the write in progress (its
+  /// handler runs again), with no cancel of its own (the run was cancelled at its first fire).
+  @inline(never)
+  private mutating func fireAgain<Consumer: ReplayConsumer>(
+    _ event: TraceEvent, _ how: RepeatedFire, _ consumer: inout Consumer
+  ) {
+    guard let fired = firedTrackings[event.scope] else { return }
+    let run = fired.fact
+    // Its instance waits to run again, as at its first fire, unless a later run of it ended since.
+    if instances.withExisting(run.instance, { $0.lastRunBeginSequence }) == fired.beginSequence {
+      noteAwaitingRerun(run.instance)
+    }
+    let cause = PropertyKey(object: event.object, property: event.key)
+    var explained = false
+    if event.object != 0,
+      let index = openWrites.lastIndex(where: { $0.thread == event.thread && $0.key == cause })
+    {
+      openWrites[index].firedAny = true
+      firesInProgress.append((openWrites[index].sequence, event.scope, run.label, false, how))
+      explained = true
+    }
+    consumer.consume(
+      .fire(
+        FireFact(
+          time: event.time, thread: event.thread, scope: event.scope, label: run.label, instance: run.instance,
+          cause: explained ? cause : nil, again: how)))
+    // Its handler runs again: a recorded cancel follows it.
+    firedTrackings[event.scope]?.handlers += 1
+    firedTrackings[event.scope]?.heldUntil = 0
+  }
+
+  /// The recorded cancel that follows a fired tracking's handler: that handler returned; when it was the last,
+  /// Observation cancels the tracking before the thread's next event (`settleCancels`).
+  @inline(never)
+  private mutating func handlerReturned(_ event: TraceEvent) {
+    guard var fired = firedTrackings[event.scope], fired.handlers > 0 else { return }
+    fired.handlers -= 1
+    if fired.handlers == 0 {
+      fired.cancelThread = event.thread
+      fired.cancelSequence = sequence
+      fired.heldUntil = 0
+      cancelsPending.append(event.scope)
+    }
+    firedTrackings[event.scope] = fired
+    if cancelsPending.count > Self.cancelsPendingKept {
+      // A thread that exited after its cancel records nothing more: held until just after the cancel, at least.
+      let oldest = cancelsPending.removeFirst()
+      if let at = firedTrackings[oldest]?.cancelSequence { release(oldest, heldUntil: at + 1) }
+    }
+  }
+
+  /// An event of `thread`: the fired trackings whose last handler returned on it are cancelled in Observation now.
+  @inline(never)
+  private mutating func settleCancels(on thread: UInt32) {
+    var kept = 0
+    for scope in cancelsPending {
+      guard let fired = firedTrackings[scope], fired.handlers == 0, fired.heldUntil == 0 else { continue }
+      if fired.cancelThread == thread {
+        release(scope, heldUntil: sequence)
+      } else {
+        cancelsPending[kept] = scope
+        kept += 1
+      }
+    }
+    cancelsPending.removeLast(cancelsPending.count - kept)
+  }
+
+  /// A fired tracking Observation no longer holds: kept while a write that began before `heldUntil` is in progress.
+  private mutating func release(_ scope: UInt32, heldUntil: UInt64) {
+    firedTrackings[scope]?.heldUntil = heldUntil
+    releasedTrackings.append((scope, heldUntil))
+    if releasedTrackings.count > Self.releasedTrackingsKept {
+      dropReleasedTrackings(keeping: Self.releasedTrackingsKept / 2)
+    }
+    dropReleasedTrackings()
+  }
+
+  /// Drops the released trackings no write in progress may still fire (all but the newest `keeping`, at most).
+  @inline(never)
+  private mutating func dropReleasedTrackings(keeping: Int = Int.max) {
+    let oldestWrite = openWrites.first?.sequence ?? UInt64.max
+    var dropped = 0
+    for (scope, heldUntil) in releasedTrackings {
+      guard heldUntil <= oldestWrite || releasedTrackings.count - dropped > keeping else { break }
+      dropped += 1
+      // Not if it fired again since (then it is released again, later).
+      if let fired = firedTrackings[scope], fired.handlers == 0, fired.heldUntil == heldUntil {
+        firedTrackings[scope] = nil
+      }
+    }
+    releasedTrackings.removeFirst(dropped)
   }
 
   private mutating func cancel<Consumer: ReplayConsumer>(
@@ -1223,6 +1378,9 @@ public struct ReplayMachine {
     return (instances.count, awaitingRerun.count, firedSinceRun.count, queued)
   }
 
+  /// Fired one-shot trackings kept (for tests: they go once no write in progress may still fire them).
+  var firedTrackingCount: Int { firedTrackings.count }
+
   /// `Observations` sequences still running at the end of the trace that read `object` in their last value:
   /// the labels of their call sites.
   public func liveLoops(reading object: UInt32) -> [UInt32] {
@@ -1304,7 +1462,7 @@ public struct ReplayMachine {
           WriteFact(
             time: write.time, endTime: lastTime, thread: write.thread, key: write.key, outcome: .unknown,
             writeKind: write.kind, throughModify: false, fired: fired.scopes, predicted: fired.predicted,
-            stack: write.stack, unfinished: true)))
+            firedAgain: fired.again, stack: write.stack, unfinished: true)))
     }
     openWrites.removeAll()
     writesInProgress = 0

@@ -181,6 +181,14 @@ final class TimelinePrinter {
     names.appendLabel(id, to: writer)
   }
 
+  /// What a fire again of a one-shot tracking was (`RepeatedFire`): Observation still held the tracking.
+  private func appendAgain(_ how: RepeatedFire) {
+    switch how {
+    case .nested: writer.append("again, nested: Observation cancels it only after its onChange returns")
+    case .concurrent: writer.append("again, concurrent: this write began before Observation cancelled it")
+    }
+  }
+
   /// A line's start that names a run: its time and thread, `verb`, and `Label (#scope)`.
   private func appendRunLine(_ verb: StaticString, _ label: UInt32, _ scope: UInt32, _ time: UInt64, _ thread: UInt32) {
     appendPrefix(time, thread)
@@ -315,6 +323,10 @@ final class TimelinePrinter {
           writer.append(" (#")
           writer.appendDecimal(fired.scope)
           if write.predicted.contains(fired.scope) { writer.append(", predicted") }
+          if !write.firedAgain.isEmpty, let again = write.firedAgain.first(where: { $0.scope == fired.scope }) {
+            writer.append(", ")
+            appendAgain(again.how)
+          }
           writer.append(")")
         }
       }
@@ -351,6 +363,11 @@ final class TimelinePrinter {
       appendRunLine("fired ", fire.label, fire.scope, fire.time, fire.thread)
       writer.append(
         " with no write in progress: by a write ObsTrace did not record (an @Observable without `import ObsTrace`?)")
+      if let again = fire.again {
+        writer.append(" (")
+        appendAgain(again)
+        writer.append(")")
+      }
       markIfLost()
     case .cancel(let cancel):
       guard cancel.reason != .fired, filter.object == nil, filter.property == nil,

@@ -47,6 +47,32 @@ struct RecentTableTests {
     table[4_000_000_000] = nil
     #expect(table[4_000_000_000] == nil && table.count == 2)
   }
+
+  @Test(
+    "an entry placed far past the window's end is found after the window grows over it, and goes when removed (replay17's placement bug)"
+  )
+  func entryCoveredByGrowth() {
+    var table = RecentTable<Int>()
+    table[1] = 1
+    // Past the end by more than the window: kept aside, not in the array.
+    let far: UInt32 = 5_000
+    table[far] = -1
+    #expect(table.contains(far) && table[far] == -1)
+    // Ids placed one after another grow the array over it (all live: no cut).
+    for id in UInt32(2)...6_000 where id != far { table[id] = Int(id) }
+    #expect(table.count == 6_000)
+    #expect(table.slots >= 6_000 - 1)
+    // Found, changed in place and removed in its slot; before, the array's empty slot shadowed it.
+    #expect(table.contains(far) && table[far] == -1)
+    #expect(table.withExisting(far) { $0 -= 1 } != nil)
+    #expect(table[far] == -2)
+    #expect(table.ids.filter { $0 == far }.count == 1)
+    #expect(table.remove(far) == -2)
+    #expect(!table.contains(far) && table[far] == nil && table.count == 5_999)
+    // Put again: one entry, in one place.
+    table[far] = 7
+    #expect(table.count == 6_000 && table[far] == 7 && table.remove(far) == 7 && table.count == 5_999)
+  }
 }
 
 @Suite("Finding order")
