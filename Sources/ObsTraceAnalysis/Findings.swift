@@ -720,7 +720,8 @@ enum Findings {
         hint: "information: code that re-tracks more often than a write fires it leaves an observer behind at each "
           + "run that continued none (Observation keeps each subscribed until a write fires it): re-track from "
           + "onChange, or once a change",
-        evidence: "fires of this scope's instances recorded while \(kept) fired instances of it waited to be re-tracked; "
+        evidence:
+          "fires of this scope's instances recorded while \(kept) fired instances of it waited to be re-tracked; "
           + "the recorder continues at most the \(kept / 2) it queued last; the replay knows the last "
           + "\(ReplayMachine.recentlyForgottenKept) it forgot, and a run of one forgotten before them would count as a "
           + "new instance")
@@ -791,7 +792,8 @@ enum Findings {
       findings.append(
         Finding(
           kind: .truncated, property: nil, scope: nil, site: nil, count: 1,
-          message: "the trace's footer (at byte \(footer.offset)) is malformed: the recording wrote it, but the counts it "
+          message:
+            "the trace's footer (at byte \(footer.offset)) is malformed: the recording wrote it, but the counts it "
             + "holds (events recorded, dropped and lost at the stop, threads still running) cannot be read, so what the "
             + "recording lost is not known; every whole chunk before it was read; no leak is concluded",
           hint: "its checksum holds, so it was written so (another version of the recorder?) or rewritten whole "
@@ -877,28 +879,41 @@ public enum SiteFormatting {
   public static let notPlaced = "no site: no frame of the program's own code in its stack"
 
   /// `Demo.FirstView.body.getter : Swift.String` → `FirstView.body.getter`; `Demo.render(model: Demo.Model) -> ()`
-  /// → `render(model:)`.
+  /// → `render(model:)`. A parameter's label is read at the list's own level only: a comma or colon inside a
+  /// generic argument list, a tuple, a closure's type or a dictionary's (`ReferenceWritableKeyPath<A, Swift.Int>`,
+  /// `[Swift.String : Swift.Int]`) is part of one parameter's type; before, every comma began a label
+  /// (`bump<A where A: AnyObject>(_:_:_:)` for two parameters, a fresh-clone try-out's H17). A private
+  /// declaration's discriminator is dropped (`Demo.(helper in _5B5C…)(x: Swift.Int)` → `helper(x:)`), and a
+  /// `defer` block is said in its function as a closure is (`$defer #1 () -> () in Demo.save() -> ()` → `defer #1
+  /// in save()`; before, `$defer #1 ()`).
   public static func shortFunction(_ function: String) -> String {
-    let function = String(SiteFilter.withoutQualifiers(Substring(function)))
+    var function = withoutPrivateDiscriminators(Substring(SiteFilter.withoutQualifiers(Substring(function))))
+    // `(extension in Other):Demo.Model.total()`: the extension's module says nothing the site does not.
+    if function.hasPrefix("(extension in "), let close = function.firstRange(of: "):") {
+      function = String(function[close.upperBound...])
+    }
     // An executable's top-level code: `main` (swiftc), `Module_main` (SwiftPM), `async_Main` and its pieces
     // (`async_MainTY5_`, one per await, different in each build) once it awaits. Said as what it is.
     if SiteFilter.isTopLevelCode(function) { return "top-level code" }
-    // `closure #3 () -> () in Demo.Store.reload() -> ()` → `closure #3 in Store.reload()`.
-    for closure in ["implicit closure #", "closure #"] where function.hasPrefix(closure) {
+    // `closure #3 () -> () in Demo.Store.reload() -> ()` → `closure #3 in Store.reload()`; a `defer` block likewise.
+    for (closure, said) in [
+      ("implicit closure #", "implicit closure #"), ("closure #", "closure #"), ("$defer #", "defer #"),
+    ]
+    where function.hasPrefix(closure) {
       let number = function.dropFirst(closure.count).prefix { $0.isNumber }
       if let enclosing = function.firstRange(of: " in ") {
-        return "\(closure)\(number) in " + shortFunction(String(function[enclosing.upperBound...]))
+        return "\(said)\(number) in " + shortFunction(String(function[enclosing.upperBound...]))
       }
     }
     var name = Substring(function)
-    if let colon = name.firstRange(of: " : ") { name = name[..<colon.lowerBound] }
-    if let arrow = name.firstRange(of: " -> ") { name = name[..<arrow.lowerBound] }
+    if let colon = outermost(" : ", in: name) { name = name[..<colon.lowerBound] }
+    if let arrow = outermost(" -> ", in: name) { name = name[..<arrow.lowerBound] }
     // Drop parameter types: `render(model: Demo.Model)` → `render(model:)`.
-    if let open = name.firstIndex(of: "("), name.hasSuffix(")"), !name.hasPrefix("closure"), !name.contains(" in ") {
+    if let open = outermost("(", in: name)?.lowerBound, name.hasSuffix(")"), !name.hasPrefix("closure") {
       let parameters = name[name.index(after: open)..<name.index(before: name.endIndex)]
-      let labels = parameters.split(separator: ",").map { part -> String in
+      let labels = outermostParts(of: parameters, separatedBy: ",").map { part -> String in
         let trimmed = part.drop { $0 == " " }
-        if let colon = trimmed.firstIndex(of: ":") { return String(trimmed[..<colon]) + ":" }
+        if let colon = outermost(":", in: trimmed) { return String(trimmed[..<colon.lowerBound]) + ":" }
         return "_:"
       }
       name = name[..<open] + "(" + labels.joined() + ")"
@@ -911,6 +926,63 @@ public enum SiteFormatting {
       return String(text[text.index(after: dot)...])
     }
     return text
+  }
+
+  /// The first range of `separator` in `text` outside every bracket pair (`<…>`, `(…)`, `[…]`; the `>` of `->` is
+  /// not one), or nil.
+  static func outermost(_ separator: String, in text: Substring) -> Range<Substring.Index>? {
+    var depth = 0
+    var index = text.startIndex
+    var previous: Character = " "
+    while index < text.endIndex {
+      let character = text[index]
+      if depth == 0, text[index...].hasPrefix(separator) { return index..<text.index(index, offsetBy: separator.count) }
+      switch character {
+      case "<", "(", "[": depth += 1
+      case ">" where previous != "-": depth = max(0, depth - 1)
+      case ")", "]": depth = max(0, depth - 1)
+      default: break
+      }
+      previous = character
+      index = text.index(after: index)
+    }
+    return nil
+  }
+
+  /// `text` cut at each `separator` outside every bracket pair (`outermost`); one empty part for empty text is none.
+  static func outermostParts(of text: Substring, separatedBy separator: String) -> [Substring] {
+    var parts: [Substring] = []
+    var rest = text
+    while let range = outermost(separator, in: rest) {
+      parts.append(rest[..<range.lowerBound])
+      rest = rest[range.upperBound...]
+    }
+    if !parts.isEmpty || !rest.allSatisfy({ $0 == " " }) { parts.append(rest) }
+    return parts
+  }
+
+  /// `Demo.(helper in _5B5C4E9DD2991B209D8B55F54D39D273)(x: Swift.Int)` → `Demo.helper(x: Swift.Int)`: a private
+  /// declaration's name is written with the file's discriminator, which says nothing to the reader.
+  static func withoutPrivateDiscriminators(_ text: Substring) -> String {
+    var result = ""
+    var rest = text
+    while let marker = rest.firstRange(of: " in _") {
+      // The name runs back from the marker to its `(`; the discriminator forward to its `)`.
+      let name = rest[..<marker.lowerBound].reversed().prefix { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "$" }
+      let start = rest.index(marker.lowerBound, offsetBy: -name.count)
+      let hash = rest[marker.upperBound...].prefix { $0.isHexDigit }
+      let end = rest.index(marker.upperBound, offsetBy: hash.count)
+      guard !name.isEmpty, start > rest.startIndex, rest[rest.index(before: start)] == "(", !hash.isEmpty,
+        end < rest.endIndex, rest[end] == ")"
+      else {
+        result += rest[..<marker.upperBound]
+        rest = rest[marker.upperBound...]
+        continue
+      }
+      result += rest[..<rest.index(before: start)] + rest[start..<marker.lowerBound]
+      rest = rest[rest.index(after: end)...]
+    }
+    return result + rest
   }
 }
 

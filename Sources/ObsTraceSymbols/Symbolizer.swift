@@ -15,6 +15,8 @@ public final class Symbolizer {
   var functionIndexes: [UInt: [Dwarf_Die]] = [:]
   /// The lines a macro buffer's rows name in a unit (`bodyLines`), keyed by the unit and the buffer's path.
   var bufferRowLines: [String: [Int32]] = [:]
+  /// The user's source files read for observers' bodies (`userSource`), nil for those that cannot be used.
+  var sourceLines: [String: [Substring]?] = [:]
 
   /// A symbolizer for binaries that are no longer running: each module's file and where it was loaded.
   public init?(modules: [LoadedModule]) {
@@ -171,7 +173,9 @@ public final class Symbolizer {
         }
         var (holder, scopes) = inlinedScopes(in: &unit.die, at: target)
         expandInlined(&frame, scopes: &scopes, in: &unit.die)
-        if let holder { placeObserverBodies(&frame, scopes: scopes + [holder], in: &unit.die) }
+        if let holder {
+          placeObserverBodies(&frame, scopes: scopes + [holder], in: &unit.die, binary: Self.binaryPath(module))
+        }
         if !function.isEmpty, SiteFilter.moduleName(ofFunction: function).isEmpty {
           frame.declaringModule = Self.declaringModule(in: &unit.die, at: target)
         }
@@ -544,7 +548,15 @@ extension Symbolizer {
   ///   buffer after it (its closing brace), less the two `#sourceLocation` lines.
   /// `scopes` are the functions of the frame's logical frames, innermost first (the inlined scopes, then the one
   /// that holds the address).
-  func placeObserverBodies(_ frame: inout SymbolizedFrame, scopes: [Dwarf_Die], in unit: inout Dwarf_Die) {
+  ///
+  /// The user's source file, when it is there and not modified after the binary (`binary`), tells what the rows
+  /// cannot (`ObserverSource`): an observer written on one line (`didSet { if level > 10 { level = 10 } }`) has
+  /// every statement on that line, certain; in a longer body a row past the body's last line (the `target = 30` of
+  /// `if target > 30 { target = 30 }`, a buffer line late) is put on that last line, still approximate. Before, both
+  /// were printed a line late (a fresh-clone try-out's H6, in debug and release builds).
+  func placeObserverBodies(
+    _ frame: inout SymbolizedFrame, scopes: [Dwarf_Die], in unit: inout Dwarf_Die, binary: String? = nil
+  ) {
     var scopes = scopes
     var frames = frame.logicalFrames
     guard frames.count == scopes.count else { return }
@@ -558,21 +570,150 @@ extension Symbolizer {
       var declared: Int32 = 0
       guard SiteFilter.isPeerMacroBuffer(buffer), dwarf_decl_line(&scopes[index], &declared) == 0 else { continue }
       placed = true
+      if let renamed = Self.observerOfTrackedProperty(function, buffer: buffer) { frames[index].function = renamed }
       if Self.sameFile(frames[index].file, buffer),
         let file = Self.bodyFile(atLine: Int32(truncatingIfNeeded: frames[index].line), in: &scopes[index], unit: &unit)
       {
         frames[index].file = file
       }
       let lines = bodyLines(ofObserverDeclaredAt: declared, buffer: buffer, in: &unit)
-      if Self.sameFile(frames[index].file, buffer) || lines != 1 { frames[index].lineIsApproximate = true }
+      if Self.sameFile(frames[index].file, buffer) || lines != 1 {
+        frames[index].lineIsApproximate = true
+        let line = Int(frames[index].line)
+        if !Self.sameFile(frames[index].file, buffer), line > 0, let binary,
+          let first = Self.firstBodyLine(frames[index].file, in: &scopes[index], unit: &unit),
+          let path = Self.sourcePath(frames[index].file, in: &unit),
+          let source = userSource(path, notNewerThan: binary),
+          let span = ObserverSource.span(
+            source, first: Int(first), observer: function.contains(".didset") ? "didSet" : "willSet")
+        {
+          if span.oneLine {
+            frames[index].line = UInt32(first)
+            frames[index].lineIsApproximate = false
+          } else if line > span.last {
+            frames[index].line = UInt32(span.last)
+          }
+        }
+      }
     }
     guard placed else { return }
     for index in frame.inlined.indices {
+      frame.inlined[index].function = frames[index].function
       frame.inlined[index].file = frames[index].file
       frame.inlined[index].lineIsApproximate = frames[index].lineIsApproximate
+      frame.inlined[index].line = frames[index].line
     }
+    frame.function = frames[frames.count - 1].function
     frame.file = frames[frames.count - 1].file
     frame.lineIsApproximate = frames[frames.count - 1].lineIsApproximate
+    frame.line = frames[frames.count - 1].line
+  }
+
+  /// The smallest line of the rows inside `scope`'s code that name `file`: an observer body's first statement line
+  /// (the `#sourceLocation` line). Nil when no row does.
+  static func firstBodyLine(_ file: String, in scope: inout Dwarf_Die, unit: inout Dwarf_Die) -> Int32? {
+    var ranges: [(start: Dwarf_Addr, end: Dwarf_Addr)] = []
+    var cursor = 0
+    var base: Dwarf_Addr = 0
+    var start: Dwarf_Addr = 0
+    var end: Dwarf_Addr = 0
+    repeat {
+      cursor = dwarf_ranges(&scope, cursor, &base, &start, &end)
+      if cursor > 0 && end > start { ranges.append((start, end)) }
+    } while cursor > 0
+    var lines: OpaquePointer?
+    var count = 0
+    guard !ranges.isEmpty, dwarf_getsrclines(&unit, &lines, &count) == 0, let lines else { return nil }
+    var first: Int32?
+    for index in 0..<count {
+      guard let raw = dwarf_onesrcline(lines, index) else { continue }
+      var address: Dwarf_Addr = 0
+      var rowLine: Int32 = 0
+      guard dwarf_lineno(raw, &rowLine) == 0, rowLine > 0, dwarf_lineaddr(raw, &address) == 0,
+        ranges.contains(where: { address >= $0.start && address < $0.end }), let path = dwarf_linesrc(raw, nil, nil),
+        String(cString: path) == file
+      else { continue }
+      first = min(first ?? rowLine, rowLine)
+    }
+    return first
+  }
+
+  /// The path of the user's source file that a row names: the row's own when absolute, else (the macro's
+  /// `#sourceLocation(file: "App/Models.swift", …)` names the file by its `#fileID`) the one absolute path of the
+  /// unit's file table with that file name; nil when there is none or more than one.
+  static func sourcePath(_ file: String, in unit: inout Dwarf_Die) -> String? {
+    if file.hasPrefix("/") { return file }
+    guard let name = file.split(separator: "/").last else { return nil }
+    var files: OpaquePointer?
+    var count = 0
+    guard dwarf_getsrcfiles(&unit, &files, &count) == 0, let files else { return nil }
+    var found: Set<String> = []
+    for index in 0..<count {
+      guard let raw = dwarf_filesrc(files, index, nil, nil) else { continue }
+      let path = String(cString: raw)
+      if path.hasPrefix("/"), path.split(separator: "/").last == name { found.insert(path) }
+    }
+    return found.count == 1 ? found.first : nil
+  }
+
+  /// The file a module was loaded from (its main ELF file), or its name.
+  static func binaryPath(_ module: OpaquePointer) -> String? {
+    var mainFile: UnsafePointer<CChar>?
+    guard let name = dwfl_module_info(module, nil, nil, nil, nil, nil, &mainFile, nil) else { return nil }
+    return String(cString: mainFile ?? name)
+  }
+
+  /// The lines of the user's source file `path`, when it is an absolute path that can be read and was not modified
+  /// after `binary` (an edited file's lines are not the binary's); read once per file.
+  func userSource(_ path: String, notNewerThan binary: String) -> [Substring]? {
+    if let known = sourceLines[path] { return known }
+    var lines: [Substring]?
+    var source = stat()
+    var built = stat()
+    if path.hasPrefix("/"), stat(path, &source) == 0, stat(binary, &built) == 0,
+      (source.st_mtim.tv_sec, source.st_mtim.tv_nsec) <= (built.st_mtim.tv_sec, built.st_mtim.tv_nsec),
+      source.st_size < 16 << 20, let file = fopen(path, "r")
+    {
+      defer { fclose(file) }
+      var bytes: [UInt8] = []
+      var buffer = [UInt8](repeating: 0, count: 65536)
+      while true {
+        let read = fread(&buffer, 1, buffer.count, file)
+        if read <= 0 { break }
+        bytes += buffer[..<read]
+      }
+      let text = String(decoding: bytes, as: UTF8.self)
+      lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+    }
+    sourceLines[path] = .some(lines)
+    return lines
+  }
+
+  /// The observer's name as the user wrote it, when `function` is the observer of the private storage that
+  /// `@Observable` made for a tracked property and moved the user's observer onto, and `buffer` is the macro's peer
+  /// buffer for that property: `Models.Thermostat.(_target in _5B5C…).didset : Swift.Int` in
+  /// `@__swiftmacro_6Models10ThermostatC6target18ObservationTrackedfMp_.swift` is `Models.Thermostat.target.didset :
+  /// Swift.Int` (a fresh-clone try-out's H6: the site printed the storage's private name). The buffer's name says the
+  /// property (`6target`: its length and name, before `18ObservationTracked`), so the name is read, not guessed; nil
+  /// for any other observer (one the user wrote on a private `_target` of their own is in no such buffer).
+  static func observerOfTrackedProperty(_ function: String, buffer: String) -> String? {
+    let file = buffer.split(separator: "/").last ?? Substring(buffer)
+    guard let tracked = file.firstRange(of: "18ObservationTrackedfMp_") else { return nil }
+    // The property's mangled identifier ends where `18ObservationTracked` begins: `<length><name>`.
+    let before = file[..<tracked.lowerBound]
+    for observer in [".didset", ".willset"] {
+      guard let kind = function.firstRange(of: observer),
+        let open = function[..<kind.lowerBound].lastIndex(of: "("), function[..<kind.lowerBound].hasSuffix(")")
+      else { continue }
+      let discriminated = function[function.index(after: open)..<function.index(before: kind.lowerBound)]
+      guard let marker = discriminated.firstRange(of: " in _") else { continue }
+      let storage = discriminated[..<marker.lowerBound]
+      guard storage.hasPrefix("_"), storage.count > 1 else { continue }
+      let property = storage.dropFirst()
+      guard before.hasSuffix("\(property.utf8.count)\(property)") else { continue }
+      return String(function[..<open]) + property + function[kind.lowerBound...]
+    }
+    return nil
   }
 
   static func sameFile(_ one: String, _ other: String) -> Bool {

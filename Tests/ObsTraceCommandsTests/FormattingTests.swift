@@ -54,7 +54,8 @@ struct CompletenessTests {
     #expect(!next.contains(".") && !first.contains("."))
   }
 
-  @Test("top-level code's function is said as such in a site, whatever its symbol: main, Module_main, async_Main's pieces")
+  @Test(
+    "top-level code's function is said as such in a site, whatever its symbol: main, Module_main, async_Main's pieces")
   func topLevelCode() {
     for name in ["main", "obstrace_demo_main", "async_Main", "async_MainTY5_", "async_MainTQ0_", "async_MainTY10_"] {
       #expect(SiteFormatting.shortFunction(name) == "top-level code", "\(name)")
@@ -62,6 +63,39 @@ struct CompletenessTests {
     #expect(SiteFormatting.shortFunction("closure #1 () -> () in obstrace_demo_main") == "closure #1 in top-level code")
     for name in ["Demo.main() -> ()", "async_MainTu", "Demo.Store.reload() -> ()", "_main", "my-main"] {
       #expect(SiteFormatting.shortFunction(name) != "top-level code", "\(name)")
+    }
+  }
+
+  /// Names as the toolchain's demangler writes them (`swiftc -c -g` of such declarations, `nm | swift demangle`).
+  @Test(
+    "a site's function has one label per parameter, whatever its types hold; no private discriminator; a defer is said in its function"
+  )
+  func parameterLabels() {
+    let cases = [
+      // H17: the comma of `<A, Swift.Int>` began a third label.
+      "KeyPaths.bump<A where A: AnyObject>(A, Swift.ReferenceWritableKeyPath<A, Swift.Int>) -> ()":
+        "bump<A where A: AnyObject>(_:_:)",
+      "a.f(_: [Swift.String : Swift.Int], pair: (Swift.Int, Swift.Int), then: (Swift.Int, Swift.String) -> (), r: Swift.Result<Swift.Int, Swift.Error>) -> Swift.Int":
+        "f(_:pair:then:r:)",
+      "a.g(inout Swift.Int, Swift.Int...) -> ()": "g(_:_:)",
+      "(extension in a):Swift.Array<A where A == Swift.Int>.sum([Swift.Int : [Swift.String]]) -> ()":
+        "Array<A where A == Swift.Int>.sum(_:)",
+      "Demo.apply(_: (Swift.Int) -> Swift.Int, times: Swift.Int) -> ()": "apply(_:times:)",
+      "Demo.render(model: Demo.Model) -> ()": "render(model:)",
+      "Demo.Store.reload() -> ()": "Store.reload()",
+      "a.S.subscript.getter : (Swift.Int, Swift.Int) -> Swift.Int": "S.subscript.getter",
+      // Private declarations: the file's discriminator says nothing to the reader.
+      "a.(helper in _EFF83A1F47B777EA672D48C97C71346F)(x: Swift.Int) -> ()": "helper(x:)",
+      "a.S.(_foo in _EFF83A1F47B777EA672D48C97C71346F).didset : Swift.Int": "S._foo.didset",
+      "closure #1 () -> () in a.(helper in _EFF83A1F47B777EA672D48C97C71346F)(x: Swift.Int) -> ()":
+        "closure #1 in helper(x:)",
+      // N7: `$defer #1 ()` before.
+      "$defer #1 () -> () in Witness.withDefer() -> ()": "defer #1 in withDefer()",
+      "$defer #2 () -> () in closure #1 () -> () in Demo.Store.save(to: Swift.String) -> ()":
+        "defer #2 in closure #1 in Store.save(to:)",
+    ]
+    for (name, short) in cases {
+      #expect(SiteFormatting.shortFunction(name) == short, "\(name)")
     }
   }
 }

@@ -61,14 +61,14 @@ struct SiteMarkTests {
     #expect(
       writes.first?.hasSuffix("  (no site: no frame of the program's own code in its stack)") == true, "\(writes)")
     #expect(
-      writes.dropFirst().first?.hasSuffix("at Demo/Models.swift:28 (Model.(_count in _1).didset; line approximate)")
+      writes.dropFirst().first?.hasSuffix("at Demo/Models.swift:28 (Model._count.didset; line approximate)")
         == true,
       "\(writes)")
     #expect(writes.last?.hasSuffix("at Demo/main.swift:12 (run())") == true, "\(writes)")
     // The report's finding lists each site; JSON says which is approximate.
     let report = Run.command(["report", path]).standardOutput
     #expect(report.contains("(no site: no frame of the program's own code in its stack)"), "\(report)")
-    #expect(report.contains("Demo/Models.swift:28 (Model.(_count in _1).didset; line approximate)"), "\(report)")
+    #expect(report.contains("Demo/Models.swift:28 (Model._count.didset; line approximate)"), "\(report)")
     let json = Run.command(["report", path, "--format", "json"]).standardOutput
     let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
     let findings = try #require(object["findings"] as? [[String: Any]])
@@ -76,13 +76,13 @@ struct SiteMarkTests {
       guard let site = finding["site"] as? String else { return nil }
       return "\(site) \(finding["siteApproximate"] as? Bool ?? false)"
     }
-    #expect(marks.contains("Demo/Models.swift:28 (Model.(_count in _1).didset; line approximate) true"), "\(findings)")
+    #expect(marks.contains("Demo/Models.swift:28 (Model._count.didset; line approximate) true"), "\(findings)")
     #expect(marks.contains("Demo/main.swift:12 (run()) false"), "\(findings)")
   }
 }
 
 extension SiteMarkTests {
-  /// `graph --sites` drew the approximate site as a certain one (`Models.swift:28\nModel.(_count in _1).didset`) and
+  /// `graph --sites` drew the approximate site as a certain one (`Models.swift:28\nModel._count.didset`) and
   /// left the write with no user frame out of the graph, silent.
   @Test(
     "graph --sites marks a site whose line is approximate, and draws the writes it could not place from one note that says so"
@@ -102,7 +102,7 @@ extension SiteMarkTests {
       notes == [
         "(no site: no frame of the program's own code in its stack)",
         "Demo/main.swift:12\\nrun()",
-        "Demo/Models.swift:28\\nModel.(_count in _1).didset; line approximate",
+        "Demo/Models.swift:28\\nModel._count.didset; line approximate",
       ], "\(graph.standardOutput)")
     // Each site, the unplaced one too, wrote the property once, leaving it unchanged.
     let edges = lines.filter { $0.contains("\"w:") && $0.contains(" -> \"p:Model.count\"") }

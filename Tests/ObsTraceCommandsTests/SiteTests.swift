@@ -1,4 +1,5 @@
 import Foundation
+import ObsTraceAnalysis
 import ObsTraceFormat
 import Testing
 
@@ -494,48 +495,57 @@ extension SiteTests {
   /// `@Observable` moves a property's observers into its peer buffer, their bodies under `#sourceLocation` of the
   /// user's file: an optimized build gave a write in `didSet { changes += 1 }` the buffer's file (a file in /tmp)
   /// with the user's line, and the macro's re-formatting of `didSet { if level > 10 { level = 10 } }` over three
-  /// lines put its write one line late, in both builds, printed as certain (a fresh-clone try-out's T3, T10).
+  /// lines put its write one line late, in both builds, printed as certain (a fresh-clone try-out's T3, T10), then
+  /// marked approximate, still a line late, and its function printed with the storage's private name,
+  /// `Holder.(_level in _…).didset` (H6). The user's source, read at the stop, now places the one-line observer's
+  /// write on its line, certain, and a longer body's write that the rows put past the body's last line on that line,
+  /// approximate; the function is the property's observer, `Holder.level.didset`.
   @Test(
-    "a write in a property's observer is sited in the user's file, and one the macro re-formatted is marked approximate",
+    "a write in a property's observer is sited in the user's file at the user's line, one in a re-formatted longer body marked approximate, and named by the property's own name",
     arguments: ["-Onone", "-O"])
   func observerBodies(optimization: String) throws {
     let folder = Paths.root + "/Tests/Fixtures/SitesObservers"
     let (run, _, trace) = try FixtureBuild.sideBySide(
       [folder + "/main.swift", folder + "/Models.swift"], module: "SitesObservers", optimization: optimization,
       trace: "sites-observers\(optimization).trc")
-    #expect(run.standardOutput == "1 10\n10 1 [\"z\": 1]\n")
+    #expect(run.standardOutput == "1 10 30\n10 1 [\"z\": 1]\n")
     let main = try FixtureBuild.siteMarks(folder + "/main.swift")
     let models = try FixtureBuild.siteMarks(folder + "/Models.swift")
     let reader = try TraceReader(path: trace)
     var writes: [String] = []
+    var functions: [String] = []
     reader.forEachEvent { event in
       guard event.kind == .willSet else { return }
       guard let site = reader.definitions.site(ofStack: event.stack) else { return writes.append("no site") }
       let file = site.file.split(separator: "/").last ?? ""
       writes.append("\(file):\(site.line)\(site.lineIsApproximate ? " approximate" : "")")
+      if file == "Models.swift" { functions.append(SiteFormatting.shortFunction(site.function)) }
       #expect(!site.file.contains("@__swiftmacro_"), "\(site.file)")
     }
-    let level = models["didSet re-formatted"] ?? 0
+    let clamps = models["didSet clamps"] ?? 0
     #expect(
       writes == [
         "main.swift:\(main["count"] ?? 0)", "Models.swift:\(models["didSet one statement"] ?? 0)",
         "main.swift:\(main["level"] ?? 0)",
-        // The rows say the buffer's second line of the body, one past the user's: the binary cannot tell.
-        "Models.swift:\(level + 1) approximate",
+        // The whole observer is on one line of the user's: its write is there, whatever the buffer's rows say.
+        "Models.swift:\(models["didSet re-formatted"] ?? 0)",
+        // The rows say the buffer's third line of the body, past the user's two: put on the last, approximate.
+        "main.swift:\(main["target"] ?? 0)", "Models.swift:\(clamps) approximate",
         "main.swift:\(main["existential set"] ?? 0)", "main.swift:\(main["loop"] ?? 0)",
         "main.swift:\(main["via protocol"] ?? 0)",
         "main.swift:\(main["existential after loop"] ?? 0)", "main.swift:\(main["after existential"] ?? 0)",
       ])
+    #expect(functions == ["Holder.count.didset", "Holder.level.didset", "Holder.target.didset"])
     // Every output that names the site says it is approximate.
     let timeline = Run.command(["timeline", trace]).standardOutput
-    #expect(timeline.contains(":\(level + 1) (Holder.(_level in "), "\(timeline)")
-    #expect(timeline.contains(").didset; line approximate)"), "\(timeline)")
-    let check = Run.command(["check", trace, "--max", "Holder.level:writes<=1", "--format", "github"])
-    #expect(check.standardOutput.contains("Models.swift,line=\(level + 1),"), "\(check.standardOutput)")
+    #expect(timeline.contains(":\(clamps) (Holder.target.didset; line approximate)"), "\(timeline)")
+    #expect(!timeline.contains(" in _"), "\(timeline)")
+    let check = Run.command(["check", trace, "--max", "Holder.target:writes<=1", "--format", "github"])
+    #expect(check.standardOutput.contains("Models.swift,line=\(clamps),"), "\(check.standardOutput)")
     #expect(check.standardOutput.contains("; the line is approximate)"), "\(check.standardOutput)")
     #expect(!check.standardOutput.contains("@__swiftmacro_"), "\(check.standardOutput)")
-    let junit = Run.command(["check", trace, "--max", "Holder.level:writes<=1", "--format", "junit"])
-    #expect(junit.standardOutput.contains("didset; line approximate)"), "\(junit.standardOutput)")
+    let junit = Run.command(["check", trace, "--max", "Holder.target:writes<=1", "--format", "junit"])
+    #expect(junit.standardOutput.contains("(Holder.target.didset; line approximate)"), "\(junit.standardOutput)")
   }
 }
 

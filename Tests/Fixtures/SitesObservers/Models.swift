@@ -26,4 +26,11 @@ final class Holder: @unchecked Sendable {
   var level = 0 {
     didSet { if level > 10 { level = 10 } }  // site: didSet re-formatted
   }
+  // Two lines of the user's, four of the buffer's: the clamp's write is on the buffer's third.
+  var target = 20 {
+    didSet {
+      let limit = 30
+      if target > limit { target = limit }  // site: didSet clamps
+    }
+  }
 }

@@ -11,7 +11,8 @@ let m = M()
 let holder = Holder()
 holder.count += 1  // site: count
 holder.level = 15  // site: level
-print(holder.changes, holder.level)
+holder.target = 40  // site: target
+print(holder.changes, holder.level, holder.target)
 let h: any HasX = m
 h.x = 4  // site: existential set
 var k = 0

@@ -1,0 +1,86 @@
+/// Where the body of a property's observer lies in the user's source text. `@Observable` copies a tracked
+/// property's `didSet { … }` into its peer buffer under `#sourceLocation` of the user's file and re-formats it, one
+/// statement a line, so the line table's rows count the buffer's lines, not the user's (docs/symbols.md, Approximate
+/// lines): a one-line `didSet { if level > 10 { level = 10 } }` says line N+1 for `level = 10` (a fresh-clone
+/// try-out's T10 and H6). The binary does not hold the user's text; the source file, when it is there and not newer
+/// than the binary, does.
+enum ObserverSource {
+  /// The span of the observer's body that begins on line `first` (1-based; its first row's line, the
+  /// `#sourceLocation` line) of `lines`: whether the whole observer, `didSet {` to its closing brace, is on that one
+  /// line (`oneLine`: every statement of it is on `first`, certain), and the last line that holds some of the body's
+  /// text. `observer` is `didSet` or `willSet`. Nil when the text does not close the body within 2,000 lines.
+  /// Braces in string literals and after `//` are not counted; a `/* … */` comment or a brace inside a string
+  /// interpolation's quotes may mislead it, and the caller keeps such a line approximate but for `oneLine`.
+  static func span(_ lines: [Substring], first: Int, observer: String) -> (oneLine: Bool, last: Int)? {
+    guard first >= 1, first <= lines.count else { return nil }
+    var text = lines[first - 1]
+    var opensOnFirst = false
+    if let opening = observerOpening(text, observer: observer) {
+      text = text[opening...]
+      opensOnFirst = true
+    }
+    var depth = 1
+    var lastWithText = first
+    var line = first
+    while true {
+      var inString = false
+      var escaped = false
+      var hasText = false
+      var previous: Character = " "
+      for character in text {
+        defer { previous = character }
+        if inString {
+          if escaped {
+            escaped = false
+          } else if character == "\\" {
+            escaped = true
+          } else if character == "\"" {
+            inString = false
+          }
+          continue
+        }
+        if character == "/" && previous == "/" { break }
+        switch character {
+        case "\"":
+          inString = true
+          hasText = true
+        case "{":
+          depth += 1
+          hasText = true
+        case "}":
+          depth -= 1
+          if depth == 0 { return (opensOnFirst && line == first, hasText ? line : lastWithText) }
+          hasText = true
+        default:
+          if !character.isWhitespace && character != "/" { hasText = true }
+        }
+      }
+      if hasText { lastWithText = line }
+      line += 1
+      guard line <= lines.count, line - first < 2000 else { return nil }
+      text = lines[line - 1]
+    }
+  }
+
+  /// The index just after the `{` of `didSet {` (or `didSet(old) {`, `willSet {`) on this line, or nil when the
+  /// line has no such opening (the word alone, in a string, is not one).
+  static func observerOpening(_ text: Substring, observer: String) -> Substring.Index? {
+    var rest = text[...]
+    while let keyword = rest.firstRange(of: observer) {
+      var index = keyword.upperBound
+      func skipSpaces() { while index < text.endIndex, text[index] == " " { index = text.index(after: index) } }
+      skipSpaces()
+      if index < text.endIndex, text[index] == "(" {
+        guard let close = text[index...].firstIndex(of: ")") else { return nil }
+        index = text.index(after: close)
+        skipSpaces()
+      }
+      let before = keyword.lowerBound == text.startIndex ? " " : text[text.index(before: keyword.lowerBound)]
+      if index < text.endIndex, text[index] == "{", before == " " || before == "{" || before == "\t" {
+        return text.index(after: index)
+      }
+      rest = text[keyword.upperBound...]
+    }
+    return nil
+  }
+}
