@@ -405,8 +405,13 @@ extension Symbolizer {
   /// where the chosen row begins: for a start, no call through a register or memory (the continuation is called so)
   /// between the return address and the next row; for a continuation, no call of an accessor's start between its
   /// row's first instruction and the return address. When the code shows the access whole inside the line-0 row,
-  /// or cannot be read or decoded (`InstructionScan`), the line is the rows' alone (above), marked approximate: the
-  /// binary does not give the statement's line.
+  /// or cannot be read or decoded (`InstructionScan`), the line is the row's before it, marked approximate: the
+  /// binary does not give the statement's line. (The rows alone would take the next row for a line-0 row of a source
+  /// file, which is the next statement's here: the access does not run on into it. The row before is the access's
+  /// own statement's when that statement has code before the access, `parent!` of `parent!.children.append(child)`,
+  /// a fresh-clone try-out's H9; else it is the statement before's, a line early, as the next row is a line late.
+  /// A row before that is the function's entry, `prologue_end`, names the declaration's line, no statement's: the
+  /// next row is taken then, as before.)
   static func line(
     in unit: inout Dwarf_Die, at target: Dwarf_Addr, isReturnAddress: Bool, role: CallRole? = nil,
     code: AccessCode? = nil
@@ -426,6 +431,11 @@ extension Symbolizer {
         dwarf_lineendsequence(raw, &row.endsSequence) == 0
       else { return nil }
       return row
+    }
+    func isPrologueEnd(_ index: Int) -> Bool {
+      guard let raw = dwarf_onesrcline(lines, index) else { return true }
+      var flag = false
+      return dwarf_lineprologueend(raw, &flag) != 0 || flag
     }
     func file(_ index: Int) -> String? {
       guard let raw = dwarf_onesrcline(lines, index), let path = dwarf_linesrc(raw, nil, nil) else { return nil }
@@ -491,7 +501,14 @@ extension Symbolizer {
     {
       return location(following).map { ($0.file, $0.line, $0.column, true) }
     }
-    let chosen = isReturnAddress && !cleanup ? following ?? preceding : preceding ?? following
+    // An access whole inside a line-0 row of a source file: the row continues the code before it, the access's own
+    // statement's when that statement has rows before the access (`parent!.children.append(child)`: `parent!` at
+    // 12, then the access and the inlined append with no row, then 13: a fresh-clone try-out's H9, placed at the
+    // next statement's line). A set-up row's rule (the next row) is for a call whose access runs on into that row.
+    // The row before is taken only when it is a statement's, not the function's entry (`prologue_end`: a resumed
+    // async function's first row names its declaration's line, which is no statement's).
+    let continues = rowless && preceding.map(isPrologueEnd) == false
+    let chosen = isReturnAddress && !cleanup && !continues ? following ?? preceding : preceding ?? following
     return chosen.flatMap(location).map { ($0.file, $0.line, $0.column, rowless) }
   }
 

@@ -234,6 +234,46 @@ extension LineZeroTests {
           pop %rbp
           ret
           .size \(name)_noop, .-\(name)_noop
+          .globl \(name)_unwrap
+          .type \(name)_unwrap,@function
+        \(name)_unwrap:
+          .loc 1 60 1
+          push %rbp
+          mov %rsp, %rbp
+          .loc 1 60 7
+          nop
+          .loc 1 0 7
+          call .Lmodify
+          .globl \(name)_after_unwrap_modify
+        \(name)_after_unwrap_modify:
+          xor %esi, %esi
+          call *%rax
+          .globl \(name)_after_unwrap_resume
+        \(name)_after_unwrap_resume:
+          nop
+          .loc 1 61 1
+          pop %rbp
+          ret
+          .size \(name)_unwrap, .-\(name)_unwrap
+          .globl \(name)_resumed
+          .type \(name)_resumed,@function
+        \(name)_resumed:
+          .loc 1 70 0
+          push %rbp
+          mov %rsp, %rbp
+          .loc 1 70 21 prologue_end
+          nop
+          .loc 1 0 0
+          call .Lmodify
+          .globl \(name)_after_resumed_modify
+        \(name)_after_resumed_modify:
+          xor %esi, %esi
+          call *%rax
+          nop
+          .loc 1 73 1
+          pop %rbp
+          ret
+          .size \(name)_resumed, .-\(name)_resumed
         \(name)_end:
           .section .debug_abbrev,"",@progbits
           .uleb128 1
@@ -263,25 +303,30 @@ extension LineZeroTests {
 
         """
       let labels = [
-        "after_release", "after_modify", "after_resume", "after_noop_modify", "after_noop_resume", "in_plain",
-        "in_modify", "in_resume",
+        "after_release", "after_modify", "after_resume", "after_noop_modify", "after_noop_resume",
+        "after_unwrap_modify", "after_unwrap_resume", "after_resumed_modify", "in_plain", "in_modify", "in_resume",
       ].map { "\(name)_\($0)" }
       let addresses = try Self.load(name, source, labels: labels)
       func address(_ label: String) -> UInt64 { addresses["\(name)_\(label)"] ?? 0 }
       let symbolizer = try #require(Symbolizer.forCurrentProcess())
       let returns: Set<UInt64> = [
         address("after_release"), address("after_modify"), address("after_resume"), address("after_noop_modify"),
-        address("after_noop_resume"),
+        address("after_noop_resume"), address("after_unwrap_modify"), address("after_unwrap_resume"),
+        address("after_resumed_modify"),
       ]
       // The functions the calls enter, as a stack gives them: a return address inside each (looked up a byte before).
       let callees: [UInt64: Set<UInt64>] = [
         address("after_release"): [address("in_plain")], address("after_modify"): [address("in_modify")],
         address("after_resume"): [address("in_resume")], address("after_noop_modify"): [address("in_modify")],
-        address("after_noop_resume"): [address("in_resume")],
+        address("after_noop_resume"): [address("in_resume")], address("after_unwrap_modify"): [address("in_modify")],
+        address("after_unwrap_resume"): [address("in_resume")], address("after_resumed_modify"): [address("in_modify")],
       ]
       #expect(symbolizer.functionName(at: address("in_modify") - 1) == "Demo.Model.count.modify : Swift.Int")
       func places(_ frames: [UInt64: SymbolizedFrame]) -> [String] {
-        ["after_release", "after_modify", "after_resume", "after_noop_modify", "after_noop_resume"].map { label in
+        [
+          "after_release", "after_modify", "after_resume", "after_noop_modify", "after_noop_resume",
+          "after_unwrap_modify", "after_unwrap_resume", "after_resumed_modify",
+        ].map { label in
           guard let frame = frames[address(label)] else { return "unresolved" }
           let file = frame.file.split(separator: "/").last ?? ""
           return "\(file):\(frame.line)\(frame.lineIsApproximate ? " approximate" : "")"
@@ -292,13 +337,22 @@ extension LineZeroTests {
       // names its line, so neither call is certain; the rows' line, marked approximate (before, the next row's
       // line and the row before's, as certain). The start is called directly (`.Lmodify`), as in an executable; a
       // call through a shared library's PLT names no callee, and is not taken for one.
+      // Such an access in a source file's line-0 row after its statement's own code (`parent!` at 60, column 7, then
+      // `.children.append(child)` inlined with no row, a try-out's H9): the row before, 60, approximate (before, the
+      // next statement's line, 61). After a function's entry (a resumed async function's `prologue_end` row names its
+      // declaration's line, 70), the next row's, 73, approximate.
       #expect(
         places(placed) == [
           "main.swift:41", "main.swift:42", "main.swift:42", "main.swift:50 approximate", "main.swift:50 approximate",
+          "main.swift:60 approximate", "main.swift:60 approximate", "main.swift:73 approximate",
         ])
       // Without the callees, the rows alone: the `_modify` call one line early, its continuation one line late.
       let byRows = symbolizer.resolve(Array(returns), returnAddresses: returns)
-      #expect(places(byRows) == ["main.swift:41", "main.swift:41", "main.swift:43", "main.swift:50", "main.swift:50"])
+      #expect(
+        places(byRows) == [
+          "main.swift:41", "main.swift:41", "main.swift:43", "main.swift:50", "main.swift:50", "main.swift:61",
+          "main.swift:61", "main.swift:73",
+        ])
     #endif
   }
 
