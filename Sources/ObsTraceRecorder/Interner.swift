@@ -457,7 +457,8 @@ final class Interner: Sendable {
 
   /// The symbol table of `sources`, resolved in-process: what the symbol tables name (`SymbolTableBuilder`), and
   /// the properties whose key path getter is a merged getter's thunk that only the runtime's field offsets name
-  /// (`MergedGetterNaming`).
+  /// (`MergedGetterNaming`), or a getter with no symbol that calls the property's getter through the root class's
+  /// table, which only the class's metadata names (`TableGetterNaming`).
   func symbolTable(_ sources: SymbolSources) -> SymbolTable {
     var table = SymbolTableBuilder.build(sources, resolve: SymbolCache.resolve)
     let unnamed = sources.properties.filter { table.propertyNames[$0.0] == nil && $0.1.getterAddress != 0 }
@@ -468,6 +469,7 @@ final class Interner: Sendable {
     for (id, entry) in entries {
       if let name = MergedGetterNaming.name(
         getterAddress: entry.definition.getterAddress, root: entry.root, member: entry.member)
+        ?? TableGetterNaming.name(getterAddress: entry.definition.getterAddress, root: entry.root, member: entry.member)
       {
         table.propertyNames[id] = name
       }

@@ -51,3 +51,49 @@ enum MergedGetterNaming {
     return nil
   }
 }
+
+/// Names a property whose key path getter, in an optimized build, has no symbol and only calls the property's getter
+/// through the root class's table (`TableGetter`: a property a subclass may override, `Rect.width` overridden by
+/// `LoudSquare`; a fresh-clone try-out's H16, `Rect.<Double #11>` in release where debug said `Rect.width`). The
+/// entry at that offset of the root class's metadata is the root class's own implementation of the slot; it must
+/// be a symbol `<Module>.<Root>.<property>.getter : <Member>`, the root's module and type (`String(reflecting:)`)
+/// and the member's type, else nil (the name stays a fallback). The offset is checked against the class's size
+/// first (the metadata's `classSize` and `classAddressPoint`). Only the running process has the metadata
+/// (`obstrace symbolize` leaves such a property to its fallback name).
+enum TableGetterNaming {
+  static func name(getterAddress: UInt64, root: Any.Type, member: Any.Type) -> PropertyName? {
+    guard getterAddress != 0, root is AnyObject.Type, let offset = SymbolCache.tableGetterOffset(at: getterAddress)
+    else { return nil }
+    let metadata = unsafeBitCast(root, to: UnsafeRawPointer.self)
+    guard let entry = entry(of: metadata, at: offset), let getter = SymbolCache.functionStarting(at: entry) else {
+      return nil
+    }
+    return name(getter: getter, root: String(reflecting: root), member: String(reflecting: member))
+  }
+
+  /// The function pointer at `offset` of a class's metadata (`metadata` is its address point), when the offset lies
+  /// inside the class object (Swift's class metadata on Linux: kind, superclass, flags, instance address point,
+  /// instance size, alignment mask and reserved bits, then `classSize` at 0x20 and `classAddressPoint` at 0x24).
+  static func entry(of metadata: UnsafeRawPointer, at offset: Int) -> UInt64? {
+    let size = Int(metadata.load(fromByteOffset: 0x20, as: UInt32.self))
+    let addressPoint = Int(metadata.load(fromByteOffset: 0x24, as: UInt32.self))
+    guard offset >= 0x30, addressPoint < size, offset + 8 <= size - addressPoint else { return nil }
+    let value = metadata.load(fromByteOffset: offset, as: UInt64.self)
+    return value == 0 ? nil : value
+  }
+
+  /// `Models.Rect.width.getter : Swift.Double` for root `Models.Rect` and member `Swift.Double` → `Models`, `Rect`,
+  /// `width`; nil for any other function (another class's getter, a setter, a specialization, a coroutine).
+  static func name(getter: String, root: String, member: String) -> PropertyName? {
+    let parts = getter.split(separator: " : ", omittingEmptySubsequences: false)
+    guard parts.count == 2, parts[1] == member, parts[0].hasSuffix(".getter"), !parts[0].contains(" "),
+      !parts[0].contains("(")
+    else { return nil }
+    let path = parts[0].dropLast(".getter".count)
+    guard let dot = path.lastIndex(of: "."), path[..<dot] == root, let module = root.split(separator: ".").first,
+      root.contains(".")
+    else { return nil }
+    let type = root.dropFirst(module.count + 1)
+    return PropertyName(module: String(module), type: String(type), property: String(path[path.index(after: dot)...]))
+  }
+}

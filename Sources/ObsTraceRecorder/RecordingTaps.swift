@@ -204,6 +204,17 @@ enum SymbolCache {
     withSession(covering: address) { $0.mergedKeyPathGetter(at: address) }
   }
 
+  /// The table offset a key path getter at `address` calls its getter at (`TableGetter`), and the demangled name of
+  /// a symbol that begins exactly at an address: for naming a property whose key path getter dispatches through its
+  /// class's table (`TableGetterNaming`).
+  static func tableGetterOffset(at address: UInt64) -> Int? {
+    withSession(covering: address) { $0.tableGetterOffset(at: address) }
+  }
+
+  static func functionStarting(at address: UInt64) -> String? {
+    withSession(covering: address) { $0.functionStarting(at: address) }
+  }
+
   /// The source place (file, line, column) of the innermost frame at the call whose return address is
   /// `returnAddress`, or nil (no debug information, or an address the session would place in the wrong module):
   /// for telling two call instructions of one call in the source apart from two calls (`ScopeInstances`).

@@ -120,4 +120,39 @@ struct MergedGetterTests {
     #expect(!report.contains("<Int #") && !report.contains("not named by the symbol table"), "\(report)")
     #expect(report.contains("writes through _modify: 3 compared\n"), "\(report)")
   }
+
+  /// A property a subclass overrides: in an optimized build its key path getter has no symbol (DWARF's
+  /// `keypath_get`) and calls the getter through the class's table. It was `Rect.<Double #…>` in release and
+  /// `Rect.width` in debug, so a `check --max 'Rect.width:…'` or a baseline made from a debug run did not match a
+  /// release trace (a fresh-clone try-out's H16). The models are a module of their own, built on two threads as
+  /// `swift build -c release` builds one.
+  @Test(
+    "a property a subclass overrides is named in debug and release, its key path getter calling through the class's table",
+    arguments: ["-Onone", "-O"])
+  func tableGetter(optimization: String) throws {
+    let folder = Paths.root + "/Tests/Fixtures/OverriddenGetter"
+    var programs: [String] = []
+    for flags in [["-DOBSTRACE"], []] {
+      let models = try FixtureBuild.library(
+        [folder + "/Models.swift", folder + "/Stretch.swift"], module: "OverriddenModels", optimization: optimization,
+        flags: flags + (optimization == "-Onone" ? [] : ["-num-threads", "2"]))
+      programs.append(
+        try FixtureBuild.compile(
+          [folder + "/main.swift"], module: "OverriddenGetter", optimization: optimization, flags: flags,
+          libraries: [models]))
+    }
+    let trace = Paths.temporary("overridden-getter\(optimization).trc")
+    let run = try Run.program(programs[0], [], environment: ["OBSTRACE_OUTPUT": trace])
+    #expect(run.status == 0, "\(run.standardError)")
+    let alone = try Run.program(programs[1], [])
+    #expect(run.standardOutput == alone.standardOutput, "traced and untraced print differently")
+    #expect(run.standardOutput == "area 1.0\nfired\n16.0 1.0 [\"willSet 1.0 -> 3.0\", \"willSet 3.0 -> 4.0\"]\n")
+    let report = Run.command(["report", trace]).standardOutput
+    for property in ["Rect.width", "Rect.height", "Shape.sides"] {
+      #expect(report.contains("  \(property) "), "\(property) is not named:\n\(report)")
+    }
+    #expect(!report.contains("<Double #") && !report.contains("not named by the symbol table"), "\(report)")
+    let check = Run.command(["check", trace, "--max", "Rect.width:writes<=10"])
+    #expect(check.status == 0, "\(check.standardOutput)\(check.standardError)")
+  }
 }
