@@ -84,3 +84,67 @@ enum ObserverSource {
     return nil
   }
 }
+
+extension ObserverSource {
+  /// The characters of a line of source that are code: a string literal's text is left out (its quotes kept), and
+  /// the line ends at `//`. `/* … */` comments and interpolations' nested quotes are not told apart.
+  static func code(_ line: Substring) -> [Character] {
+    var code: [Character] = []
+    var inString = false
+    var escaped = false
+    var previous: Character = " "
+    for character in line {
+      defer { previous = character }
+      if inString {
+        if escaped {
+          escaped = false
+        } else if character == "\\" {
+          escaped = true
+        } else if character == "\"" {
+          inString = false
+          code.append(character)
+        }
+        continue
+      }
+      if character == "/" && previous == "/" {
+        code.removeLast()
+        break
+      }
+      if character == "\"" { inString = true }
+      code.append(character)
+    }
+    return code
+  }
+}
+
+/// Where a function's body lies in the user's source text, for telling whether a call DWARF places in an inlined
+/// function is in that function's body at all (`Symbolizer.repairInlinedChain`).
+enum SourceExtent {
+  /// The lines of the function declared at line `declared` (1-based) of `lines`: from there to the brace that closes
+  /// the first brace opened outside parentheses (a default argument's closure is not the body). Nil when the text
+  /// does not close it within 5,000 lines.
+  static func body(_ lines: [Substring], declaredAt declared: Int) -> ClosedRange<Int>? {
+    guard declared >= 1, declared <= lines.count else { return nil }
+    var depth = 0
+    var parentheses = 0
+    var opened = false
+    var line = declared
+    while line <= lines.count, line - declared < 5000 {
+      for character in ObserverSource.code(lines[line - 1]) {
+        switch character {
+        case "(" where !opened: parentheses += 1
+        case ")" where !opened: parentheses = max(0, parentheses - 1)
+        case "{" where opened || parentheses == 0:
+          depth += 1
+          opened = true
+        case "}" where opened:
+          depth -= 1
+          if depth == 0 { return declared...line }
+        default: break
+        }
+      }
+      line += 1
+    }
+    return nil
+  }
+}

@@ -174,7 +174,10 @@ public final class Symbolizer {
         var (holder, scopes) = inlinedScopes(in: &unit.die, at: target)
         expandInlined(&frame, scopes: &scopes, in: &unit.die)
         if let holder {
-          placeObserverBodies(&frame, scopes: scopes + [holder], in: &unit.die, binary: Self.binaryPath(module))
+          let binary = Self.binaryPath(module)
+          placeObserverBodies(&frame, scopes: scopes + [holder], in: &unit.die, binary: binary)
+          markSynthesizedAccessors(&frame, scopes: scopes, holder: holder, in: &unit.die, binary: binary)
+          repairInlinedChain(&frame, scopes: scopes, holder: holder, at: target, in: &unit.die, binary: binary)
         }
         if !function.isEmpty, SiteFilter.moduleName(ofFunction: function).isEmpty {
           frame.declaringModule = Self.declaringModule(in: &unit.die, at: target)
@@ -660,6 +663,12 @@ extension Symbolizer {
   /// unit's file table with that file name; nil when there is none or more than one.
   static func sourcePath(_ file: String, in unit: inout Dwarf_Die) -> String? {
     if file.hasPrefix("/") { return file }
+    // A path relative to the unit's compilation folder (an optimized build's declaration files).
+    var attribute = Dwarf_Attribute()
+    if dwarf_attr(&unit, UInt32(DW_AT_comp_dir), &attribute) != nil, let raw = dwarf_formstring(&attribute) {
+      let joined = String(cString: raw) + "/" + file
+      if access(joined, R_OK) == 0 { return joined }
+    }
     guard let name = file.split(separator: "/").last else { return nil }
     var files: OpaquePointer?
     var count = 0

@@ -508,7 +508,7 @@ extension SiteTests {
     let (run, _, trace) = try FixtureBuild.sideBySide(
       [folder + "/main.swift", folder + "/Models.swift"], module: "SitesObservers", optimization: optimization,
       trace: "sites-observers\(optimization).trc")
-    #expect(run.standardOutput == "1 10 30\n10 1 [\"z\": 1]\n")
+    #expect(run.standardOutput == "1 10 30\n10 1 [\"z\": 1]\n6 2\n")
     let main = try FixtureBuild.siteMarks(folder + "/main.swift")
     let models = try FixtureBuild.siteMarks(folder + "/Models.swift")
     let reader = try TraceReader(path: trace)
@@ -534,6 +534,9 @@ extension SiteTests {
         "main.swift:\(main["existential set"] ?? 0)", "main.swift:\(main["loop"] ?? 0)",
         "main.swift:\(main["via protocol"] ?? 0)",
         "main.swift:\(main["existential after loop"] ?? 0)", "main.swift:\(main["after existential"] ?? 0)",
+        // Through the setter and `_modify` the compiler made for an override's observer: at the caller, in both
+        // builds (a fresh-clone try-out's H7: debug sited them at the override's declaration, release at the caller).
+        "main.swift:\(main["override set"] ?? 0)", "main.swift:\(main["override modify"] ?? 0)",
       ])
     #expect(functions == ["Holder.count.didset", "Holder.level.didset", "Holder.target.didset"])
     // Every output that names the site says it is approximate.
@@ -627,5 +630,54 @@ extension SiteTests {
       let json = Run.command(["report", trace, "--format", "json"]).standardOutput
       #expect(json.contains("\"siteApproximate\":true"), "\(json)")
     }
+  }
+}
+
+extension SiteTests {
+  /// A fresh-clone try-out's H13: in a release build, `a[keyPath: \Counter.value] += 1` (top-level code) was named
+  /// in `watch(_:_:)`, the inlined function called on the line before, with a caller frame on that line, and
+  /// `bump`'s write (inlined at its call) in `watch(_:_:)` too, `bump` left out: DWARF gives the key path accessors'
+  /// inlined code the inlined `watch`'s scope. The user's source tells that the call's line is not in `watch`'s body.
+  @Test(
+    "a write through a key path beside an inlined function is named in its own function, with its caller, in debug and release",
+    arguments: ["-Onone", "-O"])
+  func inlinedNeighbours(optimization: String) throws {
+    let folder = Paths.root + "/Tests/Fixtures/SitesInlined"
+    var programs: [String] = []
+    for flags in [["-DOBSTRACE"], []] {
+      let models = try FixtureBuild.library(
+        [folder + "/Models.swift"], module: "InlinedModels", optimization: optimization, flags: flags)
+      programs.append(
+        try FixtureBuild.compile(
+          [folder + "/main.swift"], module: "SitesInlined", optimization: optimization, flags: flags,
+          libraries: [models]))
+    }
+    let trace = Paths.temporary("sites-inlined\(optimization).trc")
+    let run = try Run.program(programs[0], [], environment: ["OBSTRACE_OUTPUT": trace])
+    #expect(run.status == 0, "\(run.standardError)")
+    let alone = try Run.program(programs[1], [])
+    #expect(run.standardOutput == alone.standardOutput, "traced and untraced print differently")
+    #expect(run.standardOutput == "7 [\"a\", \"b\", \"c\"]\n")
+    let marks = try FixtureBuild.siteMarks(folder + "/main.swift")
+    let reader = try TraceReader(path: trace)
+    var writes: [String] = []
+    var callers: [String] = []
+    reader.forEachEvent { event in
+      guard event.kind == .willSet else { return }
+      guard let site = reader.definitions.site(ofStack: event.stack) else { return writes.append("no site") }
+      writes.append("\(site.line) \(SiteFormatting.shortFunction(site.function))")
+      // The user's frames after the site: the callers a stack shows.
+      let frames = reader.definitions.frames(ofStack: event.stack).filter {
+        !SiteFilter.isMachinery($0) && !$0.file.isEmpty
+      }
+      callers.append(
+        frames.dropFirst().map { "\($0.line) \(SiteFormatting.shortFunction($0.function))" }.joined(separator: ", "))
+    }
+    #expect(
+      writes == [
+        "\(marks["key path set"] ?? 0) top-level code", "\(marks["key path modify"] ?? 0) top-level code",
+        "\(marks["bump"] ?? 0) bump<A where A: AnyObject>(_:_:)",
+      ], "\(callers)")
+    #expect(callers == ["", "", "\(marks["bump call"] ?? 0) top-level code"], "\(writes)")
   }
 }

@@ -34,3 +34,17 @@ final class Holder: @unchecked Sendable {
     }
   }
 }
+
+// A subclass that overrides a tracked property with an observer: the compiler makes the override's setter and
+// `_modify`, which call the macro's; the user wrote no statement there, so a write is sited at its caller.
+@Observable
+class Panel: @unchecked Sendable {
+  var width = 1
+}
+
+final class LoudPanel: Panel, @unchecked Sendable {
+  var changes = 0
+  override var width: Int {
+    didSet { changes += 1 }
+  }
+}

@@ -24,3 +24,7 @@ viaProto(m)
 h.x += 5  // site: existential after loop
 m.y += 1  // site: after existential
 print(m.x, m.y, m.dict)
+let panel = LoudPanel()
+panel.width = 5  // site: override set
+panel.width += 1  // site: override modify
+print(panel.width, panel.changes)
