@@ -314,6 +314,13 @@ func idlePool() {
 /// the runner's reads waiting on this process), and ends itself after 300 s whatever happens (SIGALRM), so that a
 /// test that forgets it cannot hang.
 func outlive() {
+  closeInheritedDescriptors()
+  alarm(300)
+  holdTrace()
+}
+
+/// Closes every descriptor past standard error: a process that outlives its parent holds none of its pipes.
+func closeInheritedDescriptors() {
   var inherited: [Int32] = []
   if let directory = opendir("/proc/self/fd") {
     while let entry = readdir(directory) {
@@ -323,7 +330,14 @@ func outlive() {
     closedir(directory)
   }
   for descriptor in inherited { close(descriptor) }
+}
+
+/// `outlive`, but nothing traced until a first line comes on standard input: a process of record's command that
+/// outlives it and begins recording only later.
+func outliveLate() {
+  closeInheritedDescriptors()
   alarm(300)
+  guard readLine() != nil else { return }
   holdTrace()
 }
 
@@ -392,6 +406,7 @@ let scenarios: [String: () -> Void] = [
   "stale-read": staleRead, "fan-out": fanOut, "noop-modify": noopModify, "threads": threads, "fill-disk": fillDisk,
   "killed": killed, "racing-read": racingRead, "exit-race": exitRace,
   "busy-drains": busyDrains, "hold-trace": holdTrace, "idle-pool": idlePool, "outlive": outlive,
+  "outlive-late": outliveLate,
 ]
 guard CommandLine.arguments.count > 1, let scenario = scenarios[CommandLine.arguments[1]] else {
   print("usage: obstrace-scenarios \(scenarios.keys.sorted().joined(separator: "|"))")

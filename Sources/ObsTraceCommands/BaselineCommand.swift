@@ -230,12 +230,17 @@ enum CheckCommand: TraceCommand {
       // A trace whose properties are named by type and number (no symbol table, or one that does not name them)
       // cannot know the user's name: that is said, not that the name is wrong.
       if Baseline.propertyMetrics.contains(limit.metric), let unnamed = Self.unnamedProperties(report, definitions) {
+        // A recording still going writes its table when it stops, and symbolize refuses a held file: the advice is
+        // to wait, not to symbolize.
+        let remedy =
+          report.trace.recordingProcess != nil && definitions.symbols.isEmpty
+          ? "check it once that process has stopped"
+          : "'obstrace symbolize \(path)' names them from the binaries it was recorded from, if they are still there"
         throw CommandError(
           "obstrace check: --max '\(limit)' names no property or scope of \(path), whose property names are not "
             + "known: \(unnamed), so they are named by type and number ("
             + NameSuggestions.describe(limit.name, in: isProperty ? properties : properties + scopes)
-            + "); 'obstrace symbolize \(path)' names them from the binaries it was recorded from, if they are still "
-            + "there")
+            + "); " + remedy)
       }
       if let renamed = Self.earlierName(limit.name, definitions) {
         throw CommandError(
@@ -352,6 +357,10 @@ enum CheckCommand: TraceCommand {
         + "likely damaged"
     }
     if report.trace.truncated {
+      if let holder = report.trace.recordingProcess {
+        return "it has no symbol table yet (it is still being recorded by process \(holder), which writes the table "
+          + "when it stops)"
+      }
       return "it has no symbol table (the recording did not stop cleanly, and the table is written at the stop)"
     }
     return "it has no symbol table"

@@ -149,8 +149,11 @@ enum RecordCommand: TraceCommand {
     }
     let traces = recordedTraces(list: list, path: path)
     if traces.count <= 1 {
-      // One process: its trace (`-o` with %p names it by the process).
-      output.writeError(summary(path: traces.first ?? path, ending: ending, findings: findings) + "\n")
+      // One process: its trace (`-o` with %p names it by the process). None: a process the command started may
+      // still be running without having recorded yet (`sh -c 'prog &'`), which is not a missing import.
+      let waiting = traces.isEmpty ? processesCarrying(list: list) : []
+      output.writeError(
+        summary(path: traces.first ?? path, ending: ending, findings: findings, notYetRecording: waiting) + "\n")
     } else {
       for trace in traces { output.writeError(summary(path: trace, ending: ending, findings: findings) + "\n") }
       output.writeError(
@@ -224,6 +227,10 @@ enum RecordCommand: TraceCommand {
   }
 
   static func readWhole(_ path: String) throws -> String {
+    String(decoding: try readWholeBytes(path), as: UTF8.self)
+  }
+
+  static func readWholeBytes(_ path: String) throws -> [UInt8] {
     let descriptor = open(path, O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else { throw CommandError("cannot read \(path)") }
     defer { close(descriptor) }
@@ -235,7 +242,7 @@ enum RecordCommand: TraceCommand {
       if count <= 0 { break }
       bytes.append(contentsOf: buffer[..<count])
     }
-    return String(decoding: bytes, as: UTF8.self)
+    return bytes
   }
 
   /// Runs `command` (searched on PATH) with `environment` added to ours, the signals record ignores or forwards at
@@ -286,7 +293,10 @@ enum RecordCommand: TraceCommand {
 
   /// One paragraph: what the trace holds, or why there is none. Replays the trace (its objects, properties and
   /// findings, as the report counts them) as `findings` says; otherwise says what its footer counts.
-  static func summary(path: String, ending: Ending, findings: Findings, limit: Int64 = findingsLimit) -> String {
+  /// `notYetRecording`: processes the command started that still run (and may record later) when none recorded.
+  static func summary(
+    path: String, ending: Ending, findings: Findings, limit: Int64 = findingsLimit, notYetRecording: [Int32] = []
+  ) -> String {
     var status = stat()
     let size: Int64? = stat(path, &status) == 0 ? Int64(status.st_size) : nil
     let replays =
@@ -296,13 +306,14 @@ enum RecordCommand: TraceCommand {
       case .belowLimit: (size ?? 0) <= limit
       }
     guard replays else {
-      return footerSummary(path: path, size: size ?? 0, ending: ending, findings: findings, limit: limit)
+      return footerSummary(
+        path: path, size: size ?? 0, ending: ending, findings: findings, limit: limit, notYetRecording: notYetRecording)
     }
     let report: AnalysisReport
     do {
       report = try TraceAnalysis.analyze(path: path)
     } catch {
-      return noTrace(error, path: path, ending: ending)
+      return noTrace(error, path: path, ending: ending, notYetRecording: notYetRecording)
     }
     let trace = report.trace
     // A process of the command that outlives it (`sh -c 'prog &'`) still holds the trace's lock: what is counted is
@@ -333,12 +344,14 @@ enum RecordCommand: TraceCommand {
 
   /// What the trace's footer counts, without reading its events: its events, threads, duration and drops; or, with
   /// no footer, that it has none.
-  static func footerSummary(path: String, size: Int64, ending: Ending, findings: Findings, limit: Int64) -> String {
+  static func footerSummary(
+    path: String, size: Int64, ending: Ending, findings: Findings, limit: Int64, notYetRecording: [Int32] = []
+  ) -> String {
     let reader: TraceReader
     do {
       reader = try TraceReader(path: path)
     } catch {
-      return noTrace(error, path: path, ending: ending)
+      return noTrace(error, path: path, ending: ending, notYetRecording: notYetRecording)
     }
     let why =
       findings == .never
@@ -380,12 +393,54 @@ enum RecordCommand: TraceCommand {
   }
 
   /// Why there is no summary: no trace at `path`, or one that cannot be read.
-  static func noTrace(_ error: TraceFileError, path: String, ending: Ending) -> String {
+  static func noTrace(_ error: TraceFileError, path: String, ending: Ending, notYetRecording: [Int32] = []) -> String {
+    if error.code == .cannotOpen, let first = notYetRecording.first {
+      // A traced process begins recording at its first traced object or scope: one still running may yet.
+      let who =
+        notYetRecording.count == 1
+        ? "process \(first), which it started, is still running"
+        : "processes \(notYetRecording.prefix(5).map(String.init).joined(separator: ", "))"
+          + (notYetRecording.count > 5 ? " (\(notYetRecording.count) in all)" : "")
+          + ", which it started, are still running"
+      return "obstrace: the command \(ending.description) and no trace was written to \(path) by then: \(who) and "
+        + "had not begun recording (a traced process begins at its first @Observable object or tracking); if it "
+        + "records, its trace goes to \(path): 'obstrace report \(path)' once it has stopped"
+    }
     if error.code == .cannotOpen {
       return "obstrace: the command \(ending.description) and wrote no trace to \(path): did it import ObsTrace "
         + "in the files that declare its @Observable models, and create one?"
     }
     return "obstrace: \(error.description)"
+  }
+
+  /// The processes other than this one whose environment names record's list of traces `list`: the command's own
+  /// processes and their children, still running after the command ended (`sh -c 'prog &'`). Read from /proc (the
+  /// environment each process was started with); a process whose environment this user cannot read is not seen.
+  static func processesCarrying(list: String) -> [Int32] {
+    guard let directory = opendir("/proc") else { return [] }
+    defer { closedir(directory) }
+    let wanted = Array("\(listVariable)=\(list)".utf8)
+    let own = getpid()
+    var found: [Int32] = []
+    while let entry = readdir(directory) {
+      let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+        String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+      }
+      guard let process = Int32(name), process != own,
+        let environment = try? readWholeBytes("/proc/\(name)/environ")
+      else { continue }
+      // Entries are NUL-terminated: the wanted one begins the block or follows a NUL.
+      var start = 0
+      while start < environment.count {
+        let end = environment[start...].firstIndex(of: 0) ?? environment.count
+        if end - start == wanted.count, environment[start..<end].elementsEqual(wanted) {
+          found.append(process)
+          break
+        }
+        start = end + 1
+      }
+    }
+    return found.sorted()
   }
 
   /// The registrars that recorded no event, which are not objects (empty when there are none).

@@ -161,6 +161,54 @@ struct RecordAtOnceTests {
     #expect(try String(contentsOfFile: folder + "/held.out", encoding: .utf8) == "recording\ndone: count 2\n")
   }
 
+  @Test(
+    "a process the command started that outlives it and has not begun recording yet: the summary says it is still running and may record, not that the program lacks the import (tryout14's H8)"
+  )
+  func outlivesTheCommandBeforeRecording() throws {
+    let trace = Paths.temporary("late.trc")
+    let folder = (trace as NSString).deletingLastPathComponent
+    #expect(mkfifo(folder + "/in", 0o600) == 0)
+    // `outlive-late` drops the descriptors it inherited and waits for a line on its input before anything traced,
+    // so the command's shell has surely exited before it records; the FIFO is the test's alone (as above).
+    let writer = open(folder + "/in", O_RDWR | O_CLOEXEC)
+    try #require(writer >= 0)
+    var held = true
+    defer { if held { close(writer) } }
+    let script = #""$0" outlive-late < "$1/in" > "$1/held.out" 2> "$1/held.err" &"#
+    let result = try Run.program(
+      "obstrace",
+      [
+        "record", "-o", trace, "--", "/usr/bin/timeout", "-s", "KILL", "120", "/bin/sh", "-c", script,
+        Paths.binary("obstrace-scenarios"), folder,
+      ])
+    #expect(result.status == 0, "\(result.standardError)")
+    let prefix = "obstrace: the command exited 0 and no trace was written to \(trace) by then: process "
+    let waiting = result.standardError.components(separatedBy: prefix).dropFirst().first?.prefix { $0.isNumber }
+    #expect(waiting.flatMap { Int32($0) }.map { $0 > 0 && $0 != getpid() } == true, "\(result.standardError)")
+    #expect(
+      result.errorLines.count == 1
+        && result.standardError.contains(
+          ", which it started, is still running and had not begun recording (a traced process begins at its first "
+            + "@Observable object or tracking); if it records, its trace goes to \(trace): 'obstrace report "
+            + "\(trace)' once it has stopped"), "\(result.standardError)")
+    #expect(!result.standardError.contains("import ObsTrace"), "\(result.standardError)")
+    // And so it does: it begins, then its input ends and so does it; its trace is whole, at the path record named.
+    #expect(write(writer, "go\n", 3) == 3)
+    var started = false
+    for _ in 0..<600 where !started {
+      usleep(50_000)
+      started = (try? String(contentsOfFile: folder + "/held.out", encoding: .utf8))?.contains("recording") == true
+    }
+    close(writer)
+    held = false
+    var whole = (whole: false, writes: 0)
+    for _ in 0..<600 where !whole.whole {
+      usleep(100_000)
+      whole = (try? SharedOutputTests.wholeWrites(trace)) ?? whole
+    }
+    #expect(started && whole.whole && whole.writes == 2)
+  }
+
   @Test("an old trace record cannot remove (its folder is not writable) is emptied and recorded into")
   func oldTraceNotRemovable() throws {
     let trace = Paths.temporary("old.trc")
