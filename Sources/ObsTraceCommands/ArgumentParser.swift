@@ -4,7 +4,8 @@ struct ParsedArguments {
   var options: [String: [String]] = [:]
   var flags: Set<String> = []
   var positionals: [String] = []
-  /// Everything after `--`.
+  /// Everything after `--` (`record`'s command), which are also positionals: `report -- run.trc` reads run.trc, and
+  /// a file whose name begins with `-` can be named.
   var rest: [String] = []
 
   /// The single value of an option, or nil.
@@ -33,6 +34,7 @@ struct ArgumentSpecification {
       index += 1
       if argument == "--" {
         parsed.rest = Array(arguments[index...])
+        parsed.positionals += parsed.rest
         break
       }
       guard argument.hasPrefix("-"), argument.count > 1 else {

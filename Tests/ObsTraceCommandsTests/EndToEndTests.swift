@@ -466,6 +466,21 @@ struct CommandLineTests {
     #expect(result.standardError.contains(mention), "\(result.standardError)")
   }
 
+  @Test("`--` ends the options of every command: what follows it is the trace (tryout14's N1)")
+  func doubleDashEndsOptions() throws {
+    let guide = Paths.root + "/traces/guide.trc"
+    for command in [["report"], ["timeline"], ["graph", "--dot"], ["dump"], ["report", "--format", "json"]] {
+      let plain = Run.command(command + [guide])
+      #expect(plain.status == 0 && !plain.standardOutput.isEmpty, "\(command)")
+      let after = Run.command(command + ["--", guide])
+      #expect(after.status == 0 && after.standardOutput == plain.standardOutput, "\(command): \(after.standardError)")
+    }
+    // What follows `--` is not an option, even when it looks like one: named as the file it is taken for.
+    let dashed = Run.command(["report", "--", "--format"])
+    #expect(dashed.status == 2 && dashed.standardError.contains("--format"), "\(dashed.standardError)")
+    #expect(!dashed.standardError.contains("needs a value"), "\(dashed.standardError)")
+  }
+
   /// observations.trc: the model's registrar is created (thread 1's only chunk, flushed at its exit) before the
   /// model's first read on thread 2 records its type.
   @Test("dump says an object's type is not yet recorded where its creation comes first, then names it by its type")
