@@ -263,34 +263,34 @@ enum GraphCommand: TraceCommand {
     if let loss {
       out.line(
         "  labelloc=t; fontname=\"Helvetica\"; fontcolor=red; label="
-          + Formatting.json("\(loss)\ncounts and edges here miss what was lost"))
+          + dotString("\(loss)\ncounts and edges here miss what was lost"))
     }
     for site in Set(siteEdges.keys.map(\.scope)).sorted() {
       out.line(
-        "  \(Formatting.json("w:" + site)) [shape=note, style=filled, fillcolor=\"#eef2f7\", "
-          + "label=\(Formatting.json(siteLabels[site] ?? site))];")
+        "  \(dotString("w:" + site)) [shape=note, style=filled, fillcolor=\"#eef2f7\", "
+          + "label=\(dotString(siteLabels[site] ?? site))];")
     }
     for name in propertyNames {
       let noop = noopWrites[name] ?? 0
       if noop > 0 {
-        let label = name + "\n\(noop) no-op write\(noop == 1 ? "" : "s")"
+        let label = dotName(name) + "\n\(noop) no-op write\(noop == 1 ? "" : "s")"
         out.line(
-          "  \(Formatting.json("p:" + name)) [shape=box, style=filled, fillcolor=\"#f8d0d0\", "
+          "  \(dotString("p:" + name)) [shape=box, style=filled, fillcolor=\"#f8d0d0\", "
             + "label=\(Formatting.json(label))];")
       } else {
-        out.line("  \(Formatting.json("p:" + name)) [shape=box, label=\(Formatting.json(name))];")
+        out.line("  \(dotString("p:" + name)) [shape=box, label=\(dotString(name))];")
       }
     }
     for name in scopeNames {
       let counts = runs[name] ?? (0, 0)
-      var label = name + "\n\(counts.all) run\(counts.all == 1 ? "" : "s")"
+      var label = dotName(name) + "\n\(counts.all) run\(counts.all == 1 ? "" : "s")"
       if counts.redundant > 0 {
         label += " (\(counts.redundant) redundant)"
         out.line(
-          "  \(Formatting.json("s:" + name)) [shape=ellipse, style=filled, fillcolor=\"#fbd9a6\", "
+          "  \(dotString("s:" + name)) [shape=ellipse, style=filled, fillcolor=\"#fbd9a6\", "
             + "label=\(Formatting.json(label))];")
       } else {
-        out.line("  \(Formatting.json("s:" + name)) [shape=ellipse, label=\(Formatting.json(label))];")
+        out.line("  \(dotString("s:" + name)) [shape=ellipse, label=\(Formatting.json(label))];")
       }
     }
     if !left.isEmpty {
@@ -298,20 +298,20 @@ enum GraphCommand: TraceCommand {
       let label =
         "… \(left.count) more propert\(left.count == 1 ? "y" : "ies")\n"
         + "\(hidden) invalidation\(hidden == 1 ? "" : "s") (raise --top to see them)"
-      out.line("  \"more\" [shape=box, style=dashed, color=gray50, fontcolor=gray30, label=\(Formatting.json(label))];")
+      out.line("  \"more\" [shape=box, style=dashed, color=gray50, fontcolor=gray30, label=\(dotString(label))];")
     }
     for key in siteEdges.keys.sorted(by: { ($0.scope, $0.property) < ($1.scope, $1.property) }) {
       let counts = siteEdges[key]!
       let noop = counts.unchanged > 0 ? " (\(counts.unchanged) no-op)" : ""
       out.line(
-        "  \(Formatting.json("w:" + key.scope)) -> \(Formatting.json("p:" + key.property)) "
+        "  \(dotString("w:" + key.scope)) -> \(dotString("p:" + key.property)) "
           + "[color=\(counts.unchanged > 0 ? "red" : "steelblue"), label=\"wrote \(counts.all)\(noop)\", "
           + "penwidth=\(width(counts.all))];")
     }
     for key in reads.keys.sorted(by: { ($0.property, $0.scope) < ($1.property, $1.scope) }) {
       let count = reads[key]!
       out.line(
-        "  \(Formatting.json("p:" + key.property)) -> \(Formatting.json("s:" + key.scope)) "
+        "  \(dotString("p:" + key.property)) -> \(dotString("s:" + key.scope)) "
           + "[style=dashed, color=gray40, label=\"read \(count)\", penwidth=\(width(count))];")
     }
     for key in invalidations.keys.sorted(by: { ($0.property, $0.scope) < ($1.property, $1.scope) }) {
@@ -319,12 +319,31 @@ enum GraphCommand: TraceCommand {
       let wasted = counts.wasted > 0 ? " (\(counts.wasted) wasted)" : ""
       let color = counts.wasted > 0 ? "red" : "black"
       out.line(
-        "  \(Formatting.json("p:" + key.property)) -> \(Formatting.json("s:" + key.scope)) "
+        "  \(dotString("p:" + key.property)) -> \(dotString("s:" + key.scope)) "
           + "[color=\(color), label=\"invalidated \(counts.all)\(wasted)\", penwidth=\(width(counts.all))];")
     }
     out.line("}")
     return out.text
   }
+
+  /// A name as a quoted DOT string, cut as `dotName` cuts it.
+  static func dotString(_ name: String) -> String { Formatting.json(dotName(name)) }
+
+  /// Graphviz refuses a quoted string over 16 KiB, and with it the whole graph (a trace's names are any length: a
+  /// fresh-clone try-out's 60,000-character type name): a name over `dotNameLimit` characters is cut, saying how
+  /// much, and ends with a hash of the whole name, so that two long names that begin alike stay two nodes.
+  static func dotName(_ name: String) -> String {
+    let scalars = name.unicodeScalars
+    guard scalars.count > dotNameLimit else { return name }
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+    let kept = String(String.UnicodeScalarView(scalars.prefix(dotNameLimit)))
+    return kept + "… (\(scalars.count - dotNameLimit) more characters; #\(String(hash, radix: 16)))"
+  }
+
+  /// At most this many characters of a name are drawn: escaped (6 bytes a control character at most) and with the
+  /// counts a label adds, well under Graphviz's 16,384 bytes.
+  static let dotNameLimit = 1_000
 
   static func width(_ count: Int) -> String {
     var log = 0

@@ -1,6 +1,10 @@
 import Foundation
 import ObsTraceAnalysis
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// `report --format html`: one self-contained page (no network: styles, script and the graph's SVG are inline)
 /// with the summary, the findings with their hints and sites, the hot properties and scopes in sortable tables,
 /// the dependency graph, and per scope who read what. Renders the report's facts; derives nothing.
@@ -11,10 +15,11 @@ enum HTMLReport {
     case unavailable(String)
   }
 
-  /// Draws `dotText` with Graphviz's `dot` when it is on PATH.
-  static func render(dotText: String) -> Graph {
+  /// Draws `dotText` with Graphviz's `dot` (`dot`: its path; by default the first on PATH).
+  static func render(dotText: String, dot: String? = nil) -> Graph {
     let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
-    guard let dot = paths.map({ $0 + "/dot" }).first(where: { FileManager.default.isExecutableFile(atPath: $0) })
+    guard
+      let dot = dot ?? paths.map({ $0 + "/dot" }).first(where: { FileManager.default.isExecutableFile(atPath: $0) })
     else {
       return .unavailable(
         "Graphviz's dot is not on PATH, so the graph is not drawn here. Install Graphviz (apt-get install graphviz, "
@@ -34,9 +39,26 @@ enum HTMLReport {
     } catch {
       return .unavailable("\(dot) could not be run (\(error.localizedDescription))")
     }
-    // Write on another thread: dot may fill its output pipe before it has read all its input.
+    // Write on another thread: dot may fill its output pipe before it has read all its input. A dot that exits
+    // before it has read it all (a syntax error, a crash) closes the pipe: the write then fails with EPIPE, and the
+    // SIGPIPE it raises, which would end obstrace, is blocked on this thread alone (a signal a write raises is the
+    // writing thread's, and one left pending there goes with the thread); the page says dot failed.
     let writer = Thread {
-      input.fileHandleForWriting.write(Data(dotText.utf8))
+      var pipeSignal = sigset_t()
+      sigemptyset(&pipeSignal)
+      sigaddset(&pipeSignal, SIGPIPE)
+      pthread_sigmask(SIG_BLOCK, &pipeSignal, nil)
+      var text = dotText
+      text.withUTF8 { bytes in
+        var offset = 0
+        while offset < bytes.count {
+          let written = Glibc.write(input.fileHandleForWriting.fileDescriptor, bytes.baseAddress! + offset,
+            bytes.count - offset)
+          if written < 0 && errno == EINTR { continue }
+          if written <= 0 { break }
+          offset += written
+        }
+      }
       try? input.fileHandleForWriting.close()
     }
     writer.start()
