@@ -322,7 +322,8 @@ struct ChunkDecoder: Sendable {
       return .property(id, PropertyDefinition(rootType: root, keyPathDescription: description, getterAddress: getter))
     case .label:
       let id = try cursor.readVarint32()
-      return .label(id, try cursor.readString())
+      // Kept as given (a lookup takes the name as given); printed through `TraceDefinitions.printable`.
+      return .label(id, String(decoding: try cursor.readStringBytes(), as: UTF8.self))
     case .object:
       let serial = try cursor.readVarint32()
       return .object(serial, type: try cursor.readVarint32())

@@ -137,30 +137,50 @@ public struct TraceDefinitions: Sendable {
     symbols.labelNames[id] ?? labels[id].map(Self.printable) ?? "<label #\(id)>"
   }
 
-  /// A scope's name as every command prints it, on one line and never as nothing: control characters escaped (a
-  /// newline as `\n`, a tab as `\t`, others as `\u{1B}`), and a name that is empty or only blanks in quotes (`""`,
-  /// `"   "`). Any other name is itself. `withObservationTracking(named:)` takes any string (the traced program is
-  /// not refused anything); a name given to `check --max` or `timeline --scope` is the printed one.
+  /// A scope's name as every command prints it, on one line and never as nothing: control characters escaped as
+  /// `escapingControls` does, and a name that is empty or only blanks in quotes (`""`, `"   "`). Any other name is
+  /// itself. `withObservationTracking(named:)` takes any string (the traced program is not refused anything); a name
+  /// given to `check --max` or `timeline --scope` is the printed one.
   public static func printable(_ name: String) -> String {
     var blank = true
-    var control = false
-    for byte in name.utf8 {
-      if byte < 0x20 || byte == 0x7F { control = true }
-      if byte != 0x20, !(0x09...0x0D).contains(byte) { blank = false }
+    for byte in name.utf8 where byte != 0x20 && !(0x09...0x0D).contains(byte) {
+      blank = false
+      break
     }
-    guard blank || control else { return name }
-    var text = ""
-    for scalar in name.unicodeScalars {
-      switch scalar {
-      case "\n": text += "\\n"
-      case "\r": text += "\\r"
-      case "\t": text += "\\t"
-      case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-        text += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
-      default: text.unicodeScalars.append(scalar)
-      }
-    }
+    let text = escapingControls(name)
     return blank ? "\"" + text + "\"" : text
+  }
+
+  /// `text` with what would act on a terminal or a line-based reader rather than be shown escaped: C0 and C1 control
+  /// characters and DEL (a newline as `\n`, a carriage return `\r`, a tab `\t`, others as `\u{1B}`), and the
+  /// characters that reorder text as it is shown (bidirectional embeddings, overrides and isolates: `\u{202E}`).
+  /// The reader applies it to every string a trace holds but scope labels (kept as given, for lookups, and printed
+  /// through `printable`): a type, property, function or file name with a newline would otherwise print a line of
+  /// its own (a forged `::error` line in a CI log), an ESC would reach the terminal. Names a program can have have
+  /// none of these: they are unchanged.
+  public static func escapingControls(_ text: String) -> String {
+    var plain = true
+    for byte in text.utf8 where byte < 0x20 || byte == 0x7F || byte == 0xC2 || byte == 0xE2 {
+      plain = false
+      break
+    }
+    guard !plain else { return text }
+    var escaped = ""
+    var changed = false
+    for scalar in text.unicodeScalars {
+      switch scalar.value {
+      case 0x0A: escaped += "\\n"
+      case 0x0D: escaped += "\\r"
+      case 0x09: escaped += "\\t"
+      case 0..<0x20, 0x7F..<0xA0, 0x202A...0x202E, 0x2066...0x2069:
+        escaped += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+      default:
+        escaped.unicodeScalars.append(scalar)
+        continue
+      }
+      changed = true
+    }
+    return changed ? escaped : text
   }
 
   /// The resolved frames of a stack, outermost last; empty when the stack is unknown. An address where functions

@@ -150,7 +150,9 @@ struct ByteCursor {
   mutating func readString(maximumLength: Int = TraceFormat.maximumDefinitionStringLength) throws(CursorError)
     -> String
   {
-    String(decoding: try readStringBytes(maximumLength: maximumLength), as: UTF8.self)
+    // Escaped as every output prints it (TraceDefinitions.escapingControls): every byte may come from an adversary.
+    TraceDefinitions.escapingControls(
+      String(decoding: try readStringBytes(maximumLength: maximumLength), as: UTF8.self))
   }
 
   /// The bytes of a string, as `readString` reads it, in place (valid while the cursor's bytes are).
