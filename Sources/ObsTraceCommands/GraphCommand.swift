@@ -263,7 +263,7 @@ enum GraphCommand: TraceCommand {
     if let loss {
       out.line(
         "  labelloc=t; fontname=\"Helvetica\"; fontcolor=red; label="
-          + dotString("\(loss)\ncounts and edges here miss what was lost"))
+          + Formatting.json("\(loss)\ncounts and edges here miss what was lost"))
     }
     for site in Set(siteEdges.keys.map(\.scope)).sorted() {
       out.line(

@@ -102,44 +102,70 @@ struct TraceLoss {
     message.hasSuffix("; skipped") ? String(message.dropLast("; skipped".count)) : message
   }
 
-  /// Per thread, what its chunk numbers and (with a footer) its recorded count show it lost, and when.
+  /// Per thread, what its chunk numbers and (with a footer) its recorded count show it lost, and when: the first
+  /// `threadsListed` clauses, then the rest in one, as damaged chunks are (a footer may name a million threads: a
+  /// fresh-clone try-out's J5, whose timeline printed a million lines and whose graph had an 85 MB title).
   private static func threadLosses(_ reader: TraceReader) -> [String] {
     let ledger = reader.chunkLedger
     var clauses: [String] = []
+    // Past the listed clauses: the threads they would have named, and the recorded events those miss.
+    var restThreads = Set<UInt32>()
+    var restUnread: UInt64 = 0
     var described = Set<UInt32>()
     // The reserved serial is "no thread" (a chunk naming it is damage): never said as a thread.
-    let recorded = Dictionary(
-      (reader.footer?.threads ?? []).filter { $0.thread != TraceFormat.reservedThread }.map {
-        ($0.thread, $0.recorded)
-      }, uniquingKeysWith: { $0 &+ $1 })
-    func missing(_ thread: UInt32) -> String {
-      guard let recorded = recorded[thread] else { return "" }
+    var recorded: [UInt32: UInt64] = [:]
+    for totals in reader.footer?.threads ?? [] where totals.thread != TraceFormat.reservedThread {
+      recorded[totals.thread, default: 0] &+= totals.recorded
+    }
+    func unread(_ thread: UInt32) -> UInt64 {
+      let count = recorded[thread] ?? 0
       let read = ledger.eventsRead(thread)
-      guard recorded > read else { return "" }
-      return ", \(recorded - read) of its \(recorded) recorded events"
+      return count > read ? count - read : 0
+    }
+    func missing(_ thread: UInt32) -> String {
+      guard let recorded = recorded[thread], unread(thread) > 0 else { return "" }
+      return ", \(unread(thread)) of its \(recorded) recorded events"
     }
     for gap in ledger.gaps {
+      let first = !described.contains(gap.thread)
+      described.insert(gap.thread)
+      guard clauses.count < threadsListed else {
+        if restThreads.insert(gap.thread).inserted, first { restUnread &+= unread(gap.thread) }
+        continue
+      }
       let chunks = gap.count == 1 ? "chunk #\(gap.first)" : "chunks #\(gap.first)–#\(gap.first + gap.count - 1)"
       let when =
         gap.after.map { "between \(Formatting.milliseconds($0)) and \(Formatting.milliseconds(gap.before)) ms" }
         ?? "before \(Formatting.milliseconds(gap.before)) ms"
-      clauses.append(
-        "T\(gap.thread) is missing \(chunks) (events \(when)\(described.contains(gap.thread) ? "" : missing(gap.thread)))"
-      )
-      described.insert(gap.thread)
+      clauses.append("T\(gap.thread) is missing \(chunks) (events \(when)\(first ? missing(gap.thread) : ""))")
     }
     // A loss no later chunk of the thread shows: its last chunks.
-    for (thread, count) in recorded.sorted(by: { $0.key < $1.key }) where !described.contains(thread) {
-      let read = ledger.eventsRead(thread)
-      guard count > read else { continue }
+    for thread in recorded.keys.sorted() where !described.contains(thread) {
+      let count = recorded[thread] ?? 0
+      let lost = unread(thread)
+      guard lost > 0 else { continue }
+      guard clauses.count < threadsListed else {
+        restThreads.insert(thread)
+        restUnread &+= lost
+        continue
+      }
       if let last = ledger.lastTime(thread) {
         clauses.append(
-          "T\(thread) is missing its last \(count - read) of \(count) recorded events (after "
+          "T\(thread) is missing its last \(lost) of \(count) recorded events (after "
             + "\(Formatting.milliseconds(last)) ms: its last chunks)")
       } else {
         clauses.append("T\(thread) is missing all \(count) of its recorded events (none of its chunks was read)")
       }
     }
+    if !restThreads.isEmpty {
+      clauses.append(
+        "\(restThreads.count) more thread\(restThreads.count == 1 ? " is" : "s are") missing events (\(restUnread) "
+          + "of the events the footer counts as recorded, and any in missing chunks; 'obstrace report --format json' "
+          + "counts them all)")
+    }
     return clauses
   }
+
+  /// Threads whose losses are said one by one; the others in one clause.
+  static let threadsListed = 20
 }

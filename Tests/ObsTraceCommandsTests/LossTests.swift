@@ -169,6 +169,34 @@ struct LossTests {
     #expect(result.errorLines.count == 1)
   }
 
+  @Test(
+    "a footer naming many threads none of whose chunks were read: 20 threads said one by one, the rest in one clause, in every command (a fresh-clone try-out's J5)"
+  )
+  func manyThreadsMissing() throws {
+    let path = Paths.temporary("many-threads.trc")
+    let header = TraceHeader(
+      startWallClockNanoseconds: 1, processID: 42, executable: "/bin/fixture", dropWhenFull: false, ringCapacity: 64,
+      stackLevel: 0)
+    let writer = try TraceFileWriter(path: path, header: header)
+    let threads = (UInt32(1)...30).map { ThreadTotals(thread: $0, osThreadID: Int32($0), recorded: 5, dropped: 0) }
+    try writer.writeChunk(
+      .footer, payload: ChunkPayload.footer(TraceFooter(durationNanoseconds: 1000, chunks: 1, threads: threads)))
+    writer.close()
+    let rest = "10 more threads are missing events (50 of the events the footer counts as recorded, and any in "
+      + "missing chunks; 'obstrace report --format json' counts them all)"
+    let timeline = Run.command(["timeline", path])
+    let lines = timeline.standardOutput.split(separator: "\n").filter { $0.hasPrefix("!   ") }
+    #expect(lines.count == 21, "\(timeline.standardOutput)")
+    #expect(lines.first == "!   T1 is missing all 5 of its recorded events (none of its chunks was read)")
+    #expect(lines.dropLast().last == "!   T20 is missing all 5 of its recorded events (none of its chunks was read)")
+    #expect(lines.last.map(String.init) == "!   " + rest)
+    for command in [["graph", path], ["dump", path]] {
+      let output = Run.command(command).standardOutput
+      #expect(output.contains("T20 is missing all 5") && output.contains(rest), "\(command): \(output)")
+      #expect(!output.contains("T21 is missing"), "\(command): \(output)")
+    }
+  }
+
   @Test("dump: the loss at the end of the dump, and once on stderr")
   func dump() throws {
     let (path, offset) = try Self.damagedThreads()
