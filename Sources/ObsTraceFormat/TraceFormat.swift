@@ -175,12 +175,17 @@ public enum UncomparedReason: UInt8, Sendable, CaseIterable {
   /// Under `equatable`: the member is neither Equatable nor trivially copyable in 64 bytes: nothing can compare it.
   case notEquatable = 3
   /// The member could be compared bit for bit, but its stored field was not found beyond doubt: no symbol names
-  /// the key path's getter (a stripped binary), or the class has no single field `_name` of the member's type.
+  /// the key path's getter (a stripped binary), the class has no single field `_name` of the member's type, or no
+  /// line table shows who wrote the property's getter (a binary without debug information).
   case storedFieldNotFound = 4
   /// The value from before the write was not kept: the recording started during the write.
   case noValueKept = 5
   /// The recorder's table of stored fields was full (`OBSTRACE_MAX_FIELD_PROPERTIES` properties).
   case tooManyProperties = 6
+  /// The property's accessors are written by hand (its getter is not the `@Observable` macro's, as the line table
+  /// shows): its value may be kept anywhere, so a field `_name` is not known to be its storage (recorded since
+  /// session 15; before, such a field was compared and a real change could be called unchanged).
+  case handWrittenAccessor = 7
 
   /// The reason in a few words, for dump and timeline ("not compared (stored field not found)").
   public var name: String {
@@ -192,6 +197,7 @@ public enum UncomparedReason: UInt8, Sendable, CaseIterable {
     case .storedFieldNotFound: "stored field not found"
     case .noValueKept: "value before not kept"
     case .tooManyProperties: "too many properties"
+    case .handWrittenAccessor: "hand-written accessor"
     }
   }
 
@@ -203,10 +209,13 @@ public enum UncomparedReason: UInt8, Sendable, CaseIterable {
     case .notTriviallyCopyable: "not trivially copyable or over 64 bytes: arrays, strings, …"
     case .notEquatable: "neither Equatable nor trivially copyable in 64 bytes: nothing compares them"
     case .storedFieldNotFound:
-      "stored field not found: no symbol names the property's key path getter, or its class has no one field "
-        + "_name of its type"
+      "stored field not found: no symbol names the property's key path getter, its class has no one field "
+        + "_name of its type, or no line table shows its getter is the @Observable macro's"
     case .noValueKept: "the value from before the write was not kept: the recording started during the write"
     case .tooManyProperties: "over 65536 properties: the recorder's table of stored fields was full"
+    case .handWrittenAccessor:
+      "hand-written accessor: its getter is not the @Observable macro's, so its value may be kept anywhere, "
+        + "not known to be in a field _name"
     }
   }
 
@@ -220,6 +229,7 @@ public enum UncomparedReason: UInt8, Sendable, CaseIterable {
     case .storedFieldNotFound: "storedFieldNotFound"
     case .noValueKept: "noValueKept"
     case .tooManyProperties: "tooManyProperties"
+    case .handWrittenAccessor: "handWrittenAccessor"
     }
   }
 

@@ -227,7 +227,8 @@ final class Interner: Sendable {
   }
 
   /// The stored field of property `id`, packed as `obstrace_property_fields` holds it (`StoredField.notFound`
-  /// when it cannot be found beyond doubt, `StoredField.notBitwise` when its member cannot be compared bit for
+  /// when it cannot be found beyond doubt, `StoredField.handWritten` when its getter is not the macro's,
+  /// `StoredField.notBitwise` when its member cannot be compared bit for
   /// bit). Found once: by the flusher when it first defines the property (`FlusherDefinitions.property`), or at the
   /// property's first compared write when that comes first, on the writer's thread (the write needs it before it
   /// proceeds). Naming the key path's getter reads the process's symbol tables (libdw, opened ahead by the flusher:

@@ -198,6 +198,13 @@ enum SymbolCache {
     }
   }
 
+  /// Who wrote the getter of the property whose key path getter is at `address` (`Symbolizer.getterOrigin`), or nil
+  /// when the line table does not say: for comparing a property's stored field only when it is the macro's, once
+  /// per key path.
+  static func getterOrigin(keyPathGetter address: UInt64, name: PropertyName) -> GetterOrigin? {
+    withSession(covering: address) { $0.getterOrigin(keyPathGetter: address, name: name) }
+  }
+
   /// The merged key path getter whose thunk is at `address` (`MergedKeyPathGetter`), or nil: for naming a property
   /// whose getter is such a thunk by the runtime's field offsets (`MergedGetterNaming`).
   static func mergedGetter(at address: UInt64) -> MergedKeyPathGetter? {

@@ -203,6 +203,7 @@ final class RegistrarExtent: Sendable {
     if field == 0 { field = Interner.shared.storedField(key) }
     switch field {
     case StoredField.notFound: return Self.uncompared(key, .storedFieldNotFound)
+    case StoredField.handWritten: return Self.uncompared(key, .handWrittenAccessor)
     case StoredField.notBitwise:
       return Self.uncompared(key, mode == WriteComparison.equatable.mode ? .notEquatable : .notTriviallyCopyable)
     default: return WriteComparisonPlan(key: key, field: field, equatable: false, uncompared: 0)

@@ -12,7 +12,11 @@ import ObsTraceSymbols
 /// (`_forEachField`, which gives every stored field of the class and its superclasses with its offset and type).
 /// Every doubt ends in "not compared", never in a false no-op: the getter's symbol must name the key path's root
 /// type, exactly one field must be named `_<property>`, its type must be the member's, trivially copyable and at
-/// most `OBSTRACE_SNAPSHOT_BYTES` bytes, and the root must be a class.
+/// most `OBSTRACE_SNAPSHOT_BYTES` bytes, the root must be a class, and the property's getter must be the
+/// `@Observable` macro's, as the line table shows (`Symbolizer.getterOrigin`): only the macro is known to keep the
+/// value in `_<property>`. Accessors written by hand (a `_modify` that calls the registrar's `willSet`/`didSet` and
+/// keeps the value elsewhere) may have a field of that name that is something else (a cache): comparing it called
+/// a real change unchanged (a fresh-clone try-out's H4), so such writes are not compared (`handWritten`).
 struct StoredField: Equatable {
   var offset: Int
   var size: Int
@@ -24,26 +28,41 @@ struct StoredField: Equatable {
   /// In the C table: not looked for, as the member cannot be compared bit for bit: not trivially copyable, or
   /// larger than `maximumSize` (not compared: `UncomparedReason.notTriviallyCopyable`, or `notEquatable`).
   static let notBitwise = UInt32.max - 1
+  /// In the C table: the property's getter is written by hand, so a field `_name` is not known to be its storage
+  /// (not compared: `UncomparedReason.handWrittenAccessor`). No packed field is this large (offsets < 2^24).
+  static let handWritten = UInt32.max - 2
 
   static let maximumSize = 64
   /// `_EachFieldOptions.classType` (a `static var` in the standard library, hence not named here).
   static let classType = _EachFieldOptions(rawValue: 1 << 0)
 
   /// The stored field behind a macro property packed for the C table, `notBitwise` when its member cannot be
-  /// compared bit for bit, or `notFound` when it cannot be found beyond doubt.
+  /// compared bit for bit, `handWritten` when its getter is not the macro's, or `notFound` when it cannot be found
+  /// beyond doubt (a field, but no line table that says who wrote the getter, included).
   static func locate(root: Any.Type, member: Any.Type, getterAddress: UInt64) -> UInt32 {
     guard let size = trivialSize(member), size > 0, size <= maximumSize else { return notBitwise }
-    return find(root: root, member: member, size: size, getterAddress: getterAddress)?.packed ?? notFound
+    guard let (field, name) = find(root: root, member: member, size: size, getterAddress: getterAddress) else {
+      return notFound
+    }
+    switch SymbolCache.getterOrigin(keyPathGetter: getterAddress, name: name) {
+    case .observationMacro: return field.packed
+    case .handWritten: return handWritten
+    case nil: return notFound
+    }
   }
 
-  /// The stored field of a trivially copyable member of `size` bytes, or nil when it cannot be found beyond doubt.
-  static func find(root: Any.Type, member: Any.Type, size: Int, getterAddress: UInt64) -> StoredField? {
+  /// The stored field `_name` of a trivially copyable member of `size` bytes and the property's name, or nil when
+  /// it cannot be found beyond doubt (whether it is the property's storage is `locate`'s question).
+  static func find(root: Any.Type, member: Any.Type, size: Int, getterAddress: UInt64) -> (
+    StoredField, PropertyName
+  )? {
     guard root is AnyObject.Type, getterAddress != 0 else { return nil }
     let named = SymbolCache.getterName(at: getterAddress).flatMap(PropertyNaming.name(fromKeyPathGetter:))
     guard let name = named ?? MergedGetterNaming.name(getterAddress: getterAddress, root: root, member: member),
-      symbolNames(name, root: root)
+      symbolNames(name, root: root),
+      let found = field(named: "_" + name.property, of: root, member: member, size: size)
     else { return nil }
-    return field(named: "_" + name.property, of: root, member: member, size: size)
+    return (found, name)
   }
 
   /// The one field of `root` (its class and superclasses) named `name`, of type `member`.

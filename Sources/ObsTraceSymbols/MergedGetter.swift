@@ -207,16 +207,9 @@ extension Symbolizer {
   /// (before, `Box<Int>.<Int #1>`, not compared). Nil for any other code or callee.
   static func namingGetterCall(_ function: String, _ module: OpaquePointer, _ address: Dwarf_Addr) -> String? {
     #if arch(x86_64)
-      guard PropertyNaming.name(fromKeyPathGetter: function) == nil, let bytes = code(module, address, count: 24),
-        bytes.count == 24
+      guard PropertyNaming.name(fromKeyPathGetter: function) == nil, let target = getterCallTarget(module, address),
+        let raw = symbolStarting(module, target), raw.hasPrefix("$s")
       else { return nil }
-      let before: [UInt8] = [0x55, 0x48, 0x89, 0xe5, 0x41, 0x55, 0x50, 0x4c, 0x8b, 0x2f, 0xe8]
-      let after: [UInt8] = [0x48, 0x83, 0xc4, 0x08, 0x41, 0x5d, 0x5d, 0xc3]
-      guard Array(bytes[0..<11]) == before, Array(bytes[15..<23]) == after else { return nil }
-      var displacement: Int32 = 0
-      for shift in 0..<4 { displacement |= Int32(bytes[11 + shift]) << (8 * shift) }
-      let target = Dwarf_Addr(bitPattern: Int64(bitPattern: address) &+ 15 &+ Int64(displacement))
-      guard let raw = symbolStarting(module, target), raw.hasPrefix("$s") else { return nil }
       let getter = Demangler.demangle(raw)
       // `Gen.Box.value.getter : A`: a property's own getter, nothing else (no specialization, closure or suffix).
       guard let colon = getter.firstRange(of: " : "), getter[colon.upperBound...].firstRange(of: " : ") == nil else {
@@ -231,6 +224,22 @@ extension Symbolizer {
       guard components.count >= 3 else { return nil }
       let root = components.dropLast().joined(separator: ".")
       return "key path getter for \(root).\(components.last!) : \(valueType) : \(root)"
+    #else
+      return nil
+    #endif
+  }
+
+  /// The function the code at `address` calls when it is exactly a key path getter that only calls its property's
+  /// getter (the code `namingGetterCall` describes), or nil.
+  static func getterCallTarget(_ module: OpaquePointer, _ address: Dwarf_Addr) -> Dwarf_Addr? {
+    #if arch(x86_64)
+      guard let bytes = code(module, address, count: 24), bytes.count == 24 else { return nil }
+      let before: [UInt8] = [0x55, 0x48, 0x89, 0xe5, 0x41, 0x55, 0x50, 0x4c, 0x8b, 0x2f, 0xe8]
+      let after: [UInt8] = [0x48, 0x83, 0xc4, 0x08, 0x41, 0x5d, 0x5d, 0xc3]
+      guard Array(bytes[0..<11]) == before, Array(bytes[15..<23]) == after else { return nil }
+      var displacement: Int32 = 0
+      for shift in 0..<4 { displacement |= Int32(bytes[11 + shift]) << (8 * shift) }
+      return Dwarf_Addr(bitPattern: Int64(bitPattern: address) &+ 15 &+ Int64(displacement))
     #else
       return nil
     #endif

@@ -17,6 +17,9 @@ public final class Symbolizer {
   var bufferRowLines: [String: [Int32]] = [:]
   /// The user's source files read for observers' bodies (`userSource`), nil for those that cannot be used.
   var sourceLines: [String: [Substring]?] = [:]
+  /// Each module's property getters (`…vg`) by mangled name, keyed by the module's address in libdw's memory
+  /// (`getterOrigin`).
+  var getterSymbols: [UInt: [String: Dwarf_Addr]] = [:]
 
   /// A symbolizer for binaries that are no longer running: each module's file and where it was loaded.
   public init?(modules: [LoadedModule]) {

@@ -176,9 +176,13 @@ public struct RecordedObservation: Sendable {
       case .notTriviallyCopyable: "its type is not trivially copyable in 64 bytes; " + equatable
       case .notEquatable: "its type is neither Equatable nor trivially copyable, so it cannot be compared"
       case .storedFieldNotFound:
-        "its stored field was not found (no symbol names its key path getter, or its class has no one field "
-          + "_name of its type)" + (comparison == .equatable ? "" : "; " + equatable)
+        "its stored field was not found (no symbol names its key path getter, its class has no one field "
+          + "_name of its type, or no line table shows its getter is the @Observable macro's)"
+          + (comparison == .equatable ? "" : "; " + equatable)
       case .comparisonOff: "comparison was off; record with comparing: .trivial or .equatable to compare"
+      case .handWrittenAccessor:
+        "its accessors are written by hand, so its value is not known to be in a field _name; "
+          + (comparison == .equatable ? "its type is not Equatable, so nothing compares it" : equatable)
       case .noValueKept, .tooManyProperties: entry.reason.why
       }
     }.joined(separator: "; ")
