@@ -162,7 +162,7 @@ public struct WriteFact: Sendable {
   public var firedAgain: [(scope: UInt32, how: RepeatedFire)] = []
   public var stack: UInt32
   /// Its didSet is not in the trace: the recording stopped inside the write (the process exited in an observer the
-  /// write fired, or the trace ends there). Stated when the replay finishes, its `endTime` the trace's last time.
+  /// write fired or in a signal handler on the writing thread, or the trace ends there). Stated when the replay finishes, its `endTime` the trace's last time.
   public var unfinished = false
 }
 

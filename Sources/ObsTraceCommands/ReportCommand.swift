@@ -230,8 +230,8 @@ enum ReportPrinter {
     }
     return "\(properties.count) write\(one ? " was" : "s were") unfinished when the recording stopped ("
       + listed + "): \(one ? "its" : "their") willSet is in the trace, not "
-      + "\(one ? "its" : "their") didSet (exit() in an observer the write fired, the program exiting while another "
-      + "thread was inside the write, a crash, or a cut trace); "
+      + "\(one ? "its" : "their") didSet (exit() in an observer the write fired, a signal handler that exited on the "
+      + "writing thread, the program exiting while another thread was inside the write, a crash, or a cut trace); "
       + "counted as written, \(one ? "its" : "their") fires as invalidations"
   }
 

@@ -87,11 +87,12 @@ struct FidelityTests {
       report.components(separatedBy: "1 write was unfinished when the recording stopped (Gauge.level)").count == 2,
       "\(report)")
     // Every way a process can end inside a write is named, a thread still writing as the program ends too
-    // (tryout13 G4: a program whose main returned while a worker was inside its write).
+    // (tryout13 G4: a program whose main returned while a worker was inside its write), and a signal handler that
+    // called exit() on the thread it interrupted inside its write (tryout14 H14: a SIGTERM handler).
     #expect(
       report.contains(
-        "(exit() in an observer the write fired, the program exiting while another thread was inside the write, a "
-          + "crash, or a cut trace)"), "\(report)")
+        "(exit() in an observer the write fired, a signal handler that exited on the writing thread, the program "
+          + "exiting while another thread was inside the write, a crash, or a cut trace)"), "\(report)")
     // What it counts is what the timeline shows: one write, one invalidation.
     let json = try TraceAnalysis.analyze(path: trace)
     let level = try #require(json.properties.first { $0.name == "Gauge.level" })
