@@ -193,6 +193,8 @@ extension Recorder {
     public var droppedEvents: UInt64
     /// Whether the recorder could see tracking ObsTrace does not own (Observation's getter was found).
     public var seesUntracedTracking = UntracedTracking.isAvailable
+    /// What the process did while the block ran that the block does not count (`RecordingTaps.OutsideWork`).
+    public var outside = RecordingTaps.OutsideWork()
   }
 
   /// Runs `body` as an in-test recording: its events are those of the objects created and scopes begun inside
@@ -285,10 +287,10 @@ extension Recorder {
     obstrace_sync_foreign()
     state.withLock { $0.flusher }?.flush()
     let dropped = obstrace_total_dropped()
-    let (unsorted, droppedBefore) = RecordingTaps.close(tag)
+    let (unsorted, droppedBefore, outside) = RecordingTaps.close(tag)
     let events = unsorted.sorted { ($0.time, $0.thread) < ($1.time, $1.thread) }
     return TappedEvents(
       events: events, definitions: Interner.shared.definitions(for: events),
-      droppedEvents: dropped &- min(dropped, droppedBefore))
+      droppedEvents: dropped &- min(dropped, droppedBefore), outside: outside)
   }
 }

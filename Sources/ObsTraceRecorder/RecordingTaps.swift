@@ -19,6 +19,36 @@ public enum RecordingTaps {
     var events: [TraceEvent] = []
     /// All rings' drop counters when the tap opened.
     var droppedBefore: UInt64
+    /// The clock (`obstrace_clock`) when the tap opened: work outside it is noted from then on.
+    var openedAt: UInt64 = 0
+    /// What the process did while the tap was open that no in-test recording counts.
+    var outside = OutsideWork()
+  }
+
+  /// What the process did while an in-test recording was open that no in-test recording counts: reads and writes of
+  /// objects none owns (made outside every block, and read by none of their scopes), and runs of scopes begun
+  /// outside every block. Work a block starts on a `Thread`, a Dispatch queue or with `Task.detached` inherits no
+  /// task-local tag and lands here (as does another test's, running at the same time): a lookup that would answer 0
+  /// for a property or scope listed here says so instead (`RecordedObservation`).
+  public struct OutsideWork: Sendable, Equatable {
+    /// Writes (willSets) by property id.
+    public var writes: [UInt32: Int] = [:]
+    /// Reads (accesses) by property id.
+    public var reads: [UInt32: Int] = [:]
+    /// Scope runs (scope begins) by label id.
+    public var runs: [UInt32: Int] = [:]
+
+    public init() {}
+
+    /// Notes `record` (an event routed to no in-test recording).
+    mutating func note(_ record: obstrace_record, _ kind: EventKind) {
+      switch kind {
+      case .willSet: writes[record.key, default: 0] += 1
+      case .access: reads[record.key, default: 0] += 1
+      case .scopeBegin: runs[record.key, default: 0] += 1
+      default: break
+      }
+    }
   }
 
   struct Routing {
@@ -43,13 +73,15 @@ public enum RecordingTaps {
   /// Opens a tap; the caller binds the returned tag around the code to record.
   static func open(droppedBefore: UInt64) -> UInt32 {
     let tag = nextTag.add(1, ordering: .relaxed).oldValue
-    routing.withLock { $0.taps[tag] = Tap(droppedBefore: droppedBefore) }
+    let openedAt = obstrace_clock()
+    routing.withLock { $0.taps[tag] = Tap(droppedBefore: droppedBefore, openedAt: openedAt) }
     activeTaps.add(1, ordering: .releasing)
     return tag
   }
 
-  /// Closes a tap and returns its events (in the order the flusher met them) and the drop count it opened with.
-  static func close(_ tag: UInt32) -> (events: [TraceEvent], droppedBefore: UInt64) {
+  /// Closes a tap and returns its events (in the order the flusher met them), the drop count it opened with, and
+  /// the work it did not count.
+  static func close(_ tag: UInt32) -> (events: [TraceEvent], droppedBefore: UInt64, outside: OutsideWork) {
     activeTaps.subtract(1, ordering: .releasing)
     return routing.withLock { routing in
       let tap = routing.taps.removeValue(forKey: tag)
@@ -59,7 +91,7 @@ public enum RecordingTaps {
         let others = tags.filter { $0 != tag }
         routing.adoptedObjects[object] = others.isEmpty ? nil : others
       }
-      return (tap?.events ?? [], tap?.droppedBefore ?? 0)
+      return (tap?.events ?? [], tap?.droppedBefore ?? 0, tap?.outside ?? OutsideWork())
     }
   }
 
@@ -101,12 +133,23 @@ public enum RecordingTaps {
           for adopter in tags where scopeTag == 0 || scopeTag == adopter {
             Self.append(record, kind, time: time, thread: thread, to: adopter, &routing)
           }
+          if tags.isEmpty { Self.noteOutside(record, kind, &routing) }
           return
         }
       default:
         tag = routing.objectTags[record.object] ?? routing.scopeTags[record.scope] ?? 0
       }
+      if tag == 0 { Self.noteOutside(record, kind, &routing) }
       Self.append(record, kind, time: time, thread: thread, to: tag, &routing)
+    }
+  }
+
+  /// Notes an event no in-test recording counts in each open one's `outside`, when it happened after that one
+  /// opened (a ring drained late can hold events from before).
+  private static func noteOutside(_ record: obstrace_record, _ kind: EventKind, _ routing: inout Routing) {
+    guard kind == .willSet || kind == .access || kind == .scopeBegin else { return }
+    for (tag, tap) in routing.taps where record.time >= tap.openedAt {
+      routing.taps[tag]!.outside.note(record, kind)
     }
   }
 

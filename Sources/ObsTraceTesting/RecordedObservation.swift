@@ -10,7 +10,9 @@ import XCTest
 /// Only objects created and scopes begun inside the block count, so tests that run in parallel do not see each
 /// other's events. The block is known by a task-local value: its own code and tasks that inherit its task-locals
 /// (`Task {}`, `async let`, task groups) count; work it starts on a `Thread`, a Dispatch queue or with
-/// `Task.detached` does not, and the lookups answer 0 for it. Create the models under test inside the block.
+/// `Task.detached` does not. A lookup that would answer 0 for a property written (read, for `reads` and
+/// `staleReads`) or a scope run in the process while the block ran, outside it, fails the test saying so instead
+/// (`RecordingTaps.OutsideWork`): 0 would not be known. Create the models under test inside the block.
 public struct RecordedObservation: Sendable {
   /// The full analysis, as `obstrace report` prints it.
   public let report: AnalysisReport
@@ -115,6 +117,10 @@ public struct RecordedObservation: Sendable {
   /// Names defined anywhere in the process (a property of a model the block did not touch is known, and counts 0).
   private let knownProperties: Set<String>
   private let knownScopes: Set<String>
+  /// What the process did while the block ran that the block does not count, by property name and scope label.
+  private let outsideWrites: [String: Int]
+  private let outsideReads: [String: Int]
+  private let outsideRuns: [String: Int]
 
   /// A name nothing defines is a mistake in the test (a typo would pass `== 0`): it fails the test, naming the
   /// closest known names.
@@ -129,13 +135,41 @@ public struct RecordedObservation: Sendable {
   private func count(
     of property: String, _ metric: KeyPath<PropertyStatistics, Int>, _ location: CallerLocation, compared: Bool = false
   ) -> Int {
-    (compared ? self.compared(property, location) : statistics(property, location))?[keyPath: metric] ?? 0
+    let value = (compared ? self.compared(property, location) : statistics(property, location))?[keyPath: metric] ?? 0
+    if value == 0 {
+      let reading = metric == \PropertyStatistics.reads || metric == \PropertyStatistics.staleReads
+      let outside = (reading ? outsideReads : outsideWrites)[property] ?? 0
+      if outside > 0 { location.fail(Self.outsideMessage(property, outside, reading ? "read" : "write")) }
+    }
+    return value
   }
 
   /// One count of `scope`'s statistics: every scope lookup above is this, with its metric.
   private func count(ofScope scope: String, _ metric: KeyPath<ScopeStatistics, Int>, _ location: CallerLocation) -> Int
   {
-    scopeStatistics(scope, location)?[keyPath: metric] ?? 0
+    let value = scopeStatistics(scope, location)?[keyPath: metric] ?? 0
+    if value == 0, let outside = outsideRuns[TraceDefinitions.printable(scope)], outside > 0 {
+      location.fail(Self.outsideMessage("scope " + scope, outside, "run"))
+    }
+    return value
+  }
+
+  /// Why a lookup does not answer 0: what the process did outside the block (`what`: "write", "read" or "run"),
+  /// and how to have it counted.
+  static func outsideMessage(_ subject: String, _ count: Int, _ what: String) -> String {
+    let counted = "\(count) \(what)\(count == 1 ? " of it was" : "s of it were")"
+    let started =
+      "a Thread, a Dispatch queue or a Task.detached the block started, which do not inherit its task-local tag"
+    let why =
+      what == "run"
+      ? "begun in this process while the block ran, outside it (on \(started); or by another test running at the "
+        + "same time)"
+      : "made in this process while the block ran, \(what == "read" ? "of" : "to") objects the block does not own "
+        + "(made on \(started); made before the block and read by none of its scopes; or another test's, running "
+        + "at the same time)"
+    let how = what == "run" ? "begin the scope in the block" : "create the models in the block and run that work in it"
+    return "recordObservation: \(subject) counts 0 in the block, but \(counted) \(why): the block does not count "
+      + "them, so 0 is not known to be true; \(how) or in a Task {} it awaits (tasks inherit its task-locals)"
   }
 
   private func statistics(_ property: String, _ location: CallerLocation) -> PropertyStatistics? {
@@ -214,6 +248,12 @@ public struct RecordedObservation: Sendable {
     let definitions = tapped.definitions
     knownProperties = Set(definitions.properties.keys.map { definitions.propertyName($0) })
     knownScopes = Set(definitions.labels.keys.map { definitions.labelName($0) })
+    func byName(_ counts: [UInt32: Int], _ name: (UInt32) -> String) -> [String: Int] {
+      counts.reduce(into: [:]) { named, entry in named[name(entry.key), default: 0] += entry.value }
+    }
+    outsideWrites = byName(tapped.outside.writes) { definitions.propertyName($0) }
+    outsideReads = byName(tapped.outside.reads) { definitions.propertyName($0) }
+    outsideRuns = byName(tapped.outside.runs) { definitions.labelName($0) }
   }
 }
 
