@@ -44,7 +44,14 @@ final class OutputFile {
         }
       }
     }
-    if (exists && kind != S_IFREG) || path.hasPrefix("/dev/") || path.hasPrefix("/proc/") {
+    if path == "-" {
+      // Standard output, as `-` means to most tools: its own descriptor, neither opened by a name (which would
+      // truncate a file it appends to) nor renamed over.
+      descriptor = dup(1)
+      guard descriptor >= 0 else { throw Self.failure(command, "standard output", errno) }
+      temporary = nil
+      target = path
+    } else if (exists && kind != S_IFREG) || path.hasPrefix("/dev/") || path.hasPrefix("/proc/") {
       // In place: a device, a FIFO, a descriptor's name.
       descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
       guard descriptor >= 0 else { throw Self.failure(command, path, errno) }
@@ -59,8 +66,11 @@ final class OutputFile {
           defer { free(pointer) }
           return String(cString: pointer)
         } ?? path) : path
-      let folder = (resolved as NSString).deletingLastPathComponent
-      let base = (resolved as NSString).lastPathComponent
+      // Split at the last `/` by hand: Foundation's NSString path methods trap on a one-character name (`-o a`,
+      // a fresh-clone try-out's J10).
+      let slash = resolved.lastIndex(of: "/")
+      let folder = slash.map { $0 == resolved.startIndex ? "/" : String(resolved[..<$0]) } ?? ""
+      let base = slash.map { String(resolved[resolved.index(after: $0)...]) } ?? resolved
       var created: (Int32, String)?
       var attempt = 0
       var lastError: Int32 = 0

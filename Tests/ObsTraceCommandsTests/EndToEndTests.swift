@@ -466,6 +466,26 @@ struct CommandLineTests {
     #expect(result.standardError.contains(mention), "\(result.standardError)")
   }
 
+  @Test(
+    "-o - writes to standard output, and a one-character file name is written like any other (both crashed: a fresh-clone try-out's J10)"
+  )
+  func shortOutputNames() throws {
+    let guide = Paths.root + "/traces/guide.trc"
+    let folder = Paths.temporary("short-names")
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    let named = try Run.program("obstrace", ["export", "--format", "chrome-json", "-o", "a", guide], directory: folder)
+    #expect(named.status == 0, "\(named.standardError)")
+    let file = try String(contentsOfFile: folder + "/a", encoding: .utf8)
+    #expect(file.hasPrefix("{") && file.count > 100)
+    let dashed = try Run.program("obstrace", ["export", "--format", "chrome-json", "-o", "-", guide], directory: folder)
+    #expect(dashed.status == 0, "\(dashed.standardError)")
+    #expect(dashed.standardOutput == file)
+    #expect(!FileManager.default.fileExists(atPath: folder + "/-"))
+    let html = try Run.program("obstrace", ["report", "--format", "html", "-o", "b", guide], directory: folder)
+    #expect(html.status == 0, "\(html.standardError)")
+    #expect(try String(contentsOfFile: folder + "/b", encoding: .utf8).hasPrefix("<!DOCTYPE html>"))
+  }
+
   @Test("`--` ends the options of every command: what follows it is the trace (tryout14's N1)")
   func doubleDashEndsOptions() throws {
     let guide = Paths.root + "/traces/guide.trc"

@@ -43,7 +43,8 @@ enum Run {
   /// `standardOutput`, when given, is where the program's standard output goes instead of a pipe (its
   /// `standardOutput` is then empty).
   static func program(
-    _ name: String, _ arguments: [String], environment: [String: String] = [:], standardOutput: FileHandle? = nil
+    _ name: String, _ arguments: [String], environment: [String: String] = [:], standardOutput: FileHandle? = nil,
+    directory: String = Paths.root
   ) throws -> ProcessResult {
     let process = Process()
     let path = name.hasPrefix("/") ? name : Paths.binary(name)
@@ -53,7 +54,7 @@ enum Run {
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-    process.currentDirectoryURL = URL(fileURLWithPath: Paths.root)
+    process.currentDirectoryURL = URL(fileURLWithPath: directory)
     let output = Pipe()
     let error = Pipe()
     process.standardOutput = standardOutput ?? output
