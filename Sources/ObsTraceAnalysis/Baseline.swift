@@ -11,6 +11,13 @@ public struct Baseline: Equatable, Sendable {
   public var properties: [String: [String: Int]] = [:]
   /// Scope label → metric → count.
   public var scopes: [String: [String: Int]] = [:]
+  /// Property name → place (`Module/File.swift:line`) → metric → how much of the count the writes made there:
+  /// what lets `check` put its errors only on the places whose counts grew. Empty in a baseline made without
+  /// symbols or by an earlier obstrace (`check` then points at every place). A property's `maximumFanOut` there is
+  /// the most scopes one write of that place fired.
+  public var propertySites: [String: [String: [String: Int]]] = [:]
+  /// Scope label → place → `invalidations` and `wastedInvalidations` of it by the writes made there.
+  public var scopeSites: [String: [String: [String: Int]]] = [:]
 
   public init() {}
 
@@ -40,9 +47,42 @@ public struct Baseline: Equatable, Sendable {
       }
       return "  \"\(name)\": {" + (lines.isEmpty ? "}" : "\n" + lines.joined(separator: ",\n") + "\n  }")
     }
+    // Places per name on one line: a name whose places changed is one line of the diff.
+    func places(_ name: String, _ entries: [String: [String: [String: Int]]], _ metrics: [String]) -> String {
+      let lines = entries.keys.sorted().map { key -> String in
+        let byPlace = entries[key] ?? [:]
+        let places = byPlace.keys.sorted().map { place -> String in
+          let counts = metrics.compactMap { metric in byPlace[place]?[metric].map { "\"\(metric)\": \($0)" } }
+          return "\(jsonString(place)): {\(counts.joined(separator: ", "))}"
+        }
+        return "      \(jsonString(key)): {\(places.joined(separator: ", "))}"
+      }
+      return "    \"\(name)\": {" + (lines.isEmpty ? "}" : "\n" + lines.joined(separator: ",\n") + "\n    }")
+    }
+    let sites =
+      propertySites.isEmpty && scopeSites.isEmpty
+      ? ""
+      : ",\n  \"sites\": {\n" + places("properties", propertySites, Self.propertyMetrics) + ",\n"
+        + places("scopes", scopeSites, Self.siteScopeMetrics) + "\n  }"
     return "{\n  \"schema\": \"\(Self.schema)\",\n"
       + section("properties", properties, Self.propertyMetrics) + ",\n"
-      + section("scopes", scopes, Self.scopeMetrics) + "\n}\n"
+      + section("scopes", scopes, Self.scopeMetrics) + sites + "\n}\n"
+  }
+
+  /// A scope's counts by place: its runs are pinned on the writes that invalidated it, its redundant runs on the
+  /// no-op writes that did.
+  public static let siteScopeMetrics = ["invalidations", "wastedInvalidations"]
+
+  /// How much of `metric` of the property or scope (`kind`) `name` the writes at `place` made in this baseline: 0
+  /// for a place it does not have, nil when it has no places for that name (made without them).
+  public func count(kind: String, name: String, metric: String, place: String) -> Int? {
+    let sites = kind == "scope" ? scopeSites : propertySites
+    guard let byPlace = sites[name] else { return nil }
+    let stored =
+      kind == "scope"
+      ? (metric == "wastedInvalidations" || metric == "redundantRuns" ? "wastedInvalidations" : "invalidations")
+      : metric
+    return byPlace[place]?[stored] ?? 0
   }
 
   /// Reads a baseline; the error says what is wrong with it.
@@ -61,6 +101,33 @@ public struct Baseline: Equatable, Sendable {
         var parsed: [String: Int] = [:]
         for metric in metrics { parsed[metric] = (counts[metric] as? NSNumber)?.intValue ?? 0 }
         if section == "properties" { baseline.properties[name] = parsed } else { baseline.scopes[name] = parsed }
+      }
+    }
+    // Optional: a baseline made by an earlier obstrace, or without symbols, has no places.
+    if let sites = object["sites"] {
+      guard let sites = sites as? [String: Any] else { throw BaselineError("has a malformed \"sites\"") }
+      for (section, metrics) in [("properties", propertyMetrics), ("scopes", siteScopeMetrics)] {
+        guard let entries = sites[section] else { continue }
+        guard let entries = entries as? [String: Any] else {
+          throw BaselineError("has a malformed \"sites\" entry \"\(section)\"")
+        }
+        for (name, value) in entries {
+          guard let places = value as? [String: Any] else {
+            throw BaselineError("has a malformed \"sites\" entry \"\(name)\"")
+          }
+          var parsed: [String: [String: Int]] = [:]
+          for (place, counts) in places {
+            guard let counts = counts as? [String: Any] else {
+              throw BaselineError("has a malformed \"sites\" entry \"\(name)\" at \"\(place)\"")
+            }
+            var byMetric: [String: Int] = [:]
+            for metric in metrics {
+              if let count = (counts[metric] as? NSNumber)?.intValue { byMetric[metric] = count }
+            }
+            parsed[place] = byMetric
+          }
+          if section == "properties" { baseline.propertySites[name] = parsed } else { baseline.scopeSites[name] = parsed }
+        }
       }
     }
     return baseline

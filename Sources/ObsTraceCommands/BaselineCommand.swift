@@ -33,7 +33,10 @@ enum BaselineCommand: TraceCommand {
       command: name
     ).parse(arguments)
     let path = try TraceInput.singlePath(parsed, command: name)
-    let report = try TraceInput.analyze(path, Replay.Configuration(), command: name)
+    let sites = WriteSites()
+    let (report, _, definitions) = try TraceInput.replay(
+      path, Replay.Configuration(), command: name, collectsEdges: false, onFact: sites.note)
+    sites.definitions = definitions
     // What `check` refuses to pass, a baseline is not made from: counts that may be off would become the bar.
     if let reason = CheckCommand.incompleteness(report) {
       guard parsed.has("allow-incomplete") else {
@@ -53,7 +56,9 @@ enum BaselineCommand: TraceCommand {
           + ambiguous.candidates.joined(separator: ", ")
           + "): a baseline keyed by name cannot tell them apart; rename one of the types")
     }
-    let json = Baseline(report).json()
+    var baseline = Baseline(report)
+    (baseline.propertySites, baseline.scopeSites) = sites.byPlace()
+    let json = baseline.json()
     if let destination = parsed.value("output") {
       try TraceInput.write(json, to: destination, output: output, command: name, inputs: [(path, "the trace")])
       let (properties, scopes) = (report.properties.count, report.scopes.count)
@@ -308,7 +313,7 @@ enum CheckCommand: TraceCommand {
       printed = GitHubAnnotations.check(
         comparison, sites: sites, root: TraceInput.sourceRoot(parsed, command: name),
         refusal: incomplete.map { "\(path): " + refusal($0) },
-        allowance: incomplete == nil ? untrusted.map { "\(path): " + allowed($0) } : nil)
+        allowance: incomplete == nil ? untrusted.map { "\(path): " + allowed($0) } : nil, baseline: baseline)
     case "junit":
       printed = JUnitReport.xml(
         comparison, current: current, baseline: baseline, path: path, tolerance: tolerance, sites: sites,

@@ -99,9 +99,11 @@ enum GitHubAnnotations {
   /// trusted) is an error of the run, first, and fails the check whatever the counts say; `allowance` (the same,
   /// checked anyway with `--allow-incomplete`) is a warning of the run, so a pass on such a trace says what it
   /// rests on.
+  /// With a `baseline` that keeps its places (`Baseline.propertySites`), a count that grew is pinned only on the
+  /// places whose share of it grew (each said with the baseline's share), not on every place that made it.
   static func check(
     _ comparison: BaselineComparison, sites: WriteSites, root: String, refusal: String? = nil,
-    allowance: String? = nil, maximumSites: Int = 5
+    allowance: String? = nil, maximumSites: Int = 5, baseline: Baseline? = nil
   ) -> String {
     var out = ""
     if let refusal {
@@ -114,19 +116,34 @@ enum GitHubAnnotations {
     /// `text`) were made, naming only the counts those writes made there, with how many; a count no known site
     /// made (reads, a scope's first run, writes without a call stack) is an error of its own, on no file.
     func annotate(
-      kind: String, name: String, title: String, prefix: String, _ changes: [(metric: String, text: String)]
+      kind: String, name: String, title: String, prefix: String, _ changes: [(metric: String, text: String)],
+      against baseline: Baseline? = nil
     ) {
       var atSite: [String: (frame: SymbolizedFrame, total: Int, changes: [String], counts: [String])] = [:]
       var nowhere: [String] = []
       for change in changes {
-        let places = sites.places(kind: kind, name: name, metric: change.metric)
+        var places = sites.places(kind: kind, name: name, metric: change.metric)
+        // The places that made no more of the count than in the baseline did not make it grow: an error on their
+        // lines would point a pull request at code it did not touch (a fresh-clone try-out's N4).
+        var was: [String: Int] = [:]
+        if let baseline {
+          places = places.filter { place in
+            let key = SiteFormatting.place(place.frame)
+            guard let old = baseline.count(kind: kind, name: name, metric: change.metric, place: key) else {
+              return true
+            }
+            was[key] = old
+            return place.count > old
+          }
+        }
         if places.isEmpty { nowhere.append(change.text) }
         for place in places {
           let key = "\(place.frame.file):\(place.frame.line)"
           var entry = atSite[key] ?? (place.frame, 0, [], [])
           entry.total += place.count
           entry.changes.append(change.text)
-          let count = WriteSites.describe(place.count, metric: change.metric, kind: kind)
+          var count = WriteSites.describe(place.count, metric: change.metric, kind: kind)
+          if let old = was[SiteFormatting.place(place.frame)] { count += " (\(old) in the baseline)" }
           if !entry.counts.contains(count) { entry.counts.append(count) }
           atSite[key] = entry
         }
@@ -173,7 +190,8 @@ enum GitHubAnnotations {
         )
       }
       annotate(
-        kind: rows[0].kind, name: rows[0].name, title: "obstrace check: \(key) grew", prefix: "\(key): ", changes)
+        kind: rows[0].kind, name: rows[0].name, title: "obstrace check: \(key) grew", prefix: "\(key): ", changes,
+        against: baseline)
     }
     for result in comparison.limits where !result.passed {
       let text = "limit \(result.limit) exceeded: \(result.actual.map(String.init) ?? "0 (no such property or scope)")"
@@ -269,6 +287,47 @@ final class WriteSites {
     return byPlace.values.sorted {
       ($1.count, $0.frame.file, $0.frame.line) < ($0.count, $1.frame.file, $1.frame.line)
     }
+  }
+
+  /// Every property's and scope label's counts by place (`Module/File.swift:line`), as a baseline keeps them: a
+  /// property's `writes`, `noopWrites`, `invalidations`, `wastedInvalidations` and `maximumFanOut` (the most one
+  /// write there fired), a scope's `invalidations` and `wastedInvalidations`. Writes without a site are left out.
+  func byPlace() -> (properties: [String: [String: [String: Int]]], scopes: [String: [String: [String: Int]]]) {
+    var sites: [UInt32: String?] = [:]
+    func place(_ stack: UInt32) -> String? {
+      if let known = sites[stack] { return known }
+      let frame = definitions.site(ofStack: stack)
+      let text = frame.flatMap { $0.file.isEmpty ? nil : SiteFormatting.place($0) }
+      sites[stack] = text
+      return text
+    }
+    func add(
+      _ counts: Counts, into table: inout [String: [String: Int]], metrics: [(String, KeyPath<Counts, [UInt32: Int]>)]
+    ) {
+      for (metric, path) in metrics {
+        for (stack, count) in counts[keyPath: path] where count > 0 {
+          guard let place = place(stack) else { continue }
+          let previous = table[place]?[metric] ?? 0
+          table[place, default: [:]][metric] = metric == "maximumFanOut" ? max(previous, count) : previous + count
+        }
+      }
+    }
+    var properties: [String: [String: [String: Int]]] = [:]
+    for (id, counts) in byProperty {
+      add(
+        counts, into: &properties[definitions.propertyName(id), default: [:]],
+        metrics: [
+          ("writes", \.writes), ("noopWrites", \.noopWrites), ("invalidations", \.invalidations),
+          ("wastedInvalidations", \.wastedInvalidations), ("maximumFanOut", \.fanOut),
+        ])
+    }
+    var scopes: [String: [String: [String: Int]]] = [:]
+    for (label, counts) in byLabel {
+      add(
+        counts, into: &scopes[definitions.labelName(label), default: [:]],
+        metrics: [("invalidations", \.invalidations), ("wastedInvalidations", \.wastedInvalidations)])
+    }
+    return (properties.filter { !$0.value.isEmpty }, scopes.filter { !$0.value.isEmpty })
   }
 
   /// What a place's count is, for `metric` of a `kind`: "2 no-op writes", "3 invalidations of it" (a scope's).

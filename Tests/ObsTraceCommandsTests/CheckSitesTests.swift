@@ -8,8 +8,9 @@ import Testing
 /// only at other lines).
 @Suite("check's CI formats say every site of a count")
 struct CheckSitesTests {
-  /// `Model.count` written once from each of 7 places, `/src/App/main.swift` lines 10 to 16 (stacks 1 to 7).
-  static func trace() throws -> String {
+  /// `Model.count` written once from each of 7 places, `/src/App/main.swift` lines 10 to 16 (stacks 1 to 7), or
+  /// `writes[i]` times from line 10 + i.
+  static func trace(writes: [Int] = Array(repeating: 1, count: 7)) throws -> String {
     let definitions = SyntheticDefinitions(
       typeName: { _ in "App.Model" }, property: SyntheticDefinitions.computedProperty(root: "Model", rootType: 1),
       stack: { [UInt64(0x100 * $0), 0x9000] })
@@ -17,11 +18,14 @@ struct CheckSitesTests {
     var chunk = trace.chunk()
     trace.next(&chunk, .objectCreated, object: 1, aux: 1)
     var time = trace.lastTime
-    for stack in UInt32(1)...7 {
-      time += 1000
-      trace.append(
-        &chunk, .willSet, at: time, flags: EventFlags.willSetDirect, object: 1, key: 1, aux: 1, stack: stack)
-      trace.append(&chunk, .didSet, at: time + 100, flags: EventFlags.changed, object: 1, key: 1, aux: 1)
+    for (index, count) in writes.enumerated() {
+      for _ in 0..<count {
+        time += 1000
+        trace.append(
+          &chunk, .willSet, at: time, flags: EventFlags.willSetDirect, object: 1, key: 1, aux: 1,
+          stack: UInt32(index + 1))
+        trace.append(&chunk, .didSet, at: time + 100, flags: EventFlags.changed, object: 1, key: 1, aux: 1)
+      }
     }
     try trace.write(chunk)
     var symbols = SymbolTable()
@@ -57,6 +61,35 @@ struct CheckSitesTests {
       rest.first?.contains(
         "and 2 more sites: App/main.swift:15 (run()) (1 write), App/main.swift:16 (run()) (1 write)")
         == true, "\(check.standardOutput)")
+  }
+
+  @Test(
+    "github with a baseline that keeps its places: errors only on the places whose writes grew, each with the baseline's share; a baseline without places points at every place, as before (a fresh-clone try-out's N4)"
+  )
+  func onlyThePlacesThatGrew() throws {
+    let before = try Self.trace(writes: [4, 1, 1])
+    let after = try Self.trace(writes: [4, 3, 1])
+    defer { for path in [before, after] { try? FileManager.default.removeItem(atPath: path) } }
+    let baseline = Paths.temporary("sites-baseline.json")
+    #expect(Run.command(["baseline", before, "-o", baseline]).status == 0)
+    let json = try String(contentsOfFile: baseline, encoding: .utf8)
+    #expect(
+      json.contains(
+        #"      "Model.count": {"App/main.swift:10": {"writes": 4}, "App/main.swift:11": {"writes": 1}, "#
+          + #""App/main.swift:12": {"writes": 1}}"#), "\(json)")
+    let check = Run.command(["check", after, "--baseline", baseline, "--format", "github"])
+    #expect(check.status == 1, "\(check.standardError)")
+    let errors = check.standardOutput.split(separator: "\n").filter { $0.hasPrefix("::error") }
+    #expect(errors.count == 1, "\(check.standardOutput)")
+    #expect(errors.first?.contains("line=11,") == true, "\(check.standardOutput)")
+    #expect(errors.first?.contains("(here: 3 writes (1 in the baseline))") == true, "\(check.standardOutput)")
+    // The same baseline without its places (as an earlier obstrace wrote it): every place of the writes.
+    let bare = Paths.temporary("bare-baseline.json")
+    let withoutSites = json.components(separatedBy: ",\n  \"sites\"").first! + "\n}\n"
+    try withoutSites.write(toFile: bare, atomically: true, encoding: .utf8)
+    let old = Run.command(["check", after, "--baseline", bare, "--format", "github"])
+    let oldErrors = old.standardOutput.split(separator: "\n").filter { $0.hasPrefix("::error") }
+    #expect(oldErrors.count == 3, "\(old.standardOutput)")
   }
 
   @Test("junit: the failure lists 5 sites and says the other 2")
