@@ -610,7 +610,7 @@ enum Findings {
           } ?? "")
           + ": \(many ? "their objects were" : "its object was") never read or written while recording, so which "
           + "objects and types they are is not known (an object has one registrar per @Observable level of its "
-          + "class)",
+          + "class, and a registrar a type keeps by hand, outside @Observable, is counted too)",
         hint: "information: globals and objects the program still held when recording stopped are alive at the end; "
           + "that alone is not a leak"
           + (unplaced > 0

@@ -159,7 +159,8 @@ public struct AnalysisReport: Sendable {
       return "\(total.created) @Observable registrar\(many ? "s" : "") recorded no event (\(total.freed) freed, "
         + "\(total.aliveAtEnd) alive at the end), not counted above: a registrar names its object at the object's "
         + "first read or write, and \(many ? "their objects had" : "its object had") none while recording, so which "
-        + "objects and types they were is not known (an object has one registrar per @Observable level of its class)"
+        + "objects and types they were is not known (an object has one registrar per @Observable level of its class, and "
+        + "a registrar a type keeps by hand, outside @Observable, is counted too)"
     }
 
     /// A site's line: `created at main.swift:12 (load()): 9 (9 freed)`. `backtraces` is the trace's call stack
