@@ -1,4 +1,5 @@
 import Foundation
+import ObsTraceFormat
 
 /// The counts a CI gate compares: per property and per scope label, the numbers that grow when a change makes
 /// views re-render more. Written as stable, diff-friendly JSON (sorted, one entry per line).
@@ -69,6 +70,38 @@ public struct Baseline: Equatable, Sendable {
       + section("scopes", scopes, Self.scopeMetrics) + sites + "\n}\n"
   }
 
+  /// A JSON value as a count, when it is one: a number, not a boolean, whole, from 0 to 2^53 (beyond which a
+  /// double's whole numbers are not all there, and no count of a recording gets).
+  static func count(_ value: Any) -> Int? {
+    guard let number = value as? NSNumber, !(number is NSDecimalNumber), String(cString: number.objCType) != "c"
+    else { return nil }
+    let double = number.doubleValue
+    guard double >= 0, double <= 9_007_199_254_740_992, double.rounded(.towardZero) == double else { return nil }
+    return Int(double)
+  }
+
+  /// A name or key of a baseline as an error line quotes it (`quote` around it): on one line, and at most 200
+  /// characters of it, then how long it is.
+  public static func quoted(_ name: String, quote: String = "\"") -> String {
+    let printable = TraceDefinitions.escapingControls(name)
+    let characters = printable.unicodeScalars
+    guard characters.count > 200 else { return quote + printable + quote }
+    return quote + String(String.UnicodeScalarView(characters.prefix(200))) + "…" + quote
+      + " (\(characters.count) characters)"
+  }
+
+  /// A JSON value as an error line shows it: `"2"`, `null`, `-5`, `true`.
+  static func describe(_ value: Any) -> String {
+    switch value {
+    case let text as String: return quoted(text)
+    case is NSNull: return "null"
+    case let number as NSNumber where String(cString: number.objCType) == "c": return number.boolValue ? "true" : "false"
+    case let number as NSNumber: return number.description
+    case is [Any]: return "an array"
+    default: return "an object"
+    }
+  }
+
   /// A scope's counts by place: its runs are pinned on the writes that invalidated it, its redundant runs on the
   /// no-op writes that did.
   public static let siteScopeMetrics = ["invalidations", "wastedInvalidations"]
@@ -94,12 +127,36 @@ public struct Baseline: Equatable, Sendable {
       throw BaselineError("is not an ObsTrace baseline (schema \(schema)); make one with 'obstrace baseline'")
     }
     var baseline = Baseline()
+    // Every count is read as what it says or refused: a count that is not one ("2", null, -5, 2.5, past 2^53)
+    // was read as 0 or wrapped (a fresh-clone try-out's J7), and the check then failed or passed on a line that
+    // is not so. A metric the entry does not have counts 0, as a baseline without that metric meant.
+    func counts(_ value: Any, of name: String, in section: String, metrics: [String]) throws(BaselineError)
+      -> [String: Int]
+    {
+      guard let counts = value as? [String: Any] else {
+        throw BaselineError("has a malformed entry \(quoted(name)) (not an object of counts)")
+      }
+      var parsed: [String: Int] = [:]
+      for (metric, value) in counts {
+        guard metrics.contains(metric) else {
+          throw BaselineError(
+            "has an unknown metric \(quoted(metric)) for \(quoted(name)) (the \(section)' metrics are "
+              + metrics.joined(separator: ", ") + ")")
+        }
+        guard let count = count(value) else {
+          throw BaselineError(
+            "has \(quoted(metric)): \(describe(value)) for \(quoted(name)), which is not a count (a whole number from 0 "
+              + "to 2^53)")
+        }
+        parsed[metric] = count
+      }
+      return parsed
+    }
     for (section, metrics) in [("properties", propertyMetrics), ("scopes", scopeMetrics)] {
       guard let entries = object[section] as? [String: Any] else { throw BaselineError("has no \"\(section)\"") }
       for (name, value) in entries {
-        guard let counts = value as? [String: Any] else { throw BaselineError("has a malformed entry \"\(name)\"") }
-        var parsed: [String: Int] = [:]
-        for metric in metrics { parsed[metric] = (counts[metric] as? NSNumber)?.intValue ?? 0 }
+        var parsed = try counts(value, of: name, in: section, metrics: metrics)
+        for metric in metrics where parsed[metric] == nil { parsed[metric] = 0 }
         if section == "properties" { baseline.properties[name] = parsed } else { baseline.scopes[name] = parsed }
       }
     }
@@ -109,22 +166,15 @@ public struct Baseline: Equatable, Sendable {
       for (section, metrics) in [("properties", propertyMetrics), ("scopes", siteScopeMetrics)] {
         guard let entries = sites[section] else { continue }
         guard let entries = entries as? [String: Any] else {
-          throw BaselineError("has a malformed \"sites\" entry \"\(section)\"")
+          throw BaselineError("has a malformed \"sites\" entry \(quoted(section))")
         }
         for (name, value) in entries {
           guard let places = value as? [String: Any] else {
-            throw BaselineError("has a malformed \"sites\" entry \"\(name)\"")
+            throw BaselineError("has a malformed \"sites\" entry \(quoted(name))")
           }
           var parsed: [String: [String: Int]] = [:]
-          for (place, counts) in places {
-            guard let counts = counts as? [String: Any] else {
-              throw BaselineError("has a malformed \"sites\" entry \"\(name)\" at \"\(place)\"")
-            }
-            var byMetric: [String: Int] = [:]
-            for metric in metrics {
-              if let count = (counts[metric] as? NSNumber)?.intValue { byMetric[metric] = count }
-            }
-            parsed[place] = byMetric
+          for (place, value) in places {
+            parsed[place] = try counts(value, of: name + " at " + place, in: section, metrics: metrics)
           }
           if section == "properties" { baseline.propertySites[name] = parsed } else { baseline.scopeSites[name] = parsed }
         }

@@ -68,6 +68,47 @@ struct CheckTests {
     #expect(word.errorLines.first?.contains("is not of the form 'Name:metric<=N'") == true)
   }
 
+  @Test(
+    "a baseline's count that is not one is refused, naming it, not read as 0 or wrapped; unknown metrics too (a fresh-clone try-out's J7)",
+    arguments: [
+      (#""writes": "2""#, #"has "writes": "2" for "TodoStore.items", which is not a count"#),
+      (#""writes": null"#, #"has "writes": null for "TodoStore.items", which is not a count"#),
+      (#""writes": -5"#, #"has "writes": -5 for "TodoStore.items", which is not a count"#),
+      (#""writes": 2.5"#, #"has "writes": 2.5 for "TodoStore.items", which is not a count"#),
+      (#""writes": true"#, #"has "writes": true for "TodoStore.items", which is not a count"#),
+      (#""writes": 184467440737095516150"#, #"has "writes": 184467440737095516150 for "TodoStore.items""#),
+      (#""writes": 2, "bogus": 7"#, #"has an unknown metric "bogus" for "TodoStore.items""#),
+    ])
+  func hostileCounts(replacement: String, error: String) throws {
+    let text = try String(contentsOfFile: committedBaseline, encoding: .utf8)
+    #expect(text.contains(#""writes": 2"#))
+    let path = Paths.temporary("hostile-count.json")
+    try text.replacingOccurrences(of: #""writes": 2"#, with: replacement).write(
+      toFile: path, atomically: true, encoding: .utf8)
+    let result = Run.command(["check", trace, "--baseline", path])
+    #expect(result.status == 2, "\(result.standardOutput)")
+    #expect(result.errorLines.count == 1 && result.standardError.contains(error), "\(result.standardError)")
+    #expect(result.standardOutput.isEmpty)
+  }
+
+  @Test("a baseline over 8 MiB is refused before it is parsed; a name is cut in the error that quotes it")
+  func hostileSizes() throws {
+    let large = Paths.temporary("large.json")
+    try String(repeating: " ", count: 9 << 20).write(toFile: large, atomically: true, encoding: .utf8)
+    let refused = Run.command(["check", trace, "--baseline", large])
+    #expect(refused.status == 2 && refused.errorLines.count == 1, "\(refused.standardError)")
+    #expect(refused.standardError.contains("over the 8.0 MiB a baseline of a program's counts takes"), "\(refused.standardError)")
+    let text = try String(contentsOfFile: committedBaseline, encoding: .utf8)
+    let long = Paths.temporary("long-name.json")
+    let name = String(repeating: "N", count: 100_000) + "\n::error x"
+    try text.replacingOccurrences(of: "TodoList.body", with: name.replacingOccurrences(of: "\n", with: "\\n")).write(
+      toFile: long, atomically: true, encoding: .utf8)
+    let result = Run.command(["check", trace, "--baseline", long])
+    #expect(result.status == 2 && result.errorLines.count == 1, "\(result.standardError)")
+    #expect(result.standardError.utf8.count < 1_000, "\(result.standardError.utf8.count)")
+    #expect(result.standardError.contains("…' (100011 characters), which"), "\(result.standardError.suffix(300))")
+  }
+
   @Test("checking the baseline's own trace passes")
   func samePasses() {
     let result = Run.command(["check", trace, "--baseline", committedBaseline])
