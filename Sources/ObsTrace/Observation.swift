@@ -58,6 +58,11 @@ public typealias ObservationRegistrar = TracingRegistrar
 /// code. As a function of its own, its return address was the call site, and a call that is its function's last
 /// statement, made a jump in an optimized build, left the caller no frame: the call site was then in the caller's
 /// caller.
+///
+/// Its inlined code is one call, no branch: a branch makes small functions that differ only in their closures
+/// alike enough for an optimized build to merge them into one body without line information, and the call site
+/// is then lost (SiteTests' tail and qualified tracking, -O). Not recording, the traced function calls
+/// Observation's at once, from a small frame.
 @_transparent
 public func withObservationTracking<T>(
   _ apply: () -> T, onChange: @autoclosure () -> @Sendable () -> Void
@@ -66,7 +71,8 @@ public func withObservationTracking<T>(
 }
 
 /// `withObservationTracking(_:onChange:)` recorded as a scope with a name of your choosing
-/// (`"FirstView.body"`), so reports speak of it by that name.
+/// (`"FirstView.body"`), so reports speak of it by that name. Transparent, as the unnamed form: no frame of its own.
+@_transparent
 public func withObservationTracking<T>(
   named name: String, _ apply: () -> T, onChange: @autoclosure () -> @Sendable () -> Void
 ) -> T {
@@ -74,7 +80,10 @@ public func withObservationTracking<T>(
 }
 
 /// Runs `body` as a named scope: reads inside it are attributed to `name`. For code that runs under tracking
-/// ObsTrace does not own (a SwiftUI body), or to group reads in a report.
+/// ObsTrace does not own (a SwiftUI body), or to group reads in a report. Not recording, it calls `body` and
+/// nothing else.
+@_transparent
 public func withTrackingScope<T>(named name: String, _ body: () throws -> T) rethrows -> T {
-  try TracedTracking.withScope(named: name, body)
+  guard TracedTracking.isRecording else { return try body() }
+  return try TracedTracking.withScope(named: name, body)
 }

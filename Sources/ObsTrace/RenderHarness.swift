@@ -45,8 +45,20 @@ public final class RenderHarness<Output>: @unchecked Sendable {
       $0.runs += 1
       $0.dirty = false
     }
-    // Weak: the model's registrar holds this handler; a strong harness would keep the model alive through its body.
-    return TracedTracking.withObservationTracking(
+    // Not recording, Observation's function alone, from this frame: a harness rendered inside another's body adds
+    // this frame to the stack, and recording, `renderRecorded`'s.
+    guard TracedTracking.isRecording else {
+      // Weak: the model's registrar holds this handler; a strong harness would keep the model alive through its
+      // body.
+      return TracedTracking.untraced(body) { { [weak self] in self?.invalidated() } }
+    }
+    return renderRecorded()
+  }
+
+  /// `render()` recording: the body run as a scope labelled with the harness's name, continuing its one instance.
+  @inline(never)
+  private func renderRecorded() -> Output {
+    TracedTracking.withObservationTracking(
       body,
       onChange: { [weak self] in
         self?.invalidated()

@@ -81,7 +81,9 @@ public enum CallSite {
 /// the write in progress on the firing thread) and when they are cancelled.
 public enum TrackingScopes {
   /// Begins a scope on this thread; 0 (and nothing recorded) when not recording. A run of an `Observations`
-  /// sequence also records which sequence it belongs to and the actor it ran on.
+  /// sequence also records which sequence it belongs to and the actor it ran on. Never inlined: its locals would
+  /// stay in the frame of a scope's run, on the stack while the scope's code runs.
+  @inline(never)
   static func begin(
     _ kind: ScopeKind, _ label: ScopeLabel, instance rule: InstanceRule, sequence: UInt32 = 0,
     isolation: (any Actor)? = nil
@@ -172,13 +174,66 @@ public enum TracedTracking {
   /// A new instance id, for a caller whose runs are one instance (a render harness).
   public static func newInstance() -> UInt32 { ScopeInstances.newInstance() }
 
+  /// Whether tracking is recorded now (starting the recording `OBSTRACE_OUTPUT` asks for, the first time). The drop-in's
+  /// shadows check it in the caller's own code (they are `@_transparent`) and call Observation's function directly
+  /// when it is false: a level of tracking that is not recorded has no frame of ObsTrace's on the stack, so nested
+  /// tracking takes the stack Observation's own takes (tryout14's H10: a traced level took twice that, recording or
+  /// not, and a recursive render that fitted a small stack untraced overflowed it traced). A recording that starts
+  /// while such a scope runs sees it as tracking ObsTrace does not own (UntracedTracking), as before.
+  @inlinable
+  public static var isRecording: Bool {
+    obstrace_is_enabled() || startsRecording()
+  }
+
+  /// `isRecording` when the flag is off: starts the environment's recording the first time.
+  @usableFromInline @inline(never)
+  static func startsRecording() -> Bool {
+    Recorder.startFromEnvironmentIfNeeded()
+    return obstrace_is_enabled()
+  }
+
+  /// Observation's own `withObservationTracking(_:onChange:)`, inlined into the caller: for the drop-in module, in
+  /// which `Observation` names its own enum, when not recording.
+  /// `onChange` is the caller's autoclosure, passed as it is (wrapped again, it would be one more closure context
+  /// in the caller's frame, unoptimized).
+  @_transparent
+  public static func untraced<T>(_ apply: () -> T, _ onChange: () -> @Sendable () -> Void) -> T {
+    Observation.withObservationTracking(apply, onChange: onChange())
+  }
+
   /// `withObservationTracking(_:onChange:)`, recorded as a scope of kind `tracking`: the real function runs
   /// unchanged; ObsTrace only wraps `apply` (to mark the scope) and the change handler (to see it fire).
+  ///
+  /// Nested in other tracking, this function's frame stays on the stack while `apply` runs, with Observation's and
+  /// the wrapping closure's: it is the only frame of ObsTrace's there but that closure, and does as little as it
+  /// can itself (the scope is begun in a function of its own, and a scope outside any tracking, the outermost, whose
+  /// frames are not repeated per level, runs in another).
   public static func withObservationTracking<T>(
     _ apply: () -> T, onChange: @autoclosure () -> @Sendable () -> Void, label: ScopeLabel,
     instance: InstanceRule = .afterFire
   ) -> T {
-    track(.tracking, label, instance: instance, apply, onChange: onChange()).value
+    // Not recording: Observation's function from this frame, which holds nothing else.
+    guard isRecording else { return Observation.withObservationTracking(apply, onChange: onChange()) }
+    return trackRecorded(apply, onChange, label: label, instance: instance)
+  }
+
+  /// `withObservationTracking(_:onChange:label:instance:)` recording.
+  @inline(never)
+  static func trackRecorded<T>(
+    _ apply: () -> T, _ onChange: () -> @Sendable () -> Void, label: ScopeLabel, instance: InstanceRule
+  ) -> T {
+    let begun = beginTracking(.tracking, label, instance: instance)
+    guard begun.scope != 0 && !begun.ownsTracking else { return trackAtTop(begun, apply, onChange) }
+    let scope = begun.scope
+    return Observation.withObservationTracking(
+      {
+        // Observation's tracking pointer for this scope: reads that see it are this scope's own.
+        obstrace_note_own_tracking()
+        defer { TrackingScopes.end(scope) }
+        return apply()
+      },
+      // Evaluated by the real function only when the scope read something, as the real `onChange` is.
+      onChange: tracedChangeHandler(scope, onChange(), firing: begun.firing))
   }
 
   /// The traced `withObservationTracking` with the scope's kind, and for an `Observations` value its sequence
@@ -187,18 +242,60 @@ public enum TracedTracking {
     _ kind: ScopeKind, _ label: ScopeLabel, instance rule: InstanceRule, sequence: UInt32 = 0,
     isolation: (any Actor)? = nil, _ apply: () -> T, onChange: @autoclosure () -> @Sendable () -> Void
   ) -> (value: T, scope: UInt32) {
+    let begun = beginTracking(kind, label, instance: rule, sequence: sequence, isolation: isolation)
+    guard begun.scope != 0 && !begun.ownsTracking else { return (trackAtTop(begun, apply, onChange), begun.scope) }
+    return (trackWrapped(begun.scope, firing: begun.firing, apply, onChange: onChange()), begun.scope)
+  }
+
+  /// A tracking scope begun: what its run needs.
+  struct BegunTracking {
+    /// 0 when not recording.
+    var scope: UInt32
+    /// For a scope whose instance a later re-track continues (`InstanceRule.afterFire`).
+    var firing: ScopeInstances.Firing?
+    /// Whether ObsTrace runs the scope's tracking itself (`trackOutsideTracking`: outside any tracking, with
+    /// Observation's tracking setter found). A recorded scope that does not runs through Observation's function,
+    /// its `apply` wrapped (`trackWrapped`): nested in tracking in progress, or without the setter.
+    var ownsTracking: Bool
+  }
+
+  /// Begins a tracking scope (`TrackingScopes.begin`) and works out how it runs: a function of its own, so that
+  /// its locals are not in the frame that stays on the stack while the scope's `apply` runs.
+  @inline(never)
+  static func beginTracking(
+    _ kind: ScopeKind, _ label: ScopeLabel, instance rule: InstanceRule, sequence: UInt32 = 0,
+    isolation: (any Actor)? = nil
+  ) -> BegunTracking {
     let (scope, labelID, instance, tracking) = TrackingScopes.begin(
       kind, label, instance: rule, sequence: sequence, isolation: isolation)
-    guard scope != 0 else {
-      return (Observation.withObservationTracking(apply, onChange: onChange()), 0)
-    }
+    guard scope != 0 else { return BegunTracking(scope: 0, firing: nil, ownsTracking: false) }
     let firing =
       rule.continuesAfterFire
       ? ScopeInstances.Firing(label: labelID, instance: instance, context: obstrace_run_context()) : nil
-    if tracking == nil && obstrace_can_own_tracking() {
-      return (trackOutsideTracking(scope, firing: firing, apply, onChange: onChange()), scope)
+    return BegunTracking(
+      scope: scope, firing: firing, ownsTracking: tracking == nil && obstrace_can_own_tracking())
+  }
+
+  /// A scope not recorded (Observation's function, untouched) or whose tracking ObsTrace runs itself
+  /// (`trackOutsideTracking`): not nested in other tracking, so its frames are not repeated per level.
+  @inline(never)
+  static func trackAtTop<T>(
+    _ begun: BegunTracking, _ apply: () -> T, _ onChange: () -> @Sendable () -> Void
+  ) -> T {
+    guard begun.ownsTracking else {
+      return Observation.withObservationTracking(apply, onChange: onChange())
     }
-    let value = Observation.withObservationTracking(
+    return trackOutsideTracking(begun.scope, firing: begun.firing, apply, onChange: onChange())
+  }
+
+  /// A recorded scope run through Observation's function: `apply` wrapped to mark the scope, the change handler to
+  /// see it fire (as `withObservationTracking(_:onChange:label:instance:)` does it, in its own frame).
+  @inline(__always)
+  static func trackWrapped<T>(
+    _ scope: UInt32, firing: ScopeInstances.Firing?, _ apply: () -> T,
+    onChange: @autoclosure () -> @Sendable () -> Void
+  ) -> T {
+    Observation.withObservationTracking(
       {
         // Observation's tracking pointer for this scope: reads that see it are this scope's own.
         obstrace_note_own_tracking()
@@ -207,7 +304,6 @@ public enum TracedTracking {
       },
       // Evaluated by the real function only when the scope read something, as the real `onChange` is.
       onChange: tracedChangeHandler(scope, onChange(), firing: firing))
-    return (value, scope)
   }
 
   /// `track` for a scope begun outside any tracking (the common case): what Observation's `withObservationTracking`
