@@ -35,13 +35,21 @@ public final class Symbolizer {
     self.session = session
     dwfl_report_begin(session)
     var reported = 0
-    for module in modules where access(module.path, R_OK) == 0 {
+    // Regular files only: a trace names its modules, and a FIFO there would block the open forever (a fresh-clone
+    // try-out's J11), a device would be read as a binary.
+    for module in modules where access(module.path, R_OK) == 0 && Self.isRegularFile(module.path) {
       if dwfl_report_elf(session, module.path, module.path, -1, Dwarf_Addr(module.base), false) != nil { reported += 1 }
     }
     dwfl_report_end(session, nil, nil)
     // Every stored property is set, so failing runs `deinit`, which ends the session: ending it here as well freed
     // it twice (heap corruption; a traced program crashed in dwfl_end).
     if reported == 0 { return nil }
+  }
+
+  /// Whether `path` names a regular file (after symbolic links).
+  static func isRegularFile(_ path: String) -> Bool {
+    var status = stat()
+    return stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
   }
 
   /// The descriptors the session opens on the process's binaries are closed on exec (shim.h): the recording

@@ -91,6 +91,29 @@ struct LossTests {
     return path
   }
 
+  @Test("symbolize of a trace whose module list names a FIFO: skipped, not opened (it blocked forever: tryout15's J11)")
+  func moduleThatIsAFIFO() throws {
+    let path = Paths.temporary("fifo-module.trc")
+    let fifo = (path as NSString).deletingLastPathComponent + "/module-fifo"
+    #expect(mkfifo(fifo, 0o600) == 0)
+    let header = TraceHeader(
+      startWallClockNanoseconds: 1, processID: 42, executable: "/bin/fixture", dropWhenFull: false, ringCapacity: 64,
+      stackLevel: 0)
+    let writer = try TraceFileWriter(path: path, header: header)
+    try writer.writeChunk(.modules, payload: ChunkPayload.modules([LoadedModule(path: fifo, base: 0x40_0000)]))
+    try writer.writeChunk(
+      .footer,
+      payload: ChunkPayload.footer(
+        TraceFooter(
+          durationNanoseconds: 1000, chunks: 1,
+          threads: [ThreadTotals(thread: 1, osThreadID: 7, recorded: 0, dropped: 0)])))
+    writer.close()
+    let result = try Run.program(
+      "/usr/bin/timeout", ["30", Paths.binary("obstrace"), "symbolize", path, "-o", Paths.temporary("fifo-out.trc")])
+    #expect(result.status != 124, "symbolize blocked on the FIFO")
+    #expect(result.errorLines.count == 1, "\(result.standardError)")
+  }
+
   /// `traces/guide.trc` with its footer replaced by one whose checksum holds and whose contents do not decode (a
   /// varint that never ends), and that footer's offset.
   static func malformedFooter() throws -> (path: String, offset: UInt64) {
