@@ -62,7 +62,8 @@ enum DumpCommand: TraceCommand {
       for event in chunk.events {
         printer.print(event)
         if stacks && event.stack != 0 {
-          let frames = reader.definitions.frames(ofStack: event.stack)
+          // In place: `reader.definitions` is a copy of the whole struct, and this is asked for every event.
+          let frames = reader.withDefinitions { $0.frames(ofStack: event.stack) }
           if let kept = stackLines[event.stack], kept.frames == frames {
             for text in kept.lines { line(text) }
             continue

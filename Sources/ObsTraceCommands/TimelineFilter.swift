@@ -117,11 +117,11 @@ struct TimelineFilter {
 
     private mutating func labelMatch(_ id: UInt32, _ wanted: String) -> LabelMatch {
       if let match = labelMatches[id] { return match }
-      let definitions = reader.definitions
-      let name = definitions.labelName(id)
+      // In place (`withDefinitions`): `reader.definitions` is a copy of the whole struct.
+      let (name, defined) = reader.withDefinitions { ($0.labelName(id), $0.labels[id] != nil) }
       let match: LabelMatch = name == wanted ? .name : name == filter.scopeOfRun ? .labelOfRun : .none
       // Kept once the trace has defined the label: until then its name is worked out again, never frozen as unknown.
-      if definitions.labels[id] != nil { labelMatches[id] = match }
+      if defined { labelMatches[id] = match }
       return match
     }
 
@@ -136,9 +136,9 @@ struct TimelineFilter {
 
     private mutating func propertyMatches(_ id: UInt32, _ wanted: String) -> Bool {
       if let match = propertyMatches[id] { return match }
-      let definitions = reader.definitions
-      let match = definitions.propertyName(id) == wanted
-      if definitions.properties[id] != nil { propertyMatches[id] = match }
+      let (name, defined) = reader.withDefinitions { ($0.propertyName(id), $0.properties[id] != nil) }
+      let match = name == wanted
+      if defined { propertyMatches[id] = match }
       return match
     }
 
@@ -177,7 +177,7 @@ struct TimelineFilter {
       if time < filter.from || time > filter.to { return false }
       if let wanted = filter.thread, wanted != thread { return false }
       if let type = filter.objectType {
-        return PrintedNames.wrongType(type, object: serial, in: reader.definitions) == nil
+        return reader.withDefinitions { PrintedNames.wrongType(type, object: serial, in: $0) } == nil
       }
       return true
     }
@@ -186,10 +186,10 @@ struct TimelineFilter {
     /// of another type with that serial matches nothing: serials are counted across types.
     private mutating func objectHasWantedType(_ serial: UInt32) -> Bool {
       guard let wanted = filter.objectType else { return true }
-      let definitions = reader.definitions
-      guard let type = definitions.objects[serial] else { return false }
+      // In place (`withDefinitions`): this is asked for every line about the object.
+      guard let type = reader.withDefinitions({ $0.objects[serial] }) else { return false }
       if let known = objectTypeMatches[type] { return known }
-      let matches = PrintedNames.isType(type, named: wanted, in: definitions)
+      let matches = reader.withDefinitions { PrintedNames.isType(type, named: wanted, in: $0) }
       // A match is kept; a mismatch is not (a property defined later may qualify the type's name: isType).
       if matches { objectTypeMatches[type] = true }
       return matches

@@ -105,7 +105,11 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
     }
   }
 
-  private var definitions: TraceDefinitions { reader.definitions }
+  /// Calls `body` with the reader's definitions in place: `reader.definitions` is a copy of the whole struct (a
+  /// retain and a release of each of its tables, ≈ 1,000 instructions), and objects are named per event.
+  private func withDefinitions<Result>(_ body: (borrowing TraceDefinitions) -> Result) -> Result {
+    reader.withDefinitions(body)
+  }
 
   mutating func consume(_ fact: ReplayFact) {
     guard error == nil else { return }
@@ -355,27 +359,27 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
 
   private mutating func propertyName(_ id: UInt32) -> String {
     if let name = propertyNames[id] { return name }
-    let name = definitions.propertyName(id)
+    let name = withDefinitions { $0.propertyName(id) }
     propertyNames[id] = name
     return name
   }
 
   private mutating func labelName(_ id: UInt32) -> String {
     if let name = labelNames[id] { return name }
-    let name = definitions.labelName(id)
+    let name = withDefinitions { $0.labelName(id) }
     labelNames[id] = name
     return name
   }
 
   private mutating func typeName(_ id: UInt32) -> String {
     if let name = typeNames[id] { return name }
-    let name = definitions.typeName(id)
+    let name = withDefinitions { $0.typeName(id) }
     typeNames[id] = name
     return name
   }
 
   private mutating func objectName(_ serial: UInt32) -> String {
-    guard let type = definitions.objects[serial] else { return "<unknown type>#\(serial)" }
+    guard let type = withDefinitions({ $0.objects[serial] }) else { return "<unknown type>#\(serial)" }
     return "\(typeName(type))#\(serial)"
   }
 
@@ -385,7 +389,7 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
     if let name = memberNames[key.property] {
       member = name
     } else {
-      member = definitions.shortPropertyName(key.property)
+      member = withDefinitions { $0.shortPropertyName(key.property) }
       memberNames[key.property] = member
     }
     return "\(objectName(key.object)).\(member)"
@@ -394,7 +398,7 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
   private mutating func site(_ stack: UInt32) -> String? {
     guard stack != 0 else { return nil }
     if let site = sites[stack] { return site.isEmpty ? nil : site }
-    let site = definitions.site(ofStack: stack).map(SiteFormatting.describe) ?? ""
+    let site = withDefinitions { $0.site(ofStack: stack) }.map(SiteFormatting.describe) ?? ""
     sites[stack] = site
     return site.isEmpty ? nil : site
   }

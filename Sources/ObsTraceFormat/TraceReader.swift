@@ -71,7 +71,10 @@ public final class TraceReader {
   public private(set) var footer: TraceFooter?
   /// The modules mapped when the recording started (for `obstrace symbolize`).
   public private(set) var modules: [LoadedModule] = []
-  public private(set) var definitions = TraceDefinitions()
+  /// Unchecked: changed only by `read` (`apply`, which calls nothing out), between the consumer's calls, on the
+  /// consumer's thread; checked, each look of a printer at it (a name resolved, a filter's match) called the
+  /// runtime's exclusivity check (≈ 76 instructions).
+  @exclusivity(unchecked) public private(set) var definitions = TraceDefinitions()
   /// Damaged chunks skipped so far, with offsets.
   public private(set) var damage: [TraceDamage] = []
   /// True when the file ends inside a chunk or has no footer (the recording did not stop cleanly), or no footer
@@ -348,6 +351,21 @@ public final class TraceReader {
   /// entry, callgrind, when each was an access of its own).
   private static func apply(_ entries: [TraceDefinitions.Entry], to definitions: inout TraceDefinitions) {
     for entry in entries { definitions.apply(entry) }
+  }
+
+  /// Calls `body` with `definitions` in place. A method called on `reader.definitions`, or on a copy of it, is
+  /// called on a copy of the whole struct (the compiler cannot know that the call leaves the reader alone): a
+  /// retain and a release of each of its tables, ≈ 950 instructions, for each name a printer resolves. `body` must
+  /// not reach this reader.
+  public func withDefinitions<Result>(_ body: (borrowing TraceDefinitions) throws -> Result) rethrows -> Result {
+    try Self.lend(&definitions, body)
+  }
+
+  /// Lends `definitions` as they are: an inout parameter is borrowed, not copied, for the call.
+  private static func lend<Result>(
+    _ definitions: inout TraceDefinitions, _ body: (borrowing TraceDefinitions) throws -> Result
+  ) rethrows -> Result {
+    try body(definitions)
   }
 
   /// The read-ahead thread's pipeline while `forEachChunk` runs with `readsAhead` (for tests).
