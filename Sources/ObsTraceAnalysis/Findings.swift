@@ -349,8 +349,8 @@ enum Findings {
   /// pile-up.
   static let pileUpThreshold = 10
 
-  /// Damaged chunks said one by one; the rest in one finding.
-  static let damagedChunksListed = 20
+  /// Damaged chunks said one by one (those the reader keeps whole); the rest in one finding.
+  static let damagedChunksListed = TraceDamageList.listedLimit
 
   /// Objects alive at the end: a leak only with evidence, never from a trace that may have lost its frees
   /// (truncated, or with dropped events); the rest is information. The evidence is objects left behind: never read
@@ -808,11 +808,9 @@ enum Findings {
           hint: "the process was killed or crashed; events of its last ~0.3 s may be missing",
           evidence: "the file has no footer (or ends inside a chunk)"))
     }
-    // Looked up once: `malformedFooter` searches the damage list, and a file of many damaged spots made that
-    // quadratic (tryout14's H2: 100,000 of them, a 400 KB file, took 132 s).
-    let malformedFooter = trace.malformedFooter
-    let damaged = trace.damage.filter { $0 != malformedFooter }
-    for damage in damaged.prefix(damagedChunksListed) {
+    // The reader keeps the footer apart, the first spots whole, and of the rest their count and ends (a file of a
+    // million damaged spots kept them all: tryout14's H2).
+    for damage in trace.damage.listed.prefix(damagedChunksListed) {
       findings.append(
         Finding(
           kind: .damagedChunk, property: nil, scope: nil, site: nil, count: 1, message: "damaged chunk \(damage)",
@@ -825,10 +823,8 @@ enum Findings {
             : "the chunk's checksum, length or contents did not hold up"))
     }
     // The others in one finding, not three lines each (a file of a million damaged spots printed three million).
-    if damaged.count > damagedChunksListed, let first = damaged.dropFirst(damagedChunksListed).first,
-      let last = damaged.last
-    {
-      let more = damaged.count - damagedChunksListed
+    if trace.damage.more > 0, let first = trace.damage.firstMore, let last = trace.damage.lastMore {
+      let more = trace.damage.more
       findings.append(
         Finding(
           kind: .damagedChunk, property: nil, scope: nil, site: nil, count: more,

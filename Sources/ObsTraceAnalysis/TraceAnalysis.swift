@@ -8,7 +8,8 @@ public struct AnalysisReport: Sendable {
     public var threads: Int
     public var droppedEvents: UInt64
     public var truncated: Bool
-    public var damage: [TraceDamage]
+    /// Damaged spots: counted, the first ones kept (`TraceDamageList`).
+    public var damage: TraceDamageList
     /// Where the zeros that end the file begin, when reading stopped at them (`TraceReader.zeroTail`): its end was
     /// never written.
     public var zeroTail: TraceDamage?
@@ -53,7 +54,7 @@ public struct AnalysisReport: Sendable {
     /// (`TraceReader.malformedFooter`): the trace is `truncated` (no footer was read), and this is said instead of a
     /// missing footer and a damaged chunk. Nil otherwise.
     public var malformedFooter: TraceDamage? {
-      truncated ? damage.first { $0.message == TraceReader.malformedFooterMessage } : nil
+      truncated ? damage.malformedFooter : nil
     }
 
     /// Whether chunks are missing that no damaged chunk accounts for (chunks removed from the file, or lost to
@@ -93,7 +94,7 @@ public struct AnalysisReport: Sendable {
     }
 
     public init(
-      path: String, events: Int, threads: Int, droppedEvents: UInt64, truncated: Bool, damage: [TraceDamage],
+      path: String, events: Int, threads: Int, droppedEvents: UInt64, truncated: Bool, damage: TraceDamageList,
       durationNanoseconds: UInt64, backtraces: String, symbolized: Bool, seesUntracedTracking: Bool? = nil,
       runningAtStop: [UInt32] = [], lostAtStop: UInt64 = 0, ringless: UInt64 = 0
     ) {

@@ -370,10 +370,10 @@ enum CheckCommand: TraceCommand {
       return "\(count) of its \(definitions.properties.count) properties are not named by its symbol table"
     }
     let damage = report.trace.damage
-    if !damage.isEmpty, !report.trace.truncated {
+    if let first = damage.listed.first ?? damage.malformedFooter, !report.trace.truncated {
       // A clean stop writes the symbol table just before the footer; the footer is here, the table is not.
       return "its symbol table is missing, and \(damage.count) damaged chunk\(damage.count == 1 ? " was" : "s were") "
-        + "skipped (first at byte \(damage[0].offset)): the recording stopped cleanly, which writes one, so it was "
+        + "skipped (first at byte \(first.offset)): the recording stopped cleanly, which writes one, so it was "
         + "likely damaged"
     }
     if report.trace.truncated {
@@ -408,7 +408,7 @@ enum CheckCommand: TraceCommand {
     }
     // Copies of chunks already read (a file spliced together) are not damage: their events were read once; the
     // trace is still not one a recording wrote (tryout15's K3: they were said as damaged chunks).
-    let copies = report.trace.damage.count(where: \.isCopy)
+    let copies = report.trace.damage.copies
     let damaged = report.trace.damage.count - copies - (malformedFooter == nil ? 0 : 1)
     if damaged > 0 { reasons.append("\(damaged) damaged chunk(s) were skipped") }
     if copies > 0 {

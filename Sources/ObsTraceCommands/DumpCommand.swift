@@ -80,7 +80,7 @@ enum DumpCommand: TraceCommand {
       }
     }
     let malformedFooter = reader.truncated ? reader.malformedFooter : nil
-    for damage in reader.damage where damage != malformedFooter { line("# damage \(damage)") }
+    printDamage(reader, line)
     if let first = reader.firstUnknownID {
       line(
         "# inconsistent: \(reader.unknownIDEvents) reference\(reader.unknownIDEvents == 1 ? "" : "s") to ids no "
@@ -101,6 +101,27 @@ enum DumpCommand: TraceCommand {
     if let extra = reader.afterFooter { line("# \(extra)") }
     if let footer = reader.footer {
       line("# footer: \(footer.recorded) recorded, \(footer.dropped) dropped, \(footer.chunks) chunks")
+    }
+  }
+
+  /// A line for every damaged spot but the footer (said apart). The reader keeps only the first ones (memory bounded
+  /// whatever the file holds: a file of a million spots kept ≈ 450 bytes each); past them, the file is read again
+  /// for them, up to as many as this reading counted (a trace still being written may have more by now).
+  private static func printDamage(_ reader: TraceReader, _ line: @escaping (String) -> Void) {
+    let damage = reader.damage
+    guard damage.more > 0 else {
+      for spot in damage.listed { line("# damage \(spot)") }
+      return
+    }
+    var left = damage.chunks
+    do {
+      try reader.forEachDamage { spot in
+        guard left > 0, spot.message != TraceReader.malformedFooterMessage else { return }
+        left -= 1
+        line("# damage \(spot)")
+      }
+    } catch {
+      line("# damage: \(left) more damaged spots not listed (reading the file again: \(error.description))")
     }
   }
 }

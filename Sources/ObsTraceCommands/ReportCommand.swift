@@ -133,7 +133,7 @@ extension TraceInput {
   private static func completenessOfEvents(_ trace: AnalysisReport.Trace) -> (text: String, complete: Bool) {
     // A footer that does not decode is said as that, not as a damaged chunk and a missing footer.
     let malformedFooter = trace.malformedFooter
-    let copies = trace.damage.count(where: \.isCopy)
+    let copies = trace.damage.copies
     let damagedChunks = trace.damage.count - copies - (malformedFooter == nil ? 0 : 1)
     let damagedClause =
       damagedChunks == 0

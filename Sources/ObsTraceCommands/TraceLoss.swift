@@ -30,18 +30,18 @@ struct TraceLoss {
     } else if reader.truncated {
       clauses.append("no footer (the recording did not stop cleanly); read up to the last whole chunk")
     }
-    let damaged = reader.damage.filter { $0 != malformedFooter }
-    for damage in damaged.prefix(20) {
+    // The footer apart (said above), the first spots one by one (those the reader keeps whole), the rest counted.
+    let damaged = reader.damage
+    for damage in damaged.listed {
       clauses.append(
         damage.isCopy
           ? "chunk at byte \(damage.offset) skipped (\(Self.reason(damage.message))): its events were read once"
           : "damaged chunk at byte \(damage.offset) skipped (\(Self.reason(damage.message))): its events are lost")
     }
     // The rest in one clause: a file of a million damaged spots would otherwise give a note of a million clauses.
-    if damaged.count > 20, let first = damaged.dropFirst(20).first, let last = damaged.last {
-      let copies = damaged.dropFirst(20).count(where: \.isCopy)
+    if damaged.more > 0, let first = damaged.firstMore, let last = damaged.lastMore {
       clauses.append(
-        "\(damaged.count - 20) more chunks skipped from byte \(first.offset) to byte \(last.offset) (\(copies) of them "
+        "\(damaged.more) more chunks skipped from byte \(first.offset) to byte \(last.offset) (\(damaged.moreCopies) of them "
           + "copies of chunks already read; 'obstrace dump' lists every one)")
     }
     clauses.append(contentsOf: Self.threadLosses(reader))

@@ -35,7 +35,9 @@ final class ChunkPipeline: Sendable {
   /// One step of reading, in the order the consumer takes it: an item (what reading a chunk gave, recorded by the
   /// consumer), or a stretch of events the ordering released (passed on).
   enum Entry: Sendable {
-    case item(Item)
+    /// Boxed: an item (with what its scan met) is several times a stretch's size, and entries are mostly stretches,
+    /// copied at each hand-over (unboxed, the replaying thread did ≈ 4 more instructions an event on a 4-thread trace).
+    indirect case item(Item)
     case stretch(EventStretch)
   }
 
@@ -77,10 +79,13 @@ final class ChunkPipeline: Sendable {
   /// Reads the next chunk at `offset` and decodes it if it holds events: the work of the reader thread, or of the
   /// reader's own thread for a file too small to be worth a second one.
   static func next(
-    in file: ReadableFile, from offset: inout UInt64, decoder: inout ChunkDecoder, rawDeflate: Bool
+    in file: ReadableFile, from offset: inout UInt64, decoder: inout ChunkDecoder, rawDeflate: Bool,
+    observer: DamageObserver? = nil
   ) -> Item {
-    var scan = TraceReader.ChunkScan(reporting: true, rawDeflate: rawDeflate)
-    guard let chunk = TraceReader.nextChunk(in: file, from: &offset, &scan) else {
+    var scan = TraceReader.ChunkScan(reporting: true, rawDeflate: rawDeflate, observer: observer)
+    let found = TraceReader.nextChunk(in: file, from: &offset, &scan)
+    scan.window = TraceReader.ReadWindow()  // not carried to the consumer
+    guard let chunk = found else {
       return Item(scan: scan, more: false, decoded: nil)
     }
     if TraceReader.endsTrace(chunk) {
@@ -137,6 +142,8 @@ struct BatchProducer {
   var decoder: ChunkDecoder
   let rawDeflate: Bool
   var ordering: (any EventOrdering)?
+  /// Told of each damaged spot as it is met: only for a reading on the consumer's own thread (`TraceReader.forEachDamage`).
+  var observer: DamageObserver?
   /// Entries read and released, not yet handed over, in order from `head` (those before it were handed over and
   /// are nil: moved out, so that a stretch handed over does not keep its chunk's block here); the events of their
   /// stretches; their items. Handed-over slots are dropped from the front once they are half the array, not at
@@ -162,7 +169,8 @@ struct BatchProducer {
   /// end; then the entries waiting are handed over in order, up to `batchEvents` events of stretches.
   mutating func next(consumerWaiting: () -> Bool) -> ChunkPipeline.Batch {
     guard ordering != nil else {
-      let item = ChunkPipeline.next(in: file, from: &offset, decoder: &decoder, rawDeflate: rawDeflate)
+      let item = ChunkPipeline.next(
+        in: file, from: &offset, decoder: &decoder, rawDeflate: rawDeflate, observer: observer)
       return ChunkPipeline.Batch(entries: [.item(item)], last: !item.more)
     }
     // Out of `self` while it works (so that its release can keep stretches in `self`), and the only copy.

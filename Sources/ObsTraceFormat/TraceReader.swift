@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
@@ -75,8 +77,9 @@ public final class TraceReader {
   /// consumer's thread; checked, each look of a printer at it (a name resolved, a filter's match) called the
   /// runtime's exclusivity check (≈ 76 instructions).
   @exclusivity(unchecked) public private(set) var definitions = TraceDefinitions()
-  /// Damaged chunks skipped so far, with offsets.
-  public private(set) var damage: [TraceDamage] = []
+  /// Damaged chunks skipped so far: counted, the first ones kept with their offsets (`TraceDamageList`: memory
+  /// bounded whatever the file holds; `forEachDamage` reads every one again).
+  public private(set) var damage = TraceDamageList()
   /// True when the file ends inside a chunk or has no footer (the recording did not stop cleanly), or no footer
   /// that decodes (`malformedFooter`).
   public private(set) var truncated = false
@@ -84,7 +87,7 @@ public final class TraceReader {
   /// its footer, and the counts it holds are lost. The trace is `truncated` (no footer was read).
   public static let malformedFooterMessage = "the footer is malformed; ignored"
   /// Where the trace's footer is when it does not decode (see `malformedFooterMessage`), or nil.
-  public var malformedFooter: TraceDamage? { damage.first { $0.message == Self.malformedFooterMessage } }
+  public var malformedFooter: TraceDamage? { damage.malformedFooter }
   /// Where the file ends inside a chunk, when it does.
   public private(set) var cutAt: TraceDamage?
   /// The process whose recording holds the file's lock, when one did as the trace was opened: that recording is
@@ -116,7 +119,9 @@ public final class TraceReader {
   public private(set) var chunkLedger = ThreadChunkLedger()
 
   /// What went wrong in the chunks read at opening (symbols, modules, footer).
-  private var trailingDamage: [TraceDamage] = []
+  private var trailingDamage = TraceDamageList()
+  /// Told of each damaged spot as it is met, in the order `damage` counts them (`forEachDamage`'s reading).
+  private let damageObserver: DamageObserver?
   private let file: ReadableFile
   private let firstChunkOffset: UInt64
   /// Chunks are raw deflate streams (version 3 on), not zlib streams.
@@ -128,8 +133,13 @@ public final class TraceReader {
   /// What the definitions may hold in memory: a fixed allowance plus a share of the file's size.
   private var definitionBudget: DefinitionBudget
 
-  public init(path: String) throws(TraceFileError) {
+  public convenience init(path: String) throws(TraceFileError) {
+    try self.init(path: path, damageObserver: nil)
+  }
+
+  private init(path: String, damageObserver: DamageObserver?) throws(TraceFileError) {
     self.path = path
+    self.damageObserver = damageObserver
     file = try ReadableFile(path: path)
     definitionBudget = DefinitionBudget(fileSize: file.size)
     readsAhead = file.size >= Self.readAheadSize
@@ -275,6 +285,16 @@ public final class TraceReader {
     try read(ordering: ordering, chunk: { _ in }, stretch: body)
   }
 
+  /// Calls `body` with every damaged spot of the trace, in the order `damage` counts them, the malformed footer's
+  /// among them: `damage` keeps only the first ones, so the file is opened and read again, on this thread (the
+  /// decoding of its chunks too, as damage is found there). For `obstrace dump`, which lists every one. Throws what
+  /// opening the file again throws (it is gone, or no longer a trace).
+  public func forEachDamage(_ body: @escaping (TraceDamage) -> Void) throws(TraceFileError) {
+    let again = try TraceReader(path: path, damageObserver: DamageObserver(body))
+    again.readsAhead = false
+    again.forEachChunk { _ in }
+  }
+
   /// Reads every chunk, recording what each says in file order; passes each decoded chunk to `chunk` when there is
   /// no ordering, and the stretches the ordering releases to `stretch` when there is one.
   private func read(
@@ -311,6 +331,7 @@ public final class TraceReader {
       pipeline == nil
       ? BatchProducer(
         file: file, offset: firstChunkOffset, decoder: decoder, rawDeflate: rawDeflate, ordering: ordering) : nil
+    producer?.observer = damageObserver
     while true {
       let batch = pipeline?.next() ?? producer!.next { true }
       for entry in batch.entries {
@@ -330,6 +351,7 @@ public final class TraceReader {
   /// Records what reading met before an item's chunk and what the chunk says (definitions, damage, its thread and
   /// counts); returns the chunk when it decoded.
   private func record(_ item: ChunkPipeline.Item) -> EventChunk? {
+    // The scan's spots were told to the observer as they were met (`ChunkScan.note`).
     damage.append(contentsOf: item.scan.damage)
     if item.scan.truncated { truncated = true }
     if let cut = item.scan.cutAt { cutAt = cut }
@@ -339,7 +361,10 @@ public final class TraceReader {
     Self.apply(decoded.definitions, to: &definitions)
     definitionBudget = decoded.budget
     guard let chunk = decoded.chunk else {
-      if let problem = decoded.damage { damage.append(problem) }
+      if let problem = decoded.damage {
+        damage.append(problem)
+        damageObserver?.body(problem)
+      }
       return nil
     }
     noteDecoded(chunk, decoded, eventCount: item.eventCount, lastTime: item.lastTime)
@@ -399,11 +424,20 @@ public final class TraceReader {
     var reporting: Bool
     /// How the file's chunks are compressed: raw deflate since version 3, zlib streams before.
     var rawDeflate: Bool
-    var damage: [TraceDamage] = []
+    /// Spots skipped, counted (the first kept), and told to `observer` as they are met.
+    var damage = TraceDamageList()
+    var observer: DamageObserver?
     var truncated = false
     var cutAt: TraceDamage?
     var zeroTail: TraceDamage?
     var afterFooter: TraceDamage?
+    /// The file's bytes read last while looking past damage (`findMagic`), where the next chunk header is then read.
+    var window = ReadWindow()
+
+    mutating func note(_ spot: TraceDamage) {
+      damage.append(spot)
+      observer?.body(spot)
+    }
 
     mutating func cut(at offset: UInt64, _ message: String) {
       guard reporting else { return }
@@ -412,12 +446,29 @@ public final class TraceReader {
     }
   }
 
+  /// Bytes of a file from `start`, read ahead where damage is looked past: spots a few bytes apart (a file of chunk
+  /// magics, each a chunk whose length runs past the end) each read the next 64 KiB twice and a chunk header, three
+  /// reads of the file a spot (a 20 MB file of them: 5 M spots, over a minute of system time); now one a window.
+  struct ReadWindow: Sendable {
+    var start: UInt64 = 0
+    var bytes: [UInt8] = []
+
+    /// `count` bytes at `offset`, when the window holds them all.
+    func bytes(at offset: UInt64, count: Int) -> [UInt8]? {
+      guard offset >= start, offset - start + UInt64(count) <= UInt64(bytes.count) else { return nil }
+      let from = Int(offset - start)
+      return Array(bytes[from..<from + count])
+    }
+  }
+
   /// Reads the chunk at `offset` (resynchronizing past damage), advancing `offset` past it; nil at the end. Touches
   /// nothing but `file` and `scan`, so that it can run on the reader thread of `ChunkPipeline`.
   static func nextChunk(in file: ReadableFile, from offset: inout UInt64, _ scan: inout ChunkScan) -> Chunk? {
     let reportingDamage = scan.reporting
     while offset < file.size {
-      let headerBytes = file.read(at: offset, count: TraceFormat.chunkHeaderSize)
+      let headerBytes =
+        scan.window.bytes(at: offset, count: TraceFormat.chunkHeaderSize)
+        ?? file.read(at: offset, count: TraceFormat.chunkHeaderSize)
       if headerBytes.count < TraceFormat.chunkHeaderSize {
         if endsInZeros(file, at: offset, &scan) { return nil }
         scan.cut(at: offset, "the file ends inside a chunk header")
@@ -436,7 +487,7 @@ public final class TraceReader {
       if end > file.size {
         // Either the file was cut inside this chunk, or the length is damaged and a later chunk is whole.
         var probe = offset
-        if findMagic(file, after: &probe) {
+        if findMagic(file, after: &probe, &scan.window) {
           if !resynchronize(file, &offset, &scan, "a chunk's length runs past the end of the file") { return nil }
           continue
         }
@@ -455,7 +506,7 @@ public final class TraceReader {
       if uncompressedLength > limit {
         // Whole (its checksum holds) but larger than any writer makes: skipped without inflating a byte of it.
         if reportingDamage {
-          scan.damage.append(
+          scan.note(
             TraceDamage(
               offset: offset,
               message: "a chunk says it inflates to \(uncompressedLength) bytes, past the limit of \(limit); skipped"))
@@ -530,44 +581,39 @@ public final class TraceReader {
     return false
   }
 
-  /// Where the zeros that end the file begin (`file.size` when its last byte is not zero).
-  private static func zerosStart(_ file: ReadableFile) -> UInt64 {
-    var end = file.size
-    while end > 0 {
-      let start = end - min(end, 1 << 16)
-      let block = file.read(at: start, count: Int(end - start))
-      guard block.count == Int(end - start) else { return end }
-      if let last = block.lastIndex(where: { $0 != 0 }) { return start + UInt64(last) + 1 }
-      end = start
-    }
-    return 0
-  }
+  /// Where the zeros that end the file begin (`file.size` when its last byte is not zero): found once a file, as
+  /// it is looked at wherever a chunk fails to read (each spot of a file of chunk magics read its last 64 KiB).
+  private static func zerosStart(_ file: ReadableFile) -> UInt64 { file.zerosStart }
 
   /// Records damage at `offset` and moves it to the next chunk magic; false when there is none.
   private static func resynchronize(
     _ file: ReadableFile, _ offset: inout UInt64, _ scan: inout ChunkScan, _ message: String
   ) -> Bool {
-    if scan.reporting { scan.damage.append(TraceDamage(offset: offset, message: message + "; skipped")) }
-    if findMagic(file, after: &offset) { return true }
+    if scan.reporting { scan.note(TraceDamage(offset: offset, message: message + "; skipped")) }
+    if findMagic(file, after: &offset, &scan.window) { return true }
     if scan.reporting { scan.truncated = true }
     return false
   }
 
-  /// Moves `offset` to the next occurrence of the chunk magic after it.
-  private static func findMagic(_ file: ReadableFile, after offset: inout UInt64) -> Bool {
+  /// Moves `offset` to the next occurrence of the chunk magic after it, looked for in `window` and read into it 64 KiB
+  /// at a time.
+  private static func findMagic(_ file: ReadableFile, after offset: inout UInt64, _ window: inout ReadWindow) -> Bool {
     var position = offset + 1
     let magic = TraceFormat.chunkMagic
     while position < file.size {
-      let block = file.read(at: position, count: 1 << 16)
-      if block.count < magic.count { return false }
-      for index in 0...(block.count - magic.count)
+      if position < window.start || position - window.start + UInt64(magic.count) > UInt64(window.bytes.count) {
+        window = ReadWindow(start: position, bytes: file.read(at: position, count: 1 << 16))
+        if window.bytes.count < magic.count { return false }
+      }
+      let block = window.bytes
+      for index in Int(position - window.start)...(block.count - magic.count)
       where block[index] == magic[0] && block[index + 1] == magic[1] && block[index + 2] == magic[2]
         && block[index + 3] == magic[3]
       {
-        offset = position + UInt64(index)
+        offset = window.start + UInt64(index)
         return true
       }
-      position += UInt64(block.count - magic.count + 1)
+      position = window.start + UInt64(block.count - magic.count + 1)
     }
     return false
   }
@@ -605,6 +651,11 @@ public final class TraceReader {
     }
   }
 
+  private func noteTrailing(_ spot: TraceDamage) {
+    trailingDamage.append(spot)
+    damageObserver?.body(spot)
+  }
+
   private func absorbTrailing(_ chunk: Chunk) {
     chunk.payload.withUnsafeBytes { raw in
       var cursor = ByteCursor(raw)
@@ -612,7 +663,7 @@ public final class TraceReader {
       case .footer:
         footer = try? Self.decodeFooter(&cursor)
         if footer == nil {
-          trailingDamage.append(TraceDamage(offset: chunk.offset, message: Self.malformedFooterMessage))
+          noteTrailing(TraceDamage(offset: chunk.offset, message: Self.malformedFooterMessage))
         }
       case .symbols:
         do throws(CursorError) {
@@ -621,8 +672,7 @@ public final class TraceReader {
           let reason =
             error == .overBudget
             ? "pass what the file's size justifies (\(definitionBudget.allowance) bytes)" : "are malformed"
-          trailingDamage.append(
-            TraceDamage(offset: chunk.offset, message: "the symbol table's entries \(reason); ignored"))
+          noteTrailing(TraceDamage(offset: chunk.offset, message: "the symbol table's entries \(reason); ignored"))
         }
       case .modules:
         if let count = try? cursor.readVarint(), count < 1 << 16 {
@@ -757,6 +807,26 @@ final class ReadableFile: @unchecked Sendable {
   }
 
   deinit { close(descriptor) }
+
+  /// Where the zeros that end the file begin (`size` when its last byte is not zero), worked out at the first ask.
+  var zerosStart: UInt64 { zeros.withLock { $0 ?? findZerosStart(&$0) } }
+  private let zeros = Mutex<UInt64?>(nil)
+
+  private func findZerosStart(_ found: inout UInt64?) -> UInt64 {
+    var end = size
+    while end > 0 {
+      let start = end - min(end, 1 << 16)
+      let block = read(at: start, count: Int(end - start))
+      guard block.count == Int(end - start) else { break }
+      if let last = block.lastIndex(where: { $0 != 0 }) {
+        end = start + UInt64(last) + 1
+        break
+      }
+      end = start
+    }
+    found = end
+    return end
+  }
 
   /// Up to `count` bytes at `offset`; fewer at the end of the file.
   func read(at offset: UInt64, count: Int) -> [UInt8] {

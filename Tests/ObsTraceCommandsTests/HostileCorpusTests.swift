@@ -31,12 +31,18 @@ struct HostileCorpusTests {
   static let peakResidentKiB = 256 << 10
 
   /// Runs `obstrace arguments` under the limits: its status, stdout, stderr and peak resident memory (KiB).
-  static func limited(_ arguments: [String], seconds: Int = 60) throws -> (ProcessResult, Int) {
+  /// With `countingLinesWith`, its standard output is the number of lines of the command's that begin so.
+  static func limited(_ arguments: [String], seconds: Int = 60, countingLinesWith prefix: String? = nil) throws -> (
+    ProcessResult, Int
+  ) {
     let timing = Paths.temporary("time.txt")
     let quoted = arguments.map { "'\($0)'" }.joined(separator: " ")
+    let command =
+      "/usr/bin/time -f %M -o '\(timing)' timeout \(seconds) '\(Paths.binary("obstrace"))' \(quoted)"
     let script =
-      "ulimit -v \(addressSpaceKiB); exec /usr/bin/time -f %M -o '\(timing)' timeout \(seconds) '\(Paths.binary("obstrace"))' \(quoted)"
-    let result = try Run.program("/bin/sh", ["-c", script])
+      "ulimit -v \(addressSpaceKiB); "
+      + (prefix.map { "set -o pipefail; \(command) | grep -c '^\($0)'" } ?? "exec \(command)")
+    let result = try Run.program("/bin/bash", ["-c", script])
     let peak = Int((try? String(contentsOfFile: timing, encoding: .utf8))?.split(separator: "\n").last ?? "") ?? -1
     return (result, peak)
   }
@@ -209,6 +215,27 @@ struct HostileCorpusTests {
       #expect(result.status == 0, "\(result.standardError)")
       #expect(!result.standardOutput.contains("damaged chunk"))
     }
+  }
+
+  @Test("a 20 MB file of 5 M damaged spots: report, timeline and dump (every spot listed) within the memory limit")
+  func twentyMegabytesOfDamage() throws {
+    // tryout14's H2: the reader kept every spot (≈ 450 bytes each; dump took 2.2 GB), and each read 64 KiB twice.
+    let path = try ManyDamagedChunksTests.trace(spots: 5_000_000)
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let (report, reportPeak) = try Self.limited(["report", "--format", "json", path], seconds: 600)
+    #expect(report.status == 0, "\(report.standardError)")
+    #expect(reportPeak > 0 && reportPeak <= Self.peakResidentKiB, "report: peak resident memory \(reportPeak) KiB")
+    let object = try #require(try JSONSerialization.jsonObject(with: Data(report.standardOutput.utf8)) as? [String: Any])
+    let damaged = try #require((object["trace"] as? [String: Any])?["damagedChunks"] as? Int)
+    #expect(damaged > 4_900_000, "\(damaged)")
+    let (timeline, timelinePeak) = try Self.limited(["timeline", path], seconds: 600)
+    #expect(timeline.status == 0 && timeline.standardOutput.contains("\(damaged - 20) more chunks skipped"))
+    #expect(timelinePeak > 0 && timelinePeak <= Self.peakResidentKiB, "timeline: peak \(timelinePeak) KiB")
+    // dump's lines (one a spot, ≈ 400 MB) are counted in the shell, not brought into the test.
+    let (dump, dumpPeak) = try Self.limited(["dump", path], seconds: 600, countingLinesWith: "# damage at byte ")
+    #expect(dump.status == 0, "\(dump.standardError)")
+    #expect(Int(dump.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) == damaged)
+    #expect(dumpPeak > 0 && dumpPeak <= Self.peakResidentKiB, "dump: peak resident memory \(dumpPeak) KiB")
   }
 
   @Test(

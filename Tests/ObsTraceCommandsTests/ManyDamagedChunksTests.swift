@@ -42,4 +42,19 @@ struct ManyDamagedChunksTests {
     #expect(timeline.components(separatedBy: "damaged chunk at byte").count == 21, "\(timeline)")
     #expect(timeline.contains("\(damaged - 20) more chunks skipped from byte "), "\(timeline)")
   }
+
+  @Test("dump lists every damaged spot, in file order, past the 20 the reader keeps (it reads the file again for them)")
+  func dumpListsEvery() throws {
+    let path = try Self.trace(spots: 50)
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let json = Run.command(["report", path, "--format", "json"])
+    let object = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+    let damaged = try #require((object["trace"] as? [String: Any])?["damagedChunks"] as? Int)
+    let dump = Run.command(["dump", path])
+    #expect(dump.status == 0, "\(dump.standardError)")
+    let lines = dump.standardOutput.split(separator: "\n").filter { $0.hasPrefix("# damage at byte ") }
+    #expect(lines.count == damaged && damaged > 40, "\(lines.count) of \(damaged)")
+    let offsets = lines.compactMap { Int($0.dropFirst("# damage at byte ".count).prefix { $0 != ":" }) }
+    #expect(offsets.count == lines.count && offsets == offsets.sorted() && Set(offsets).count == offsets.count)
+  }
 }

@@ -39,7 +39,7 @@ struct EventOrderingTests {
   struct Seen: Equatable {
     var events: [TraceEvent] = []
     var scopesDefined: [UInt32] = []
-    var damage: [TraceDamage] = []
+    var damage = TraceDamageList()
     var truncated = false
     var cut: TraceDamage?
     var dropped: UInt64 = 0

@@ -89,7 +89,7 @@ struct HostileInputTests {
     let (reader, events) = try readAll(path)
     #expect(events.count == 1)
     #expect(reader.damage.count == 1)
-    #expect(reader.damage.first?.message.contains("overflows") == true)
+    #expect(reader.damage.listed.first?.message.contains("overflows") == true)
   }
 
   @Test("an events chunk that says it inflates past the limit is skipped unread, with its offset")
@@ -101,7 +101,7 @@ struct HostileInputTests {
     try writeForgedTrace(path, [ForgedChunk.wellFormed(), forged])
     let (reader, events) = try readAll(path)
     #expect(events.count == 1)
-    #expect(reader.damage.map(\.message).first?.contains("past the limit") == true)
+    #expect(reader.damage.listed.map(\.message).first?.contains("past the limit") == true)
   }
 
   @Test("ids that no definition states are counted and reported, not trusted; a writer's trace has none")
@@ -200,7 +200,7 @@ struct HostileInputTests {
     try writeForgedTrace(path, chunks)
     let (reader, _) = try readAll(path)
     #expect(reader.damage.count >= 5)
-    #expect(reader.damage.allSatisfy { $0.message.contains("what the file's size justifies") })
+    #expect(reader.damage.listed.allSatisfy { $0.message.contains("what the file's size justifies") })
     let held = reader.definitions.labels.values.reduce(0) { $0 + $1.utf8.count }
     #expect(held > 0 && UInt64(held) <= DefinitionBudget(fileSize: UInt64(fileBytes(path).count)).allowance)
   }

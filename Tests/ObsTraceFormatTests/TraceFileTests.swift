@@ -415,7 +415,7 @@ struct TraceFileTests {
     #expect(events.map(\.key) == [7, 7])
     #expect(events.map(\.time) == [3, 3])
     #expect(reader.damage.count == 1)
-    #expect(reader.damage.first?.message.contains("malformed") == true)
+    #expect(reader.damage.listed.first?.message.contains("malformed") == true)
   }
 
   @Test("reading ahead on a second thread: a consumer that stops early stops it, and a second pass reads all")
@@ -472,7 +472,7 @@ struct TraceFileTests {
     let (reader, events) = try readAll(path)
     #expect(events == Array(written[0..<30]) + Array(written[60...]))
     #expect(reader.damage.count == 1)
-    #expect(reader.damage.first?.offset == UInt64(starts[1]))
+    #expect(reader.damage.listed.first?.offset == UInt64(starts[1]))
     #expect(reader.truncated == false)
     // Definitions restated per chunk: objects of later chunks still have their type.
     #expect(reader.definitions.typeName(ofObject: 5) == "Type1")
@@ -514,7 +514,7 @@ struct TraceFileTests {
     bytes[starts[17] + TraceFormat.chunkHeaderSize + 7] ^= 0x55
     bytes.removeLast(10)
     writeBytes(bytes, to: path)
-    var outcomes: [(events: [TraceEvent], damage: [TraceDamage], truncated: Bool, cut: TraceDamage?)] = []
+    var outcomes: [(events: [TraceEvent], damage: TraceDamageList, truncated: Bool, cut: TraceDamage?)] = []
     for readsAhead in [false, true] {
       let reader = try TraceReader(path: path)
       reader.readsAhead = readsAhead
