@@ -160,15 +160,7 @@ extension Symbolizer {
   func rowFiles(_ module: OpaquePointer, _ address: Dwarf_Addr) -> Set<String>? {
     guard var unit = compileUnit(module, address) else { return nil }
     guard var function = inlinedScopes(in: &unit.die, at: address &- unit.bias).function else { return nil }
-    var ranges: [(start: Dwarf_Addr, end: Dwarf_Addr)] = []
-    var cursor = 0
-    var base: Dwarf_Addr = 0
-    var start: Dwarf_Addr = 0
-    var end: Dwarf_Addr = 0
-    repeat {
-      cursor = dwarf_ranges(&function, cursor, &base, &start, &end)
-      if cursor > 0 && end > start { ranges.append((start, end)) }
-    } while cursor > 0
+    let ranges = Symbolizer.addressRanges(of: &function)
     var lines: OpaquePointer?
     var count = 0
     guard !ranges.isEmpty, dwarf_getsrclines(&unit.die, &lines, &count) == 0, let lines, count > 0 else { return nil }

@@ -640,18 +640,24 @@ extension Symbolizer {
     frame.line = frames[frames.count - 1].line
   }
 
-  /// The smallest line of the rows inside `scope`'s code that name `file`: an observer body's first statement line
-  /// (the `#sourceLocation` line). Nil when no row does.
-  static func firstBodyLine(_ file: String, in scope: inout Dwarf_Die, unit: inout Dwarf_Die) -> Int32? {
+  /// The address ranges of `die`'s code (a function or an inlined call), as DWARF lists them; empty when it has none.
+  static func addressRanges(of die: inout Dwarf_Die) -> [(start: Dwarf_Addr, end: Dwarf_Addr)] {
     var ranges: [(start: Dwarf_Addr, end: Dwarf_Addr)] = []
     var cursor = 0
     var base: Dwarf_Addr = 0
     var start: Dwarf_Addr = 0
     var end: Dwarf_Addr = 0
     repeat {
-      cursor = dwarf_ranges(&scope, cursor, &base, &start, &end)
+      cursor = dwarf_ranges(&die, cursor, &base, &start, &end)
       if cursor > 0 && end > start { ranges.append((start, end)) }
     } while cursor > 0
+    return ranges
+  }
+
+  /// The smallest line of the rows inside `scope`'s code that name `file`: an observer body's first statement line
+  /// (the `#sourceLocation` line). Nil when no row does.
+  static func firstBodyLine(_ file: String, in scope: inout Dwarf_Die, unit: inout Dwarf_Die) -> Int32? {
+    let ranges = Self.addressRanges(of: &scope)
     var lines: OpaquePointer?
     var count = 0
     guard !ranges.isEmpty, dwarf_getsrclines(&unit, &lines, &count) == 0, let lines else { return nil }
@@ -760,15 +766,7 @@ extension Symbolizer {
   /// The file of the rows at `line` inside `scope`'s code that name neither a macro buffer nor
   /// `<compiler-generated>`: the `#sourceLocation` file of an observer's body. Nil when no such row is there.
   static func bodyFile(atLine line: Int32, in scope: inout Dwarf_Die, unit: inout Dwarf_Die) -> String? {
-    var ranges: [(start: Dwarf_Addr, end: Dwarf_Addr)] = []
-    var cursor = 0
-    var base: Dwarf_Addr = 0
-    var start: Dwarf_Addr = 0
-    var end: Dwarf_Addr = 0
-    repeat {
-      cursor = dwarf_ranges(&scope, cursor, &base, &start, &end)
-      if cursor > 0 && end > start { ranges.append((start, end)) }
-    } while cursor > 0
+    let ranges = Self.addressRanges(of: &scope)
     var lines: OpaquePointer?
     var count = 0
     guard !ranges.isEmpty, dwarf_getsrclines(&unit, &lines, &count) == 0, let lines else { return nil }
