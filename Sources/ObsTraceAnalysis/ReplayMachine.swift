@@ -1036,25 +1036,34 @@ public struct ReplayMachine {
       return anomaly(.fireOfUnknownScope, event, &consumer)
     }
     noteAwaitingRerun(run.instance)
+    placeFire(event, run, again: nil, &consumer)
+    if run.kind == .tracking {
+      cancel(event.scope, time: event.time, thread: event.thread, reason: .fired, derived: true, &consumer)
+      // Observation holds it until its handler returns (and a willSet that took it before then may fire it again).
+      firedTrackings[event.scope] = FiredTracking(fact: run, beginSequence: beginSequence, thread: event.thread)
+    }
+  }
+
+  /// A fire of `run` said, as an invalidation by the write in progress on its thread to the property the fire names
+  /// when there is one (that write then fired, and the fire waits on it in `firesInProgress`): a first fire
+  /// (`again` nil) or a fire again.
+  private mutating func placeFire<Consumer: ReplayConsumer>(
+    _ event: TraceEvent, _ run: RunFact, again: RepeatedFire?, _ consumer: inout Consumer
+  ) {
     let cause = PropertyKey(object: event.object, property: event.key)
     var explained = false
     if event.object != 0,
       let index = openWrites.lastIndex(where: { $0.thread == event.thread && $0.key == cause })
     {
       openWrites[index].firedAny = true
-      firesInProgress.append((openWrites[index].sequence, event.scope, run.label, false, nil))
+      firesInProgress.append((openWrites[index].sequence, event.scope, run.label, false, again))
       explained = true
     }
     consumer.consume(
       .fire(
         FireFact(
-          time: event.time, thread: event.thread, scope: event.scope, label: run.label,
-          instance: run.instance, cause: explained ? cause : nil)))
-    if run.kind == .tracking {
-      cancel(event.scope, time: event.time, thread: event.thread, reason: .fired, derived: true, &consumer)
-      // Observation holds it until its handler returns (and a willSet that took it before then may fire it again).
-      firedTrackings[event.scope] = FiredTracking(fact: run, beginSequence: beginSequence, thread: event.thread)
-    }
+          time: event.time, thread: event.thread, scope: event.scope, label: run.label, instance: run.instance,
+          cause: explained ? cause : nil, again: again)))
   }
 
   /// How a fire of a one-shot tracking that fired before is a fire again (`RepeatedFire`), or nil when Observation
@@ -1085,20 +1094,7 @@ public struct ReplayMachine {
     if instances.withExisting(run.instance, { $0.lastRunBeginSequence }) == fired.beginSequence {
       noteAwaitingRerun(run.instance)
     }
-    let cause = PropertyKey(object: event.object, property: event.key)
-    var explained = false
-    if event.object != 0,
-      let index = openWrites.lastIndex(where: { $0.thread == event.thread && $0.key == cause })
-    {
-      openWrites[index].firedAny = true
-      firesInProgress.append((openWrites[index].sequence, event.scope, run.label, false, how))
-      explained = true
-    }
-    consumer.consume(
-      .fire(
-        FireFact(
-          time: event.time, thread: event.thread, scope: event.scope, label: run.label, instance: run.instance,
-          cause: explained ? cause : nil, again: how)))
+    placeFire(event, run, again: how, &consumer)
     // Its handler runs again: a recorded cancel follows it.
     firedTrackings[event.scope]?.handlers += 1
     firedTrackings[event.scope]?.heldUntil = 0

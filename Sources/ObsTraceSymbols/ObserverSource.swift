@@ -23,27 +23,10 @@ enum ObserverSource {
     var lastWithText = first
     var line = first
     while true {
-      var inString = false
-      var escaped = false
       var hasText = false
-      var previous: Character = " "
-      for character in text {
-        defer { previous = character }
-        if inString {
-          if escaped {
-            escaped = false
-          } else if character == "\\" {
-            escaped = true
-          } else if character == "\"" {
-            inString = false
-          }
-          continue
-        }
-        if character == "/" && previous == "/" { break }
+      // The line's code (`code`): string literals' text and a `//` comment left out, their braces not counted.
+      for character in code(text) {
         switch character {
-        case "\"":
-          inString = true
-          hasText = true
         case "{":
           depth += 1
           hasText = true

@@ -715,7 +715,7 @@ extension Symbolizer {
     var built = stat()
     if path.hasPrefix("/"), stat(path, &source) == 0, stat(binary, &built) == 0,
       (source.st_mtim.tv_sec, source.st_mtim.tv_nsec) <= (built.st_mtim.tv_sec, built.st_mtim.tv_nsec),
-      source.st_size < 16 << 20, let file = fopen(path, "r")
+      source.st_size < 16 << 20, let file = fopen(path, "re")
     {
       defer { fclose(file) }
       var bytes: [UInt8] = []
@@ -938,7 +938,7 @@ extension Symbolizer {
 extension LoadedModule {
   /// The modules of this process, from /proc/self/maps.
   public static func current() -> [LoadedModule] {
-    guard let file = fopen("/proc/self/maps", "r") else { return [] }
+    guard let file = fopen("/proc/self/maps", "re") else { return [] }
     defer { fclose(file) }
     var modules: [String: UInt64] = [:]
     var order: [String] = []
