@@ -820,6 +820,8 @@ typedef struct {
 extern __attribute__((swiftcall)) obstrace_executor_ref swift_task_getCurrentExecutor(void);
 extern __attribute__((swiftcall)) obstrace_executor_ref swift_task_getMainExecutor(void);
 extern __attribute__((swiftcall)) void *swift_task_getCurrent(void);
+/// The id of the task `job` is (the runtime's serial of it: never given to another task of the process).
+extern __attribute__((swiftcall)) uint64_t swift_task_getJobTaskId(void *job);
 
 static const void *main_executor_identity = NULL;
 /// Whether the calling thread is the process's main thread: 0 not known yet, 1 yes, 2 no.
@@ -839,7 +841,13 @@ uint64_t obstrace_run_context(void) {
     if (main != NULL) return (uint64_t)(uintptr_t)main;
   }
   void *task = swift_task_getCurrent();
-  if (task != NULL) return (uint64_t)(uintptr_t)task | 1;
+  if (task != NULL) {
+    // The task's id, not its address: a task begun after another ended is often allocated where it was, and would
+    // continue the dead task's fired instance (tryout15's J12). Tagged 3 in the low bits (ids are far below 2^61);
+    // an address (aligned) tagged 1 if the runtime ever gave no id.
+    uint64_t id = swift_task_getJobTaskId(task);
+    return id != 0 ? (id << 2) | 3 : (uint64_t)(uintptr_t)task | 1;
+  }
   uint32_t thread = obstrace_current_thread_id();
   return thread == 0 ? 0 : (uint64_t)thread | (UINT64_C(1) << 63);
 }

@@ -11,11 +11,11 @@ import Synchronization
 ///   been re-tracked yet: the one whose change handler is running on this thread (a re-track from inside
 ///   `onChange`), else, of those whose last run was in this run's context, the one that fired first; with none, it
 ///   is a new instance. The context is the actor the code runs on (the main actor for any code on the main thread),
-///   else the task, else the thread (`obstrace_run_context`): a main-actor loop that awaits between re-tracks
-///   resumes on other threads, and is one context. An instance last run in another context is never taken outside
-///   its handler: several threads re-tracking one label each continue their own, whatever the timing. The same
-///   label is the same call in the source: labels of calls at one place (an optimized build's inlined copies)
-///   continue each other's instances (`continuingSamePlace`).
+///   else the task (by its id, never another task's), else the thread (`obstrace_run_context`): a main-actor loop
+///   that awaits between re-tracks resumes on other threads, and is one context. An instance last run in another
+///   context is never taken outside its handler: several threads re-tracking one label each continue their own,
+///   whatever the timing. The same label is the same call in the source: labels of calls at one place (an
+///   optimized build's inlined copies) continue each other's instances (`continuingSamePlace`).
 public enum InstanceRule: Sendable {
   /// This instance, whatever the label (an iterator's serial, a harness's serial).
   case continuing(UInt32)

@@ -525,8 +525,9 @@ static inline uint32_t obstrace_current_thread_id(void) {
 
 /// The serial context the calling code runs in, for telling which runs of a re-tracked scope follow each other
 /// (`ScopeInstances`): the actor whose executor runs it (the main actor for any code on the main thread), else the
-/// task running it, else its thread (`obstrace_current_thread_id`, tagged); 0 when none is known (a thread without a
-/// ring, outside any task). A value is an actor's, a task's or a thread's identity only while it lives.
+/// task running it (by its id, which the runtime gives no other task of the process, tagged), else its thread
+/// (`obstrace_current_thread_id`, tagged); 0 when none is known (a thread without a ring, outside any task). A
+/// task's and a thread's value is never another's; an actor's (its address) is its identity only while it lives.
 uint64_t obstrace_run_context(void);
 
 static inline uint32_t obstrace_writing_key(void) {
