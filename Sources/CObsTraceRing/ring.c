@@ -39,6 +39,7 @@ static pthread_cond_t wake_cond = PTHREAD_COND_INITIALIZER;
 static bool wake_pending = false;
 
 static void free_ring(obstrace_ring *ring) {
+  free(ring->deep_scopes);
   free(ring->slots);
   free(ring);
 }
@@ -260,6 +261,39 @@ bool obstrace_ring_make_room(obstrace_ring *ring, uint64_t head) {
   }
 }
 
+static const obstrace_deep_scope no_deep_scope = {0, NULL};
+
+const obstrace_deep_scope *obstrace_deep_scope_at(const obstrace_ring *ring, uint32_t depth) {
+  uint32_t index = depth - OBSTRACE_SCOPE_STACK_DEPTH - 1;
+  return index < ring->deep_capacity ? &ring->deep_scopes[index] : &no_deep_scope;
+}
+
+/// The slot of level `depth` (past `OBSTRACE_SCOPE_STACK_DEPTH`) for a scope being opened there, the deep stack grown
+/// (doubled: O(1) a scope, amortized) when it ends before it; NULL when memory for it cannot be had.
+static obstrace_deep_scope *deep_slot_for_push(obstrace_ring *ring, uint32_t depth) {
+  uint32_t index = depth - OBSTRACE_SCOPE_STACK_DEPTH - 1;
+  if (index >= ring->deep_capacity) {
+    uint32_t capacity = ring->deep_capacity == 0 ? OBSTRACE_SCOPE_STACK_DEPTH : ring->deep_capacity;
+    while (capacity <= index) capacity *= 2;
+    obstrace_deep_scope *grown = realloc(ring->deep_scopes, (size_t)capacity * sizeof(obstrace_deep_scope));
+    if (grown == NULL) return NULL;
+    memset(grown + ring->deep_capacity, 0, (size_t)(capacity - ring->deep_capacity) * sizeof(obstrace_deep_scope));
+    ring->deep_scopes = grown;
+    ring->deep_capacity = capacity;
+  }
+  return &ring->deep_scopes[index];
+}
+
+/// Sets Observation's tracking pointer inside ObsTrace's scope at level `depth` (1 to `scope_depth`).
+static void set_tracking_at(obstrace_ring *ring, uint32_t depth, const void *tracking) {
+  if (depth <= OBSTRACE_SCOPE_STACK_DEPTH) {
+    ring->scope_tracking[depth - 1] = tracking;
+    return;
+  }
+  uint32_t index = depth - OBSTRACE_SCOPE_STACK_DEPTH - 1;
+  if (index < ring->deep_capacity) ring->deep_scopes[index].tracking = tracking;
+}
+
 static const void *current_tracking(void) {
   obstrace_tracking_getter getter = __atomic_load_n(&obstrace_observation_tracking, __ATOMIC_RELAXED);
   return getter == NULL ? NULL : getter();
@@ -279,8 +313,8 @@ void obstrace_begin_own_tracking(void *list) {
   obstrace_tracking_setter setter = __atomic_load_n(&obstrace_observation_set_tracking, __ATOMIC_RELAXED);
   if (setter != NULL) setter(list);
   obstrace_ring *ring = obstrace_thread_ring;
-  if (ring == NULL || ring->scope_depth == 0 || ring->scope_depth > OBSTRACE_SCOPE_STACK_DEPTH) return;
-  ring->scope_tracking[ring->scope_depth - 1] = list;
+  if (ring == NULL || ring->scope_depth == 0) return;
+  set_tracking_at(ring, ring->scope_depth, list);
 }
 
 void obstrace_end_own_tracking(void) {
@@ -306,7 +340,7 @@ static int sync_foreign(obstrace_ring *ring, const void *tracking) {
     while (ring->foreign_count > 0) close_foreign(ring);
     return -1;
   }
-  if (depth > 0 && depth <= OBSTRACE_SCOPE_STACK_DEPTH && ring->scope_tracking[depth - 1] == tracking) {
+  if (depth > 0 && obstrace_tracking_at(ring, depth) == tracking) {
     // ObsTrace's own scope is innermost: the foreign scopes begun inside it have ended.
     while (ring->foreign_count > 0 && ring->foreign_depth[ring->foreign_count - 1] >= depth) close_foreign(ring);
     return -1;
@@ -337,7 +371,7 @@ uint32_t obstrace_foreign_scope_at(obstrace_ring *ring, const void *tracking, bo
   }
   if (tracking == NULL) return 0;
   uint32_t depth = ring->scope_depth;
-  if (depth > 0 && depth <= OBSTRACE_SCOPE_STACK_DEPTH && ring->scope_tracking[depth - 1] == tracking) return 0;
+  if (depth > 0 && obstrace_tracking_at(ring, depth) == tracking) return 0;
   // Too deep to follow: the read goes to the innermost foreign scope rather than to none.
   if (ring->foreign_count == OBSTRACE_FOREIGN_STACK_DEPTH) return ring->foreign_scope[ring->foreign_count - 1];
   return OBSTRACE_NEW_FOREIGN_SCOPE;
@@ -361,18 +395,26 @@ void obstrace_push_foreign(const void *tracking, uint32_t scope) {
 
 void obstrace_note_own_tracking(void) {
   obstrace_ring *ring = obstrace_thread_ring;
-  if (ring == NULL || ring->scope_depth == 0 || ring->scope_depth > OBSTRACE_SCOPE_STACK_DEPTH) return;
-  ring->scope_tracking[ring->scope_depth - 1] = current_tracking();
+  if (ring == NULL || ring->scope_depth == 0) return;
+  set_tracking_at(ring, ring->scope_depth, current_tracking());
 }
 
 void obstrace_push_scope(uint32_t scope, const void *tracking) {
   obstrace_ring *ring = obstrace_current_ring();
   if (ring == NULL) return;
-  if (ring->scope_depth < OBSTRACE_SCOPE_STACK_DEPTH) {
+  // A named scope runs under whatever tracking is in progress: reads that see it are the scope's. A tracking
+  // scope replaces this with its own pointer (`obstrace_note_own_tracking`).
+  if (__builtin_expect(ring->scope_depth < OBSTRACE_SCOPE_STACK_DEPTH, 1)) {
     ring->scope_stack[ring->scope_depth] = scope;
-    // A named scope runs under whatever tracking is in progress: reads that see it are the scope's. A tracking
-    // scope replaces this with its own pointer (`obstrace_note_own_tracking`).
     ring->scope_tracking[ring->scope_depth] = tracking;
+  } else {
+    // Deeper than the inline stack (a recursive tracked render): the deep stack's slot. Without memory for it the
+    // level holds no scope, as `obstrace_deep_scope_at` says.
+    obstrace_deep_scope *slot = deep_slot_for_push(ring, ring->scope_depth + 1);
+    if (slot != NULL) {
+      slot->scope = scope;
+      slot->tracking = tracking;
+    }
   }
   ring->scope_depth++;
 }
@@ -546,6 +588,7 @@ void obstrace_registry_release(obstrace_ring *ring) {
       obstrace_ring_pool_count() < obstrace_ring_pool_target()) {
     obstrace_record *slots = ring->slots;
     uint64_t mask = ring->mask;
+    free(ring->deep_scopes);
     memset(ring, 0, sizeof(*ring));
     ring->slots = slots;
     ring->mask = mask;

@@ -21,6 +21,11 @@ struct StackDepthTests {
   /// a recorded level adds: 1,493 bytes a level built -Onone and 1,317 built -O (157 and 181 levels fit 256 KiB,
   /// 143 and 160 before): this guards against a recorded level growing, it does not show H10.
   static let recordingDepth = 120
+  /// A depth past ObsTrace's inline scope stack (`OBSTRACE_SCOPE_STACK_DEPTH`, 64 levels), recorded on a stack large
+  /// enough for it: every level must be a scope of ObsTrace's, inside the one before, and hold its own read. Before,
+  /// from level 65 on the reads began untraced scopes that did not exist (16 of them), then went to the last of those.
+  static let deepDepth = 300
+  static let deepStackKiB = 2048
 
   /// The kinds of nesting of Tests/Fixtures/DeepTracking (its header says what each is).
   static let kinds = ["plain", "named", "harness", "scope"]
@@ -35,8 +40,12 @@ struct StackDepthTests {
     let untraced = try FixtureBuild.compile([source], module: "DeepTracking", optimization: optimization)
     let marks = try FixtureBuild.siteMarks(source)
     for kind in Self.kinds {
-      for (depth, recording) in [(Self.depth, false), (Self.recordingDepth, true)] {
-        let arguments = [kind, String(depth), String(Self.stackKiB)]
+      let runs = [
+        (Self.depth, false, Self.stackKiB), (Self.recordingDepth, true, Self.stackKiB),
+        (Self.deepDepth, true, Self.deepStackKiB),
+      ]
+      for (depth, recording, stackKiB) in runs {
+        let arguments = [kind, String(depth), String(stackKiB)]
         let alone = try Run.program(untraced, arguments)
         let fires = kind == "scope" ? 1 : depth + 1
         #expect(alone.status == 0, "\(kind) untraced, depth \(depth): \(alone.standardError)")
@@ -52,16 +61,29 @@ struct StackDepthTests {
           continue
         }
         // The recording saw every level: a scope a level, labelled as it should be (and the scope kind's one
-        // tracking around them, first). Untraced scopes are left out: past 64 levels (OBSTRACE_SCOPE_STACK_DEPTH)
-        // ObsTrace's scope stack keeps no tracking pointer, and reads there begin untraced scopes that do not exist,
-        // as before this change (a finding of its own, not this test's).
+        // tracking around them, first), each inside the one before, and no other scope (past 64 levels, untraced
+        // scopes that did not exist were begun: stack18's finding). Each level's read is its own scope's.
         let reader = try TraceReader(path: trace)
         var labels: [String] = []
+        var scopes: [UInt32] = []
+        var parents: [UInt32] = []
+        var untraced = 0
+        var readScopes: [UInt32] = []
         reader.forEachEvent {
-          if $0.kind == .scopeBegin && $0.flags != ScopeKind.untraced.rawValue {
+          if $0.kind == .scopeBegin {
+            if $0.flags == ScopeKind.untraced.rawValue { untraced += 1 }
             labels.append(reader.definitions.labelName($0.key))
+            scopes.append($0.scope)
+            parents.append($0.aux)
+          } else if $0.kind == .access && $0.scope != 0 {
+            // (The program's write after the render reads the counter outside any scope.)
+            readScopes.append($0.scope)
           }
         }
+        #expect(untraced == 0, "\(kind), depth \(depth): \(untraced) untraced scopes")
+        #expect(parents == [0] + scopes.dropLast(), "\(kind), depth \(depth): the parents")
+        let levels = kind == "scope" ? Array(scopes.dropFirst()) : scopes
+        #expect(readScopes == levels, "\(kind), depth \(depth): the scopes of the reads")
         let label = [
           "plain": "DeepTracking/main.swift:\(marks["plain"] ?? 0)", "named": "Deep.render", "harness": "Deep.row",
           "scope": "Deep.level",

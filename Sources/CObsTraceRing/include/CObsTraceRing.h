@@ -68,6 +68,13 @@ typedef struct obstrace_snapshot {
   unsigned char bytes[OBSTRACE_SNAPSHOT_BYTES];
 } obstrace_snapshot;
 
+/// One of ObsTrace's scopes open deeper than a ring's inline stack (`OBSTRACE_SCOPE_STACK_DEPTH` levels): its id and
+/// Observation's tracking pointer inside it, as `scope_stack` and `scope_tracking` hold them for the levels above.
+typedef struct obstrace_deep_scope {
+  uint32_t scope;
+  const void *tracking;
+} obstrace_deep_scope;
+
 /// A thread's ring and the little per-thread state the Swift layer keeps beside it. Allocated once per thread
 /// (cache-line aligned), handed to the flusher when the thread exits.
 typedef struct obstrace_ring {
@@ -90,6 +97,10 @@ typedef struct obstrace_ring {
   /// Observation's tracking pointer (`_swift_observation_tls_get()`) inside each of ObsTrace's open scopes: a read
   /// that sees this value is the scope's own; any other non-null value is tracking ObsTrace does not own.
   const void *scope_tracking[OBSTRACE_SCOPE_STACK_DEPTH];
+  /// The scopes open deeper than that (level OBSTRACE_SCOPE_STACK_DEPTH + 1 + i at index i): allocated the first
+  /// time the thread nests so deep, doubled as it nests deeper (as deep as its stack lets it), freed with the ring.
+  obstrace_deep_scope *deep_scopes;
+  uint32_t deep_capacity;
   /// Foreign (untraced) scopes open on this thread, outermost first: Observation's tracking pointer, the scope id
   /// ObsTrace gave it, and `scope_depth` when it was first seen. See docs/analysis.md, "Untraced tracking".
   const void *foreign_tracking[OBSTRACE_FOREIGN_STACK_DEPTH];
@@ -305,9 +316,21 @@ void obstrace_end_own_tracking(void);
 /// Observation's tracking pointer on this thread now (NULL outside tracking, or when the getter is unknown).
 const void *obstrace_current_tracking(void);
 
+/// The slot of level `depth` (past `OBSTRACE_SCOPE_STACK_DEPTH`) of ObsTrace's scope stack on `ring`'s thread; a
+/// slot holding no scope (0) and no tracking when the level has none, because memory for it could not be had.
+const obstrace_deep_scope *obstrace_deep_scope_at(const obstrace_ring *ring, uint32_t depth);
+
+/// ObsTrace's innermost scope open on `ring`'s thread, or 0.
 static inline uint32_t obstrace_innermost_of(const obstrace_ring *ring) {
   uint32_t depth = ring->scope_depth;
-  return depth == 0 ? 0 : ring->scope_stack[(depth <= OBSTRACE_SCOPE_STACK_DEPTH ? depth : OBSTRACE_SCOPE_STACK_DEPTH) - 1];
+  if (__builtin_expect(depth <= OBSTRACE_SCOPE_STACK_DEPTH, 1)) return depth == 0 ? 0 : ring->scope_stack[depth - 1];
+  return obstrace_deep_scope_at(ring, depth)->scope;
+}
+
+/// Observation's tracking pointer inside ObsTrace's scope at level `depth` (1 to `scope_depth`) on `ring`'s thread.
+static inline const void *obstrace_tracking_at(const obstrace_ring *ring, uint32_t depth) {
+  if (__builtin_expect(depth <= OBSTRACE_SCOPE_STACK_DEPTH, 1)) return ring->scope_tracking[depth - 1];
+  return obstrace_deep_scope_at(ring, depth)->tracking;
 }
 
 /// The scope a read on this thread belongs to: the innermost of ObsTrace's scopes, or the foreign scope the read is
@@ -326,7 +349,7 @@ static inline __attribute__((always_inline)) uint32_t obstrace_access_scope_noti
   uint32_t depth = ring->scope_depth;
   uint32_t count = ring->foreign_count;
   if (count == 0) {
-    if (depth > 0 && depth <= OBSTRACE_SCOPE_STACK_DEPTH && ring->scope_tracking[depth - 1] == tracking) {
+    if (depth > 0 && obstrace_tracking_at(ring, depth) == tracking) {
       return scope;  // ObsTrace's own tracking
     }
   } else if (ring->foreign_tracking[count - 1] == tracking && ring->foreign_depth[count - 1] == depth &&
