@@ -856,16 +856,22 @@ public enum SiteFormatting {
   /// spelled as a scope's call-site label is, `Module/File.swift:line` (`SiteFilter.callSiteLabel`): a package's
   /// executables each have a `main.swift`, and a module holds one file of a name, so the module tells them apart
   /// (before, sites said the file only, `main.swift:147`, and labels the module too: two spellings in one report).
-  /// The file alone when the frame names no module.
+  /// The file alone when the frame names no module. A frame the binary gives no line (line 0: code of a function
+  /// inlined from another module whose definition was not found, docs/symbols.md, Inlined frames) is said so,
+  /// `retitle(_:_:) (line unknown)`; before, `Screens/<compiler-generated>:0 (retitle(_:_:))`.
   public static func describe(_ frame: SymbolizedFrame) -> String {
     let function = shortFunction(frame.function)
     guard !frame.file.isEmpty else { return function }
+    if frame.line == 0 { return "\(function) \(lineUnknownMark)" }
     return "\(place(frame)) (\(function)\(frame.lineIsApproximate ? approximateMark : ""))"
   }
 
   /// `App/Store.swift:12`: the frame's module (from its function's name, or DWARF's for top-level code), file name
   /// and line.
   public static func place(_ frame: SymbolizedFrame) -> String { SiteFilter.callSiteLabel(frame) }
+
+  /// What follows a function the binary gives no line.
+  public static let lineUnknownMark = "(line unknown)"
 
   /// What follows a site's function when its line is approximate.
   public static let approximateMark = "; line approximate"
@@ -904,6 +910,9 @@ public enum SiteFormatting {
     var name = Substring(function)
     if let colon = outermost(" : ", in: name) { name = name[..<colon.lowerBound] }
     if let arrow = outermost(" -> ", in: name) { name = name[..<arrow.lowerBound] }
+    // The effects written after the parameters (`run() async`, `save(to: Swift.String) throws`, `f(A) throws(B)`)
+    // go with the result: before, they hid the parameter list, whose types were printed (sites18's note).
+    name = withoutEffects(name)
     // Drop parameter types: `render(model: Demo.Model)` → `render(model:)`.
     if let open = outermost("(", in: name)?.lowerBound, name.hasSuffix(")"), !name.hasPrefix("closure") {
       let parameters = name[name.index(after: open)..<name.index(before: name.endIndex)]
@@ -922,6 +931,23 @@ public enum SiteFormatting {
       return String(text[text.index(after: dot)...])
     }
     return text
+  }
+
+  /// `name` without the effects a demangled function's name writes after its parameter list: ` async`, ` throws`,
+  /// ` rethrows`, a typed ` throws(E)`, in any number (`f() async throws`).
+  static func withoutEffects(_ name: Substring) -> Substring {
+    var name = name
+    while true {
+      if let effect = [" async", " throws", " rethrows"].first(where: { name.hasSuffix($0) }) {
+        name = name.dropLast(effect.count)
+        continue
+      }
+      // A typed throws: ` throws(` and its balanced `)` at the end.
+      guard name.hasSuffix(")"), let open = name.range(of: " throws(", options: .backwards) else { return name }
+      let thrown = name[open.upperBound..<name.index(before: name.endIndex)]
+      guard outermost(")", in: thrown) == nil, outermost("(", in: thrown) == nil else { return name }
+      name = name[..<open.lowerBound]
+    }
   }
 
   /// The first range of `separator` in `text` outside every bracket pair (`<…>`, `(…)`, `[…]`; the `>` of `->` is

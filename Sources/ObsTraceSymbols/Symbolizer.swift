@@ -20,6 +20,9 @@ public final class Symbolizer {
   /// Each module's property getters (`…vg`) by mangled name, keyed by the module's address in libdw's memory
   /// (`getterOrigin`).
   var getterSymbols: [UInt: [String: Dwarf_Addr]] = [:]
+  /// Each module's functions with code by linkage name, keyed by the module's address in libdw's memory
+  /// (`placeInlinedFromOtherModules`); indexed at the first frame inlined from another module.
+  var definitionIndexes: [UInt: DefinitionIndex] = [:]
 
   /// A symbolizer for binaries that are no longer running: each module's file and where it was loaded.
   public init?(modules: [LoadedModule]) {
@@ -177,15 +180,17 @@ public final class Symbolizer {
         let code = AccessCode(
           bytes: { start, end in Self.code(module, start &+ bias, count: Int(end &- start)) },
           role: { [self] callee in functionName(at: callee &+ bias).flatMap(CallRole.init(callee:)) })
+        let binary = Self.binaryPath(module)
         if let place = Self.line(in: &unit.die, at: target, isReturnAddress: isReturnAddress, role: role, code: code) {
           frame.file = place.file
           frame.line = UInt32(place.line)
           frame.lineIsApproximate = place.approximate
+          if place.closesFunction, let binary { placeBeforeClosingBrace(&frame, in: &unit.die, binary: binary) }
         }
         var (holder, scopes) = inlinedScopes(in: &unit.die, at: target)
         expandInlined(&frame, scopes: &scopes, in: &unit.die)
+        placeInlinedFromOtherModules(&frame, scopes: scopes, module: module, binary: binary)
         if let holder {
-          let binary = Self.binaryPath(module)
           placeObserverBodies(&frame, scopes: scopes + [holder], in: &unit.die, binary: binary)
           markSynthesizedAccessors(&frame, scopes: scopes, holder: holder, in: &unit.die, binary: binary)
           repairInlinedChain(&frame, scopes: scopes, holder: holder, at: target, in: &unit.die, binary: binary)
@@ -429,7 +434,7 @@ extension Symbolizer {
   static func line(
     in unit: inout Dwarf_Die, at target: Dwarf_Addr, isReturnAddress: Bool, role: CallRole? = nil,
     code: AccessCode? = nil
-  ) -> (file: String, line: Int32, column: Int32, approximate: Bool)? {
+  ) -> (file: String, line: Int32, column: Int32, approximate: Bool, closesFunction: Bool)? {
     var lines: OpaquePointer?
     var count = 0
     guard dwarf_getsrclines(&unit, &lines, &count) == 0, let lines, count > 0 else { return nil }
@@ -455,6 +460,18 @@ extension Symbolizer {
       guard let raw = dwarf_onesrcline(lines, index), let path = dwarf_linesrc(raw, nil, nil) else { return nil }
       return String(cString: path)
     }
+    // Whether the row at `index`, or a row of its line right after it, begins the function's epilogue: the row is
+    // the function's closing brace.
+    func closesFunction(_ index: Int) -> Bool {
+      guard let line = row(index)?.line else { return false }
+      var next = index
+      while next < count, let candidate = row(next), !candidate.endsSequence, candidate.line == line {
+        var flag = false
+        if let raw = dwarf_onesrcline(lines, next), dwarf_lineepiloguebegin(raw, &flag) == 0, flag { return true }
+        next += 1
+      }
+      return false
+    }
     func location(_ index: Int) -> (file: String, line: Int32, column: Int32)? {
       guard let raw = dwarf_onesrcline(lines, index), let file = file(index), let row = row(index) else { return nil }
       var column: Int32 = 0
@@ -471,7 +488,7 @@ extension Symbolizer {
     }
     let covering = low - 1
     guard covering >= 0, let coveringRow = row(covering), !coveringRow.endsSequence else { return nil }
-    if coveringRow.line > 0 { return location(covering).map { ($0.file, $0.line, $0.column, false) } }
+    if coveringRow.line > 0 { return location(covering).map { ($0.file, $0.line, $0.column, false, false) } }
     // The nearest rows that name a line, after and before the line-0 row, within its sequence.
     var following: Int?
     var index = covering + 1
@@ -505,7 +522,14 @@ extension Symbolizer {
       }
       if open {
         let chosen = role == .beginsAccess ? following ?? preceding : preceding ?? following
-        return chosen.flatMap(location).map { ($0.file, $0.line, $0.column, false) }
+        // An access begun in a line-0 row whose next row is the function's closing brace (its epilogue): the
+        // statement has no row of its own, and the brace is no statement's. An optimized build gave an actor
+        // method's last statement, `inventory.log.append(…)`, no row: its `_modify` call sat in the line-0 row after
+        // the statement before, its continuation in the brace's row, and the write was sited on the brace, as
+        // certain (a fresh-clone try-out's J4). Approximate; the caller puts it on the last statement's line when
+        // the source shows the brace alone on its line.
+        let closes = role == .beginsAccess && chosen != nil && chosen == following && closesFunction(chosen!)
+        return chosen.flatMap(location).map { ($0.file, $0.line, $0.column, closes, closes) }
       }
       rowless = true
     }
@@ -513,7 +537,7 @@ extension Symbolizer {
     if isReturnAddress, cleanup, let following, let preceding, following == covering + 1,
       let next = row(following), next.address == returned, let before = row(preceding), before.line != next.line
     {
-      return location(following).map { ($0.file, $0.line, $0.column, true) }
+      return location(following).map { ($0.file, $0.line, $0.column, true, false) }
     }
     // An access whole inside a line-0 row of a source file: the row continues the code before it, the access's own
     // statement's when that statement has rows before the access (`parent!.children.append(child)`: `parent!` at
@@ -523,7 +547,28 @@ extension Symbolizer {
     // async function's first row names its declaration's line, which is no statement's).
     let continues = rowless && preceding.map(isPrologueEnd) == false
     let chosen = isReturnAddress && !cleanup && !continues ? following ?? preceding : preceding ?? following
-    return chosen.flatMap(location).map { ($0.file, $0.line, $0.column, rowless) }
+    return chosen.flatMap(location).map { ($0.file, $0.line, $0.column, rowless, false) }
+  }
+
+  /// Places an access that `line` found on its function's closing brace (an access with no row of its own, begun
+  /// right before the epilogue) by the user's source: when the brace's line holds nothing but closing braces, on
+  /// the last line before it that holds code (the function's last statement), approximate; when it holds code (a
+  /// function written on one line, or a statement ending in the brace), on that line, certain. Without the source,
+  /// the brace's line, approximate.
+  func placeBeforeClosingBrace(_ frame: inout SymbolizedFrame, in unit: inout Dwarf_Die, binary: String) {
+    guard frame.line > 0, let path = Self.sourcePath(frame.file, in: &unit),
+      let source = userSource(path, notNewerThan: binary), Int(frame.line) <= source.count
+    else { return }
+    func onlyBraces(_ line: Int) -> Bool {
+      ObserverSource.code(source[line - 1]).allSatisfy { $0 == "}" || $0 == " " || $0 == "\t" }
+    }
+    guard onlyBraces(Int(frame.line)) else {
+      frame.lineIsApproximate = false
+      return
+    }
+    var line = Int(frame.line) - 1
+    while line >= 1, onlyBraces(line) { line -= 1 }
+    if line >= 1 { frame.line = UInt32(line) }
   }
 
   /// Adds to `frame` the functions inlined at DWARF address `target`: each `DW_TAG_inlined_subroutine` scope that

@@ -1,4 +1,5 @@
 import ObsTraceAnalysis
+import ObsTraceFormat
 import ObsTraceTestSupport
 import Testing
 
@@ -93,9 +94,38 @@ struct CompletenessTests {
       "$defer #1 () -> () in Witness.withDefer() -> ()": "defer #1 in withDefer()",
       "$defer #2 () -> () in closure #1 () -> () in Demo.Store.save(to: Swift.String) -> ()":
         "defer #2 in closure #1 in Store.save(to:)",
+      // Effects after the parameters (sites18's note): before, the parameters' types were printed,
+      // `run(_: Swift.Int, b: [Swift.String : Swift.Int]) async`.
+      "Demo.run(_: Swift.Int, b: [Swift.String : Swift.Int]) async -> ()": "run(_:b:)",
+      "Demo.save(to: Swift.String) throws -> ()": "save(to:)",
+      "Demo.both((Swift.Int, Swift.Int)) async throws -> Swift.Int": "both(_:)",
+      "Demo.typed(Swift.Int) throws(Demo.E) -> Swift.Int": "typed(_:)",
+      "Demo.asyncTyped(Swift.Int) async throws(Demo.E) -> ()": "asyncTyped(_:)",
+      "Demo.gen<A where A: Swift.Error>(A) throws(A) -> ()": "gen<A where A: Swift.Error>(_:)",
+      "Demo.re(() throws -> ()) throws -> ()": "re(_:)",
+      "Demo.S.m(() async throws -> Swift.Int) async throws -> Swift.String": "S.m(_:)",
+      "(1) suspend resume partial function for Demo.S.m(() async throws -> Swift.Int) async throws -> Swift.String":
+        "S.m(_:)",
+      "closure #1 () async -> () in Demo.run(_: Swift.Int, b: [Swift.String : Swift.Int]) async -> ()":
+        "closure #1 in run(_:b:)",
+      "Demo.Counter.withMutation<A, B>(keyPath: Swift.KeyPath<Demo.Counter, A>, _: () throws -> B) throws -> B":
+        "Counter.withMutation<A, B>(keyPath:_:)",
+      "Demo.main() async -> ()": "main()",
     ]
     for (name, short) in cases {
       #expect(SiteFormatting.shortFunction(name) == short, "\(name)")
     }
+  }
+
+  /// A frame the binary gives no line (code inlined from another module whose definition was not found) says so,
+  /// not `<compiler-generated>:0` under the function's module (a fresh-clone try-out's J4).
+  @Test("a site with no line says 'line unknown'; a site with a line is placed")
+  func lineUnknown() {
+    var frame = SymbolizedFrame(
+      address: 1, function: "Screens.retitle(Catalog.Model, Swift.String) -> ()", file: "<compiler-generated>", line: 0)
+    #expect(SiteFormatting.describe(frame) == "retitle(_:_:) (line unknown)")
+    frame.file = "/src/Screens/ViewModels.swift"
+    frame.line = 56
+    #expect(SiteFormatting.describe(frame) == "Screens/ViewModels.swift:56 (retitle(_:_:))")
   }
 }

@@ -623,7 +623,7 @@ extension SiteTests {
     // The report's no-op finding and the timeline say so.
     if !rowless.isEmpty {
       let report = Run.command(["report", trace]).standardOutput
-      #expect(report.contains("(inFunction(AsyncModels.Store) async; line approximate)\n"), "\(report)")
+      #expect(report.contains("(inFunction(_:); line approximate)\n"), "\(report)")
       let timeline = Run.command(["timeline", trace]).standardOutput
       #expect(timeline.contains("UNCHANGED → invalidated nothing  at main.swift:"), "\(timeline)")
       #expect(timeline.contains(" (top-level code; line approximate)\n"), "\(timeline)")
@@ -679,5 +679,84 @@ extension SiteTests {
         "\(marks["bump"] ?? 0) bump<A where A: AnyObject>(_:_:)",
       ], "\(callers)")
     #expect(callers == ["", "", "\(marks["bump call"] ?? 0) top-level code"], "\(writes)")
+  }
+}
+
+extension SiteTests {
+  /// A fresh-clone try-out's J4 and K4, in an app of three modules (its package tryout/Shop): a release build
+  /// inlines public functions of the helpers' module into the program (cross-module optimization) with no lines of
+  /// their own, and sited their writes at `ModuleScreens/<compiler-generated>:0` (a generic function and a
+  /// `@dynamicMemberLookup` lens's `nonmutating set`) and at the caller's line in the callee's module, a file that
+  /// does not exist (`ModuleScreens/main.swift:26 (retitle(_:_:))`); an actor method's last statement, whose access
+  /// the line table gives no row, was sited on the method's closing brace, as certain. Each write is now in the
+  /// helper's own file at its line (the whole function is on it), in debug and release alike; the lens's setter is
+  /// the user's accessor, sited at its statement in both (K4); the last statement at its line or marked approximate.
+  @Test(
+    "writes in functions and a lens's setter of another module, inlined into the program, are at their own lines; an actor method's last write is not on its closing brace as certain; debug and release",
+    arguments: ["-Onone", "-O"])
+  func inlinedFromOtherModules(optimization: String) throws {
+    let folder = Paths.root + "/Tests/Fixtures/SitesModules"
+    var programs: [String] = []
+    for flags in [["-DOBSTRACE"], []] {
+      let models = try FixtureBuild.library(
+        [folder + "/Models.swift"], module: "ModuleModels", optimization: optimization, flags: flags)
+      let screens = try FixtureBuild.library(
+        [folder + "/Screens.swift"], module: "ModuleScreens", optimization: optimization, flags: flags + ["-I", models])
+      programs.append(
+        try FixtureBuild.compile(
+          [folder + "/main.swift"], module: "SitesModules", optimization: optimization, flags: flags,
+          libraries: [screens, models]))
+    }
+    let trace = Paths.temporary("sites-modules\(optimization).trc")
+    let run = try Run.program(programs[0], [], environment: ["OBSTRACE_OUTPUT": trace])
+    #expect(run.status == 0, "\(run.standardError)")
+    let alone = try Run.program(programs[1], [])
+    #expect(run.standardOutput == alone.standardOutput, "traced and untraced print differently")
+    #expect(run.standardOutput == "[\"!\", \"?\", \"!\", \"?\"] [10, 10] [0, 1, 2, 3] 4 4\n")
+    let main = try FixtureBuild.siteMarks(folder + "/main.swift")
+    let screens = try FixtureBuild.siteMarks(folder + "/Screens.swift")
+    let reader = try TraceReader(path: trace)
+    var writes: [String] = []
+    reader.forEachEvent { event in
+      guard event.kind == .willSet else { return }
+      guard let site = reader.definitions.site(ofStack: event.stack) else { return writes.append("no site") }
+      writes.append(
+        "\(site.file.split(separator: "/").last ?? ""):\(site.line)\(site.lineIsApproximate ? " approximate" : "") "
+          + SiteFormatting.shortFunction(site.function))
+    }
+    let inScreens = writes.filter { $0.hasPrefix("Screens.swift:") }
+    #expect(
+      inScreens.sorted()
+        == ([
+          "Screens.swift:\(screens["retitle"] ?? 0) retitle(_:_:)",
+          "Screens.swift:\(screens["retitle"] ?? 0) retitle(_:_:)",
+          "Screens.swift:\(screens["retitleGeneric"] ?? 0) retitleGeneric<A where A: ModuleModels.Model>(_:_:)",
+          "Screens.swift:\(screens["retitleGeneric"] ?? 0) retitleGeneric<A where A: ModuleModels.Model>(_:_:)",
+        ] + Array(repeating: "Screens.swift:\(screens["lens set"] ?? 0) Lens.subscript.setter", count: 4)).sorted(),
+      "\(writes)")
+    // The actor's writes: each at its line, or marked approximate next to it; never the closing brace's line as
+    // certain.
+    let inMain = writes.filter { !$0.hasPrefix("Screens.swift:") }
+    #expect(inMain.count == 12, "\(writes)")
+    let reserve = ["reserve insert", "reserve count", "reserve log"].map { main[$0] ?? 0 }
+    for write in inMain {
+      let line = Int(write.dropFirst("main.swift:".count).prefix { $0.isNumber }) ?? 0
+      #expect(write.hasPrefix("main.swift:") && write.hasSuffix(" Warehouse.reserve(_:)"), "\(write)")
+      if write.contains(" approximate ") {
+        #expect(reserve.contains { abs($0 - line) <= 1 } && line <= reserve[2], "\(write)")
+      } else {
+        #expect(reserve.contains(line), "\(write)")
+      }
+    }
+    // Every output says the helper's file, none the compiler's or a file the module does not have.
+    let timeline = Run.command(["timeline", trace]).standardOutput
+    #expect(
+      timeline.contains("at ModuleScreens/Screens.swift:\(screens["retitle"] ?? 0) (retitle(_:_:))"), "\(timeline)")
+    #expect(
+      timeline.contains("at ModuleScreens/Screens.swift:\(screens["lens set"] ?? 0) (Lens.subscript.setter)"),
+      "\(timeline)")
+    #expect(!timeline.contains("<compiler-generated>") && !timeline.contains("ModuleScreens/main.swift"), "\(timeline)")
+    let stacks = Run.command(["dump", "--stacks", trace]).standardOutput
+    #expect(!stacks.contains("ModuleScreens/main.swift") && !stacks.contains("ModuleScreens/<compiler-generated>"))
   }
 }

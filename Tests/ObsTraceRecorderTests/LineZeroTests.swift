@@ -274,6 +274,27 @@ extension LineZeroTests {
           pop %rbp
           ret
           .size \(name)_resumed, .-\(name)_resumed
+          .globl \(name)_last
+          .type \(name)_last,@function
+        \(name)_last:
+          .loc 1 80 1
+          push %rbp
+          mov %rsp, %rbp
+          .loc 1 81 5 prologue_end
+          nop
+          .loc 1 0 0
+          call \(name)_plain
+          call .Lmodify
+          .globl \(name)_after_last_modify
+        \(name)_after_last_modify:
+          nop
+          .loc 1 83 1
+          xor %esi, %esi
+          call *%rax
+          .loc 1 83 1 epilogue_begin
+          pop %rbp
+          ret
+          .size \(name)_last, .-\(name)_last
         \(name)_end:
           .section .debug_abbrev,"",@progbits
           .uleb128 1
@@ -304,7 +325,8 @@ extension LineZeroTests {
         """
       let labels = [
         "after_release", "after_modify", "after_resume", "after_noop_modify", "after_noop_resume",
-        "after_unwrap_modify", "after_unwrap_resume", "after_resumed_modify", "in_plain", "in_modify", "in_resume",
+        "after_unwrap_modify", "after_unwrap_resume", "after_resumed_modify", "after_last_modify", "in_plain",
+        "in_modify", "in_resume",
       ].map { "\(name)_\($0)" }
       let addresses = try Self.load(name, source, labels: labels)
       func address(_ label: String) -> UInt64 { addresses["\(name)_\(label)"] ?? 0 }
@@ -312,7 +334,7 @@ extension LineZeroTests {
       let returns: Set<UInt64> = [
         address("after_release"), address("after_modify"), address("after_resume"), address("after_noop_modify"),
         address("after_noop_resume"), address("after_unwrap_modify"), address("after_unwrap_resume"),
-        address("after_resumed_modify"),
+        address("after_resumed_modify"), address("after_last_modify"),
       ]
       // The functions the calls enter, as a stack gives them: a return address inside each (looked up a byte before).
       let callees: [UInt64: Set<UInt64>] = [
@@ -320,12 +342,13 @@ extension LineZeroTests {
         address("after_resume"): [address("in_resume")], address("after_noop_modify"): [address("in_modify")],
         address("after_noop_resume"): [address("in_resume")], address("after_unwrap_modify"): [address("in_modify")],
         address("after_unwrap_resume"): [address("in_resume")], address("after_resumed_modify"): [address("in_modify")],
+        address("after_last_modify"): [address("in_modify")],
       ]
       #expect(symbolizer.functionName(at: address("in_modify") - 1) == "Demo.Model.count.modify : Swift.Int")
       func places(_ frames: [UInt64: SymbolizedFrame]) -> [String] {
         [
           "after_release", "after_modify", "after_resume", "after_noop_modify", "after_noop_resume",
-          "after_unwrap_modify", "after_unwrap_resume", "after_resumed_modify",
+          "after_unwrap_modify", "after_unwrap_resume", "after_resumed_modify", "after_last_modify",
         ].map { label in
           guard let frame = frames[address(label)] else { return "unresolved" }
           let file = frame.file.split(separator: "/").last ?? ""
@@ -340,18 +363,21 @@ extension LineZeroTests {
       // Such an access in a source file's line-0 row after its statement's own code (`parent!` at 60, column 7, then
       // `.children.append(child)` inlined with no row, a try-out's H9): the row before, 60, approximate (before, the
       // next statement's line, 61). After a function's entry (a resumed async function's `prologue_end` row names its
-      // declaration's line, 70), the next row's, 73, approximate.
+      // declaration's line, 70), the next row's, 73, approximate. An access begun in the line-0 row before the
+      // function's closing brace (83, where the epilogue begins: an actor method's last statement, a try-out's J4):
+      // the brace's line, approximate, without the source (before, 83 as certain).
       #expect(
         places(placed) == [
           "main.swift:41", "main.swift:42", "main.swift:42", "main.swift:50 approximate", "main.swift:50 approximate",
           "main.swift:60 approximate", "main.swift:60 approximate", "main.swift:73 approximate",
+          "main.swift:83 approximate",
         ])
       // Without the callees, the rows alone: the `_modify` call one line early, its continuation one line late.
       let byRows = symbolizer.resolve(Array(returns), returnAddresses: returns)
       #expect(
         places(byRows) == [
           "main.swift:41", "main.swift:41", "main.swift:43", "main.swift:50", "main.swift:50", "main.swift:61",
-          "main.swift:61", "main.swift:73",
+          "main.swift:61", "main.swift:73", "main.swift:83",
         ])
     #endif
   }
