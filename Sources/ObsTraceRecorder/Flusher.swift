@@ -91,6 +91,14 @@ final class Flusher: @unchecked Sendable {
     }
     obstrace_set_flusher_running(true)
     let context = Unmanaged.passRetained(self).toOpaque()
+    // The flusher takes none of the program's signals: a thread starts with the mask of the thread that creates it,
+    // so every signal is blocked around its creation (and the caller's mask put back). Before, a process-directed
+    // signal that every thread of the program blocked ran the program's handler on the flusher (a fresh-clone
+    // try-out's P2). The kernel still delivers a fault of the flusher's own (SIGSEGV) to it.
+    var everySignal = sigset_t()
+    var callerMask = sigset_t()
+    sigfillset(&everySignal)
+    pthread_sigmask(SIG_SETMASK, &everySignal, &callerMask)
     let created = pthread_create(
       &thread, nil,
       { context in
@@ -98,6 +106,7 @@ final class Flusher: @unchecked Sendable {
         flusher.run()
         return nil
       }, context)
+    pthread_sigmask(SIG_SETMASK, &callerMask, nil)
     if created != 0 {
       Unmanaged<Flusher>.fromOpaque(context).release()
       obstrace_set_flusher_running(false)

@@ -97,4 +97,18 @@ struct DescriptorTests {
     // program's binary or a shared library: none (before, the traced one passed on the symbol session's 1).
     #expect(run.standardOutput == "n 1\n0\n", "\(run.standardOutput)")
   }
+
+  /// A fresh-clone try-out's P2: the flusher thread took the mask of the thread that started the recording, so a
+  /// process-directed signal that every thread of the program blocked ran the program's handler on ObsTrace's
+  /// thread (the traced run printed "handled by another thread"). It now starts with every signal blocked.
+  @Test("a signal that every thread of the program blocks is not handled by ObsTrace's flusher thread")
+  func flusherTakesNoSignal() throws {
+    let folder = Paths.root + "/Tests/Fixtures/Signals"
+    let (run, _, trace) = try FixtureBuild.sideBySide(
+      [folder + "/main.swift"], module: "Signals", optimization: "-Onone", trace: "signals.trc")
+    #expect(run.standardOutput == "pending\nhits 2\n", "\(run.standardOutput)")
+    let report = Run.command(["report", trace])
+    #expect(report.status == 0, "\(report.standardError)")
+    #expect(report.standardOutput.contains("Shared.hits"), "\(report.standardOutput)")
+  }
 }
