@@ -23,12 +23,21 @@ static int visit(struct dl_phdr_info *info, size_t size, void *context) {
   search *wanted = context;
   const char *name = info->dlpi_name;
   if (name == NULL) return 0;
-  const char *slash = strrchr(name, '/');
-  const char *file = slash == NULL ? name : slash + 1;
-  if (strcmp(file, wanted->name) != 0) return 0;
-  if (wanted->capacity > 0) {
-    strncpy(wanted->path, name, wanted->capacity - 1);
-    wanted->path[wanted->capacity - 1] = 0;
+  if (wanted->name[0] == 0) {
+    // The main program: the dynamic linker names it "" (its first object); its file is /proc/self/exe.
+    if (name[0] != 0) return 0;
+    if (wanted->capacity > 0) {
+      ssize_t length = readlink("/proc/self/exe", wanted->path, wanted->capacity - 1);
+      wanted->path[length > 0 ? length : 0] = 0;
+    }
+  } else {
+    const char *slash = strrchr(name, '/');
+    const char *file = slash == NULL ? name : slash + 1;
+    if (strcmp(file, wanted->name) != 0) return 0;
+    if (wanted->capacity > 0) {
+      strncpy(wanted->path, name, wanted->capacity - 1);
+      wanted->path[wanted->capacity - 1] = 0;
+    }
   }
   *wanted->bias = (uintptr_t)info->dlpi_addr;
   int count = 0;

@@ -756,8 +756,11 @@ enum Findings {
           kind: .untracedTracking, property: nil, scope: nil, site: nil, count: 1,
           message: "the recorder could not see tracking ObsTrace does not own (Observation's "
             + "_swift_observation_tls_get was not found): reads inside it count as outside any scope",
-          hint: "add `import ObsTrace` to every file that calls withObservationTracking or Observations, so that "
-            + "ObsTrace records that tracking itself",
+          hint: "tracking in files that import ObsTrace is recorded either way; only withObservationTracking and "
+            + "Observations in files without the import are not seen: add the import there, or keep the symbol "
+            + "table of the binary that holds Observation (libswiftObservation.so, or the executable itself when "
+            + "built with --static-swift-stdlib: do not strip it); the recording's standard error said which was "
+            + "missing",
           evidence: "the trace header: the recorder did not find the symbol"))
     }
     if trace.droppedEvents > 0 {

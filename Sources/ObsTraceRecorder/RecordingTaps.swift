@@ -292,6 +292,7 @@ enum SymbolCache {
         if reopened, let symbolizer = state.symbolizer {
           found = found.filter { !State.misnamed($0.key, by: symbolizer) }
         }
+        if case .success(let runtime) = UntracedTracking.runtime { runtime.nameObservationFrames(&found) }
         state.frames.merge(found) { _, new in new }
         state.unresolved.formUnion(missing.filter { found[$0] == nil })
       }

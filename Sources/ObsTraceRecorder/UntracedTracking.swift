@@ -110,17 +110,42 @@ struct ObservationLibrary: Sendable {
   /// The address of `_swift_observation_tls_set`, nil when not found: ObsTrace's own top-level tracking then runs
   /// through Observation's `withObservationTracking` (see `TracedTracking.track`).
   var trackingSetter: UInt?
-  /// The library's executable segments: frames inside them are Observation's own.
+  /// Observation's code: frames inside it are Observation's own (the library's executable segments, or the run of
+  /// Observation's functions in an executable that links it statically).
   var code: [Range<UInt>]
   var path: String
+  /// Observation is linked into the executable (`--static-swift-stdlib`), not a library of its own.
+  var isStatic = false
 
-  /// Finds the loaded libswiftObservation.so and the getter in its symbol table, or says why it cannot
-  /// (`symbol`: another name is for tests of the failure).
+  /// The module name given to frames of Observation's code linked into the executable, which the symbolizer names
+  /// by the executable: `libswiftObservation.a in App`, so that readers tell them Observation's as they tell the
+  /// library's (`SiteFilter.isObservation`).
+  var staticModuleName: String {
+    "libswiftObservation.a in " + (path.split(separator: "/").last.map(String.init) ?? path)
+  }
+
+  /// Names frames of Observation's code as Observation's: a static executable's (a library's are already).
+  func nameObservationFrames(_ frames: inout [UInt64: SymbolizedFrame]) {
+    guard isStatic, !code.isEmpty else { return }
+    let name = staticModuleName
+    for (address, frame) in frames where code.contains(where: { $0.contains(UInt(address)) }) {
+      var renamed = frame
+      renamed.module = name
+      renamed.inlined = renamed.inlined.map { var inner = $0; inner.module = name; return inner }
+      frames[address] = renamed
+    }
+  }
+
+  /// Finds the loaded libswiftObservation.so and the getter in its symbol table, or, when no such library is loaded
+  /// (a program built with `--static-swift-stdlib` links Observation into itself), the getter in the executable's
+  /// own symbol table; or says why it cannot (`symbol`: another name is for tests of the failure).
   static func locate(symbol: String = ObservationRuntime.trackingGetterSymbol) -> Result<Self, LocateError> {
     var path = [CChar](repeating: 0, count: 4096)
     var bias: UInt = 0
     var ranges = [UInt](repeating: 0, count: 16)
-    let count = obstrace_find_loaded_object(ObservationRuntime.libraryName, &path, path.count, &bias, &ranges, 8)
+    var count = obstrace_find_loaded_object(ObservationRuntime.libraryName, &path, path.count, &bias, &ranges, 8)
+    let isStatic = count < 0
+    if isStatic { count = obstrace_find_loaded_object("", &path, path.count, &bias, &ranges, 8) }
     guard count >= 0 else {
       return .failure(LocateError(message: "\(ObservationRuntime.libraryName) is not loaded in this process"))
     }
@@ -128,19 +153,33 @@ struct ObservationLibrary: Sendable {
     let setterSymbol = ObservationRuntime.trackingSetterSymbol
     let values = ObservationRuntime.localSymbols([symbol, setterSymbol], in: file)
     guard let value = values[symbol] else {
-      return .failure(LocateError(message: "\(symbol) is not in \(file)'s symbol table"))
+      guard isStatic else {
+        return .failure(LocateError(message: "\(symbol) is not in \(file)'s symbol table"))
+      }
+      return .failure(
+        LocateError(
+          message: "\(ObservationRuntime.libraryName) is not loaded in this process, and the executable, which then "
+            + "links Observation itself (a static standard library), has no \(symbol) in its symbol table (\(file): "
+            + "stripped?)"))
     }
-    let code = (0..<Int(count)).map { ranges[2 * $0]..<ranges[2 * $0 + 1] }
+    let segments = (0..<Int(count)).map { ranges[2 * $0]..<ranges[2 * $0 + 1] }
     let getter = bias &+ value
-    // Never call an address outside the library's loaded code.
-    guard code.contains(where: { $0.contains(getter) }) else {
-      return .failure(LocateError(message: "\(symbol) in \(file) is not inside the library's loaded code"))
+    // Never call an address outside the object's loaded code.
+    guard segments.contains(where: { $0.contains(getter) }) else {
+      return .failure(LocateError(message: "\(symbol) in \(file) is not inside the object's loaded code"))
     }
+    // Frames inside Observation's code are Observation's own: the library's whole code, or, linked into the
+    // executable, the run of Observation's functions around the getter.
+    let code =
+      isStatic
+      ? ObservationRuntime.staticCode(in: file, around: value).map { (bias &+ $0.lowerBound)..<(bias &+ $0.upperBound) }
+      : segments
     // The setter likewise, or none (ObsTrace's tracking then goes through Observation's function).
     let setter = values[setterSymbol].map { bias &+ $0 }.flatMap { address in
-      code.contains { $0.contains(address) } ? address : nil
+      segments.contains { $0.contains(address) } ? address : nil
     }
-    return .success(ObservationLibrary(trackingGetter: getter, trackingSetter: setter, code: code, path: file))
+    return .success(
+      ObservationLibrary(trackingGetter: getter, trackingSetter: setter, code: code, path: file, isStatic: isStatic))
   }
 }
 

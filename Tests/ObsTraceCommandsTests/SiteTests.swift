@@ -166,6 +166,67 @@ struct UntracedObservationsTests {
     #expect(!report.contains("<Int #") && !report.contains("not named by the symbol table"), "\(report)")
   }
 
+  /// A fresh-clone try-out's J8: a program built with `--static-swift-stdlib` has no libswiftObservation.so (Observation
+  /// is linked into the executable), so the recorder could not find Observation's tracking getter: it said "cannot
+  /// see tracking ObsTrace does not own (libswiftObservation.so is not loaded in this process)", recorded the
+  /// untraced Observations' reads as outside any scope, and the report told the user to add an import the files had.
+  /// The getter is now looked up in the executable's own symbol table, and Observation's code there is told apart
+  /// by its functions' names: the same scope, label and counts as the dynamic build. Stripped, it is not found:
+  /// one line says why, and the report's warning says what was not seen and what to keep.
+  @Test("a program linked with a static standard library sees tracking ObsTrace does not own, as a dynamic one does")
+  func staticStandardLibrary() throws {
+    let folder = Paths.root + "/Tests/Fixtures/UntracedObservations"
+    let sources = [folder + "/main.swift", folder + "/Loop.swift"]
+    // swiftc's -static-stdlib links Foundation's static libraries, which need these (SwiftPM adds them itself).
+    let foundation = [
+      "Foundation", "CoreFoundation", "FoundationEssentials", "FoundationInternationalization", "_FoundationICU",
+      "_FoundationCShims", "_FoundationCollections",
+    ]
+    let flags =
+      ["-static-stdlib", "-Xlinker", "--start-group"] + foundation.map { "-l" + $0 } + [
+        "-Xlinker", "--end-group", "-lstdc++",
+      ]
+    let program = try FixtureBuild.compile(
+      sources, module: "UntracedObservations", optimization: "-Onone", flags: flags)
+    let dynamic = try FixtureBuild.compile(sources, module: "UntracedObservations", optimization: "-Onone")
+    var reports: [String] = []
+    for binary in [program, dynamic] {
+      let trace = Paths.temporary("untraced-static-\(reports.count).trc")
+      let run = try Run.program(binary, [], environment: ["OBSTRACE_OUTPUT": trace])
+      #expect(run.status == 0, "\(run.standardError)")
+      #expect(run.standardOutput == "first value: 1, before: 0\n")
+      #expect(!run.standardError.contains("cannot see tracking"), "\(run.standardError)")
+      let report = Run.command(["report", trace]).standardOutput
+      // Everything after the header line (the file's name, the duration) is the same for both builds.
+      reports.append(report.split(separator: "\n").dropFirst(2).filter { !$0.contains("running-at-stop") }
+        .joined(separator: "\n"))
+      if binary == program {
+        let stacks = Run.command(["dump", "--stacks", trace]).standardOutput
+        let name = "[libswiftObservation.a in \(program.split(separator: "/").last ?? "")]"
+        #expect(stacks.contains("withObservationTracking<A>(_:onChange:)  \(name)"), "\(stacks)")
+      }
+    }
+    let line = try #require(try FixtureBuild.siteMarks(folder + "/Loop.swift")["observations"])
+    #expect(reports[0].contains("UntracedObservations/Loop.swift:\(line) (Observations closure)  untraced"))
+    #expect(!reports[0].contains("could not see tracking"), "\(reports[0])")
+    #expect(reports[0] == reports[1])
+    // Stripped: no symbol to find. One line on standard error says why; the report says what was not seen.
+    let stripped = program + "-stripped"
+    let strip = try Run.program("/usr/bin/env", ["strip", "-o", stripped, program])
+    #expect(strip.status == 0, "\(strip.standardError)")
+    let trace = Paths.temporary("untraced-static-stripped.trc")
+    let run = try Run.program(stripped, [], environment: ["OBSTRACE_OUTPUT": trace])
+    #expect(run.status == 0 && run.standardOutput == "first value: 1, before: 0\n", "\(run.standardError)")
+    #expect(
+      run.standardError.contains(
+        "libswiftObservation.so is not loaded in this process, and the executable, which then links Observation "
+          + "itself (a static standard library), has no _swift_observation_tls_get in its symbol table"),
+      "\(run.standardError)")
+    let report = Run.command(["report", trace]).standardOutput
+    #expect(report.contains("warning [untraced-tracking] the recorder could not see tracking"), "\(report)")
+    #expect(report.contains("--static-swift-stdlib: do not strip it"), "\(report)")
+  }
+
   @Test(
     "each value of an untraced Observations loop is a run, and each write names the run it woke",
     arguments: ["-Onone", "-O"])

@@ -565,7 +565,8 @@ uintptr_t obstrace_loaded_object_start(uintptr_t address);
 
 /// Finds the loaded object (shared library) whose file is named `name`, as the dynamic linker sees it: its path
 /// (into `path`, `capacity` bytes), its load bias, and its executable segments as [start, end) pairs in `ranges`
-/// (at most `max_ranges`). Returns how many ranges it wrote, or -1 when no such object is loaded.
+/// (at most `max_ranges`). Returns how many ranges it wrote, or -1 when no such object is loaded. A `name` of ""
+/// finds the main program (its path is then /proc/self/exe's target).
 int obstrace_find_loaded_object(const char *name, char *path, size_t capacity, uintptr_t *bias, uintptr_t *ranges,
                                 int max_ranges);
 
