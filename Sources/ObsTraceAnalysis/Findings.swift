@@ -296,7 +296,9 @@ enum Findings {
     if let trace { findings += traceFindings(trace) }
     var anomalies = replay.anomalies
     if let trace, trace.undefinedReferences > 0 { anomalies[.undefinedID, default: 0] += trace.undefinedReferences }
-    findings += anomalyFindings(anomalies, firstUndefined: trace?.firstUndefinedReference)
+    findings += anomalyFindings(
+      anomalies, firstUndefined: trace?.firstUndefinedReference, redefinitions: trace?.redefinitions ?? 0,
+      firstRedefinition: trace?.firstRedefinition)
     findings += forgottenInstanceFindings(replay, definitions)
     for (key, count) in mergedBySite(evidence.untrackedReads, +) {
       let property = definitions.propertyName(key.property)
@@ -728,23 +730,40 @@ enum Findings {
     }
   }
 
-  static func anomalyFindings(_ anomalies: [AnomalyFact.Kind: Int], firstUndefined: String? = nil) -> [Finding] {
+  static func anomalyFindings(
+    _ anomalies: [AnomalyFact.Kind: Int], firstUndefined: String? = nil, redefinitions: Int = 0,
+    firstRedefinition: String? = nil
+  ) -> [Finding] {
     let total = anomalies.values.reduce(0, +)
-    guard total > 0 else { return [] }
+    guard total > 0 || redefinitions > 0 else { return [] }
     let parts = AnomalyFact.Kind.allCases.compactMap { kind -> String? in
       guard let count = anomalies[kind] else { return nil }
       guard kind == .undefinedID else { return "\(count) \(count == 1 ? kind.rawValue : kind.plural)" }
       return "\(count) reference\(count == 1 ? "" : "s") to an id no definition states"
         + (firstUndefined.map { " (first: \($0))" } ?? "")
     }
+    var clauses: [String] = []
+    if total > 0 {
+      clauses.append(
+        "\(total) event\(total == 1 ? "" : "s") could not be placed (" + parts.joined(separator: ", ") + ")")
+    }
+    if redefinitions > 0 {
+      // A recorder gives an id one meaning for the whole trace: events on each side of such a definition are named
+      // two ways (the report's tables by the last meaning; the timeline and dump keep the names they printed first).
+      clauses.append(
+        "\(redefinitions) definition\(redefinitions == 1 ? "" : "s") gave an id already defined another meaning"
+          + (firstRedefinition.map { " (first: \($0))" } ?? "") + ": the events of such an id may be named by "
+          + "either meaning, and not the same in every output")
+    }
     return [
       Finding(
-        kind: .inconsistentTrace, property: nil, scope: nil, site: nil, count: total,
-        message: "the trace is inconsistent: \(total) event\(total == 1 ? "" : "s") could not be placed ("
-          + parts.joined(separator: ", ") + "); counts that involve them are off by that much",
+        kind: .inconsistentTrace, property: nil, scope: nil, site: nil, count: total + redefinitions,
+        message: "the trace is inconsistent: " + clauses.joined(separator: "; ") + "; counts that involve them are "
+          + "off by that much",
         hint: "events were lost (dropped, a damaged chunk, a cut end) or the recorder has a bug: report it",
         evidence: "events that name a scope that never began, a didSet with no willSet before it on its thread, or "
-          + "an id (property, label, stack, object, type) that no definition in the file states")
+          + "an id (property, label, stack, object, type) that no definition in the file states; definitions that "
+          + "state an id twice with two meanings")
     ]
   }
 

@@ -40,6 +40,9 @@ public struct AnalysisReport: Sendable {
     /// References to ids no definition states (the reader's count), and the first of them (`property #5`).
     public var undefinedReferences = 0
     public var firstUndefinedReference: String?
+    /// Definitions that gave an id already defined another meaning (the reader's count), and the first of them.
+    public var redefinitions = 0
+    public var firstRedefinition: String?
     /// The process still recording into the trace, holding its lock, when it was read (`TraceReader.recordingProcess`):
     /// its missing end is not yet written, not lost.
     public var recordingProcess: Int32?
@@ -320,6 +323,8 @@ public enum TraceAnalysis {
     trace.afterFooter = reader.afterFooter
     trace.recordingProcess = reader.recordingProcess
     trace.firstUndefinedReference = reader.firstUnknownID
+    trace.redefinitions = reader.redefinitions
+    trace.firstRedefinition = reader.firstRedefinition
     trace.missingChunks = reader.chunkLedger.gaps
     if let footer = reader.footer {
       var recorded: [UInt32: UInt64] = [:]

@@ -427,6 +427,13 @@ enum CheckCommand: TraceCommand {
         "\(count) reference\(count == 1 ? "" : "s") to ids no definition states (first: "
           + "\(report.trace.firstUndefinedReference ?? "?")): the trace is damaged")
     }
+    // So are definitions that give an id two meanings: its events are counted under one name or the other.
+    if report.trace.redefinitions > 0 {
+      let count = report.trace.redefinitions
+      reasons.append(
+        "\(count) definition\(count == 1 ? "" : "s") gave an id already defined another meaning (first: "
+          + "\(report.trace.firstRedefinition ?? "?")): the trace is damaged")
+    }
     return reasons.isEmpty ? nil : reasons.joined(separator: ", ")
   }
 

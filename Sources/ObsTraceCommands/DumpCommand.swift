@@ -86,6 +86,11 @@ enum DumpCommand: TraceCommand {
         "# inconsistent: \(reader.unknownIDEvents) reference\(reader.unknownIDEvents == 1 ? "" : "s") to ids no "
           + "definition states (first: \(first)); kept under those ids")
     }
+    if let first = reader.firstRedefinition {
+      line(
+        "# inconsistent: \(reader.redefinitions) definition\(reader.redefinitions == 1 ? "" : "s") gave an id already "
+          + "defined another meaning (first: \(first)); an event above may name such an id by either meaning")
+    }
     if reader.truncated, let holder = reader.recordingProcess {
       line("# truncated: no footer yet: still being recorded by process \(holder); read up to the last whole chunk so far")
     } else if let zeros = reader.zeroTail {

@@ -70,6 +70,21 @@ enum TimelineCommand: TraceCommand {
           + "such tracking")
       writer.endLine()
     }
+    // A damaged or forged file's ids: said where the lines that name them are read (the report says them as
+    // inconsistent-trace).
+    if let first = reader.firstUnknownID {
+      writer.append(
+        contentsOf: "! the trace is inconsistent: \(reader.unknownIDEvents) reference\(reader.unknownIDEvents == 1 ? "" : "s") "
+          + "to ids no definition states (first: \(first)): lines name them by their ids")
+      writer.endLine()
+    }
+    if let first = reader.firstRedefinition {
+      writer.append(
+        contentsOf: "! the trace is inconsistent: \(reader.redefinitions) definition\(reader.redefinitions == 1 ? "" : "s") "
+          + "gave an id already defined another meaning (first: \(first)): a line may name such an id by either "
+          + "meaning")
+      writer.endLine()
+    }
     if let note = loss.afterFooterNote(path, command: name) { output.writeError(note) }
     guard let verdict = loss.verdict else { return }
     // Said where the user reads, after the lines (damage is found while reading), and once on standard error.

@@ -20,10 +20,16 @@ struct ChunkDecoder: Sendable {
     /// Events of the chunk that name an id no definition states, and the first of those references.
     var unknownIDEvents = 0
     var firstUnknownID: String?
+    /// Definitions of the chunk that give an id already defined another meaning, and the first of them.
+    var redefinitions = 0
+    var firstRedefinition: String?
   }
 
   private(set) var definitions: TraceDefinitions
   private(set) var budget: DefinitionBudget
+  /// The chunk being decoded's definitions that contradict an earlier one (`define`).
+  private var redefinitions = 0
+  private var firstRedefinition: String?
   /// Per thread, the least number its next chunk may have: a thread's chunks are written once each, in order.
   private var nextSequence: [UInt32: UInt64] = [:]
 
@@ -56,6 +62,8 @@ struct ChunkDecoder: Sendable {
     // facts and are kept as they come (copying the tables per chunk would cost as much as the objects they hold).
     var failure: CursorError?
     var unknown = UnknownIDs()
+    redefinitions = 0
+    firstRedefinition = nil
     var stated: [TraceDefinitions.Entry] = []
     let decoded: EventChunk? = chunk.payload.withUnsafeBytes { raw in
       var cursor = ByteCursor(raw)
@@ -219,6 +227,8 @@ struct ChunkDecoder: Sendable {
       }
     }
     var result = Decoded(chunk: decoded, definitions: stated, budget: budget)
+    result.redefinitions = redefinitions
+    result.firstRedefinition = firstRedefinition
     guard decoded != nil else {
       let message =
         switch failure {
@@ -269,35 +279,70 @@ struct ChunkDecoder: Sendable {
   /// Charges `entry` to the budget and puts it in the definitions: an id stated again costs nothing (chunks restate
   /// what their events use), a new one its size. Returns the entry when it changed the definitions, nil when it
   /// restated one unchanged.
+  ///
+  /// A recorder states each id with one meaning for the whole trace (an id is a serial, never given twice); one
+  /// stated again with another (type #1 `Shop.A`, then `Shop.B`) comes from a damaged or forged file, and the
+  /// events of that id are named two ways (the report's tables by the last meaning, the timeline by the names it
+  /// printed first: a fresh-clone try-out's J9). It is applied, as before, and counted (`redefinitions`):
+  /// the report says the trace is inconsistent, and check and baseline refuse it.
   private mutating func define(_ entry: TraceDefinitions.Entry) throws(CursorError) -> TraceDefinitions.Entry? {
+    var contradiction: String?
     switch entry {
     case .type(let id, let name):
       let old = definitions.types[id]
       try budget.charge(old: old?.utf8.count, new: name.utf8.count)
       if old == name { return nil }
+      if let old { contradiction = "type #\(id): \(Self.quoted(old)), then \(Self.quoted(name))" }
     case .property(let id, let property):
       let old = definitions.properties[id]
       try budget.charge(old: old?.keyPathDescription.utf8.count, new: property.keyPathDescription.utf8.count)
       if old == property { return nil }
+      if let old {
+        contradiction =
+          old.rootType != property.rootType
+          ? "property #\(id): of type #\(old.rootType), then of type #\(property.rootType)"
+          : old.keyPathDescription != property.keyPathDescription
+            ? "property #\(id): \(Self.quoted(old.keyPathDescription)), then \(Self.quoted(property.keyPathDescription))"
+            : "property #\(id): its getter at 0x\(String(old.getterAddress, radix: 16)), then at "
+              + "0x\(String(property.getterAddress, radix: 16))"
+      }
     case .label(let id, let text):
       let old = definitions.labels[id]
       try budget.charge(old: old?.utf8.count, new: text.utf8.count)
       if old == text { return nil }
+      if let old { contradiction = "label #\(id): \(Self.quoted(old)), then \(Self.quoted(text))" }
     case .object(let serial, let type):
       let old = definitions.objects[serial]
       if old == nil { try budget.charge(new: 0) }
       if old == type { return nil }
+      if let old { contradiction = "object #\(serial): of type #\(old), then of type #\(type)" }
     case .stack(let id, let frames):
       let old = definitions.stacks[id]
       try budget.charge(old: old.map { $0.count * 8 }, new: frames.count * 8)
       if old == frames { return nil }
+      if let old { contradiction = "stack #\(id): \(old.count) frames, then \(frames.count) others" }
     case .scope(let id, let scope):
       let old = definitions.scopes[id]
       if old == nil { try budget.charge(new: 0) }
       if old == scope { return nil }
+      if let old {
+        contradiction =
+          "scope #\(id): \(old.kind) of label #\(old.label) in scope #\(old.parent), then \(scope.kind) of label "
+          + "#\(scope.label) in scope #\(scope.parent)"
+      }
+    }
+    if let contradiction {
+      redefinitions += 1
+      if firstRedefinition == nil { firstRedefinition = contradiction }
     }
     definitions.apply(entry)
     return entry
+  }
+
+  /// A name a trace states, for a message: its controls escaped, cut at 80 characters.
+  private static func quoted(_ text: String) -> String {
+    let escaped = TraceDefinitions.escapingControls(text)
+    return "\"" + (escaped.count > 80 ? escaped.prefix(80) + "…" : escaped) + "\""
   }
 
   /// Whether `string`'s UTF-8 is `bytes` (a restated name, compared without making a string of it).

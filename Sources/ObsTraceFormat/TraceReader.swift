@@ -111,6 +111,11 @@ public final class TraceReader {
   public private(set) var unknownIDEvents = 0
   /// The first of those references, as `property #268435456`; nil when there is none.
   public private(set) var firstUnknownID: String?
+  /// Definitions that give an id already defined another meaning (a recorder states each id with one meaning: a
+  /// damaged or forged file), and the first of them, as `type #1: "Shop.A", then "Shop.B"`. The later meaning is
+  /// applied; counted as an inconsistency of the trace, as references to undefined ids are.
+  public private(set) var redefinitions = 0
+  public private(set) var firstRedefinition: String?
   public private(set) var threads: [UInt32: Int32] = [:]
   /// Threads whose last chunk says they exited while recording.
   public private(set) var endedThreads: Set<UInt32> = []
@@ -310,6 +315,8 @@ public final class TraceReader {
     chunkLedger = ThreadChunkLedger()
     unknownIDEvents = 0
     firstUnknownID = nil
+    redefinitions = 0
+    firstRedefinition = nil
     // Two threads for a big trace: a reader thread reads, checks, inflates and decodes the next chunks (and
     // orders their events, with an ordering) while this one replays them; at most `ChunkPipeline.depth` batches
     // wait between them, so memory stays flat. A small trace is read on this thread alone (a thread costs more than
@@ -403,6 +410,10 @@ public final class TraceReader {
     if let first = decoded.firstUnknownID {
       unknownIDEvents += decoded.unknownIDEvents
       if firstUnknownID == nil { firstUnknownID = first }
+    }
+    if let first = decoded.firstRedefinition {
+      redefinitions += decoded.redefinitions
+      if firstRedefinition == nil { firstRedefinition = first }
     }
     threads[chunk.thread] = chunk.osThreadID
     if chunk.threadEnded { endedThreads.insert(chunk.thread) }
