@@ -326,7 +326,7 @@ enum CheckCommand: TraceCommand {
     switch format {
     case "github":
       printed = GitHubAnnotations.check(
-        comparison, sites: sites, root: TraceInput.sourceRoot(parsed, command: name),
+        comparison, sites: sites, root: try TraceInput.sourceRoot(parsed, command: name, output: output),
         refusal: incomplete.map { "\(path): " + refusal($0) },
         allowance: incomplete == nil ? untrusted.map { "\(path): " + allowed($0) } : nil, baseline: baseline)
     case "junit":

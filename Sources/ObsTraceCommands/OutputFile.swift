@@ -1,4 +1,5 @@
 import Foundation
+import ObsTraceFormat
 
 #if canImport(Glibc)
   import Glibc
@@ -168,8 +169,23 @@ extension TraceInput {
   }
 
   /// `--source-root`: the folder that source paths are written relative to (GitHub annotations); by default the
-  /// current directory, where a CI job runs.
-  static func sourceRoot(_ parsed: ParsedArguments, command: String) -> String {
-    parsed.value("source-root") ?? FileManager.default.currentDirectoryPath
+  /// current directory, where a CI job runs. A file is refused, and a folder that does not exist here is said on
+  /// standard error (a typo would otherwise leave every annotation's file absolute, which GitHub cannot place,
+  /// without a word: tryout15's K5); it is still used, since the paths a trace recorded on another machine are
+  /// under folders this one need not have.
+  static func sourceRoot(_ parsed: ParsedArguments, command: String, output: CommandOutput) throws(CommandError)
+    -> String
+  {
+    guard let root = parsed.value("source-root") else { return FileManager.default.currentDirectoryPath }
+    var isFolder: ObjCBool = false
+    let named = "--source-root '\(TraceDefinitions.escapingControls(root))'"
+    if FileManager.default.fileExists(atPath: root, isDirectory: &isFolder) {
+      guard isFolder.boolValue else { throw CommandError("obstrace \(command): \(named) is not a folder") }
+    } else {
+      output.writeError(
+        "obstrace \(command): note: \(named) does not exist here; files under it are written relative to it all the "
+          + "same, others whole\n")
+    }
+    return root
   }
 }

@@ -44,7 +44,7 @@ enum ReportCommand: TraceCommand {
     }
     let configuration = try TraceInput.replayConfiguration(parsed, command: name)
     let top = try TraceInput.positiveInteger(parsed, "top", flag: "--top", command: name) ?? 10
-    let root = TraceInput.sourceRoot(parsed, command: name)
+    let root = try TraceInput.sourceRoot(parsed, command: name, output: output)
     if format == "html" {
       // One pass over the trace gives the report, who read what per scope, and the graph's writes by site.
       let scopes = WhoReadWhat()
@@ -337,17 +337,55 @@ enum ReportPrinter {
     out.line()
 
     let warnings = report.findings.filter { !$0.isInformational }
-    let information = report.findings.filter(\.isInformational)
+    let (information, left) = Self.shownInformation(report.findings.filter(\.isInformational), top: top)
     out.line("Findings: " + TraceInput.findingCounts(report))
     if report.findings.isEmpty { out.line("  none") }
-    for finding in warnings + information.prefix(top) {
+    for finding in warnings + information {
       out.line("  \(finding.isInformational ? "info" : "warning") [\(finding.kind.rawValue)] \(finding.message)")
       if let site = finding.site { out.line("      at \(site)") }
       out.line("      hint: \(finding.hint)")
       if !finding.evidence.isEmpty { out.line("      evidence: \(finding.evidence)") }
     }
-    if information.count > top { out.line("  … \(information.count - top) more informational (see --format json)") }
+    if let more = Self.moreInformation(left) { out.line(more) }
     return out.text
+  }
+
+  /// The line under the findings that says what informational ones were left out, by kind; nil when none was.
+  static func moreInformation(_ left: [Finding]) -> String? {
+    guard !left.isEmpty else { return nil }
+    var counts: [(kind: Finding.Kind, count: Int)] = []
+    for finding in left {
+      if let index = counts.firstIndex(where: { $0.kind == finding.kind }) {
+        counts[index].count += 1
+      } else {
+        counts.append((finding.kind, 1))
+      }
+    }
+    let kinds = counts.map { "\($0.count) \($0.kind.rawValue)" }.joined(separator: ", ")
+    return "  … \(left.count) more informational: \(kinds) (see --top or --format json)"
+  }
+
+  /// Kinds of information about the trace as a whole, which the header's status line points to (`see
+  /// running-at-stop`): shown whatever `--top` is.
+  static let traceWideInformation: Set<Finding.Kind> = [.runningAtStop, .startedWhileRunning, .forked]
+
+  /// The informational findings the text shows, and those it leaves out: every trace-wide one, then up to `top`
+  /// others, the first of each kind before the second of any (134 `untracked-read` findings of a realistic app
+  /// filled the first ten, and the `running-at-stop` the status line pointed to was the 13th: tryout15's K1).
+  static func shownInformation(_ information: [Finding], top: Int) -> (shown: [Finding], left: [Finding]) {
+    let traceWide = information.filter { traceWideInformation.contains($0.kind) }
+    let others = information.filter { !traceWideInformation.contains($0.kind) }
+    var seen: Set<Finding.Kind> = []
+    var firsts: [Int] = []
+    var rest: [Int] = []
+    for (index, finding) in others.enumerated() {
+      if seen.insert(finding.kind).inserted { firsts.append(index) } else { rest.append(index) }
+    }
+    let chosen = Set((firsts + rest).prefix(top))
+    // In the report's order, so that findings of one kind stay together.
+    let shown = others.indices.filter { chosen.contains($0) }.map { others[$0] }
+    let left = others.indices.filter { !chosen.contains($0) }.map { others[$0] }
+    return (traceWide + shown, left)
   }
 
   /// What the no-op column could see: writes through `_modify` compared and not compared, and how to compare

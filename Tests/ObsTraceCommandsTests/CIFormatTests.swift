@@ -46,9 +46,11 @@ struct CIFormatTests {
 
   @Test("report --format github writes files relative to --source-root, and escapes ':' in titles")
   func relativePaths() throws {
+    let elsewhere = Paths.temporary("source-root-elsewhere")
+    try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
     let absolute = try #require(
       // A root no recorded path is under keeps them absolute, wherever the traces were recorded.
-      lines(Run.command(["report", noopModify, "--format", "github", "--source-root", "/nonexistent"]).standardOutput)
+      lines(Run.command(["report", noopModify, "--format", "github", "--source-root", elsewhere]).standardOutput)
         .compactMap {
           property("file", of: $0)
         }.first)
@@ -58,6 +60,19 @@ struct CIFormatTests {
     #expect(property("file", of: noop) == "Examples/obstrace-scenarios/main.swift")
     let check = Run.command(["check", worse, "--baseline", baseline, "--format", "github"])
     #expect(check.standardOutput.contains("title=obstrace check%3A property TodoStore.items grew::"))
+    // A root that does not exist here (a typo, or the recording machine's folder, as `root` is) is said, not taken
+    // without a word (tryout15's K5); one that is a file is refused.
+    let note =
+      "obstrace report: note: --source-root '\(root)' does not exist here; files under it are written relative to it "
+      + "all the same, others whole\n"
+    #expect(result.standardError == (FileManager.default.fileExists(atPath: root) ? "" : note))
+    let typo = Run.command(["report", noopModify, "--format", "github", "--source-root", "/nonexistent"])
+    #expect(typo.status == 0)
+    #expect(typo.standardError.hasPrefix("obstrace report: note: --source-root '/nonexistent' does not exist here"))
+    #expect(Run.command(["report", noopModify, "--format", "github", "--source-root", elsewhere]).standardError == "")
+    let file = Run.command(["check", worse, "--baseline", baseline, "--format", "github", "--source-root", baseline])
+    #expect(file.status == 2)
+    #expect(file.standardError == "obstrace check: --source-root '\(baseline)' is not a folder\n")
   }
 
   @Test("check --format github on a failing check: an error at each write site of what grew, then FAILED, exit 1")
