@@ -176,9 +176,13 @@ extension TraceInput {
   static func sourceRoot(_ parsed: ParsedArguments, command: String, output: CommandOutput) throws(CommandError)
     -> String
   {
-    guard let root = parsed.value("source-root") else { return FileManager.default.currentDirectoryPath }
+    guard let given = parsed.value("source-root") else { return FileManager.default.currentDirectoryPath }
+    // Recorded paths are absolute: a relative root (`.`, `src/..`) is the folder it names from the current one
+    // (taken as it was written, it matched no path, and every file stayed absolute: tryout16's P6).
+    let current = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
+    let root = given.hasPrefix("/") ? given : URL(fileURLWithPath: given, relativeTo: current).standardizedFileURL.path
     var isFolder: ObjCBool = false
-    let named = "--source-root '\(TraceDefinitions.escapingControls(root))'"
+    let named = "--source-root '\(TraceDefinitions.escapingControls(given))'"
     if FileManager.default.fileExists(atPath: root, isDirectory: &isFolder) {
       guard isFolder.boolValue else { throw CommandError("obstrace \(command): \(named) is not a folder") }
     } else {

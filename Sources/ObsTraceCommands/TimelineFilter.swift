@@ -207,8 +207,8 @@ struct TimelineFilter {
     private(set) var seenThreads = Set<UInt32>()
     private(set) var seenObjects = Set<UInt32>()
     private(set) var seenLabels = Set<UInt32>()
-    /// With --scope naming a run: the runs that began.
-    private(set) var seenRuns = Set<UInt32>()
+    /// With --scope naming a run: the label of the run of that number, if one began.
+    private(set) var labelOfRun: UInt32?
     private(set) var seenProperties = Set<UInt32>()
 
     init(filter: TimelineFilter) {
@@ -222,7 +222,7 @@ struct TimelineFilter {
       if noteThreadsAndObjects { fact.note(threads: &seenThreads, objects: &seenObjects) }
       if noteLabels, case .runBegan(let run) = fact {
         seenLabels.insert(run.label)
-        if filter.scopeRun != nil { seenRuns.insert(run.scope) }
+        if let wanted = filter.scopeRun, run.scope == wanted { labelOfRun = run.label }
       }
       if noteProperties {
         switch fact {
@@ -246,8 +246,13 @@ struct TimelineFilter {
             "obstrace \(command): --scope '\(scope)' names no scope of \(path); "
               + NameSuggestions.describe(scope, in: known.sorted()))
         }
-        if !known.contains(scope), let label = filter.scopeOfRun, let run = filter.scopeRun, !seenRuns.contains(run) {
-          throw CommandError("obstrace \(command): --scope '\(scope)': \(label) has no run #\(run) in \(path)")
+        // A run of that number of another scope is not one of this one's (tryout16's P4: "nothing matches", exit 0).
+        if !known.contains(scope), let label = filter.scopeOfRun, let run = filter.scopeRun,
+          labelOfRun.map({ definitions.labelName($0) }) != label
+        {
+          let other = labelOfRun.map { "; run #\(run) is a run of \(definitions.labelName($0))" } ?? ""
+          throw CommandError(
+            "obstrace \(command): --scope '\(scope)': \(label) has no run #\(run) in \(path)\(other)")
         }
       }
       if let property = filter.property {

@@ -150,7 +150,16 @@ public enum Recorder {
     }
     let (options, problems) = RecordingOptions.fromEnvironment(environment)
     for problem in problems { reportProblem("obstrace: \(problem)") }
-    let list = getenv(recordListVariable).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+    var list = getenv(recordListVariable).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+    var status = stat()
+    if let named = list, lstat(named, &status) == 0, !isRecordList(named, descriptor: nil) {
+      // Only `obstrace record`'s own list is written to: the variable may name any file (tryout16's P5: a path was
+      // appended to /etc/passwd). One that is gone (its `record` ended) is left so, as before.
+      reportProblem(
+        "obstrace: \(recordListVariable) names \(named), which is not a list 'obstrace record' made (a file of its own, "
+          + "mode 0600, named obstrace-record-…); it is not written to, and this process records as if it were unset")
+      list = nil
+    }
     do {
       try start(to: path, options: options, whileRunning: false, keepingWrittenFile: list != nil)
       if let list, let written = state.withLock({ $0.flusher?.path }) { addToRecordList(list, trace: written) }
@@ -169,11 +178,23 @@ public enum Recorder {
       guard getcwd(&buffer, buffer.count) != nil else { return }
       absolute = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) + "/" + trace
     }
-    let descriptor = open(list, O_WRONLY | O_APPEND | O_CLOEXEC)
+    let descriptor = open(list, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
     guard descriptor >= 0 else { return }
+    defer { close(descriptor) }
+    guard isRecordList(list, descriptor: descriptor) else { return }
     var line = absolute + "\n"
     line.withUTF8 { bytes in _ = write(descriptor, bytes.baseAddress, bytes.count) }
-    close(descriptor)
+  }
+
+  /// Whether `path` is a list `obstrace record` made (`RecordCommand`: mkstemp's `obstrace-record-XXXXXX`): a
+  /// regular file, not a link, of this user's, mode 0600, named so. With `descriptor`, the file it has open is
+  /// checked (what is written to), else the path.
+  static func isRecordList(_ path: String, descriptor: Int32?) -> Bool {
+    guard path.split(separator: "/").last?.hasPrefix("obstrace-record-") == true else { return false }
+    var status = stat()
+    let read = descriptor.map { fstat($0, &status) } ?? lstat(path, &status)
+    guard read == 0 else { return false }
+    return status.st_mode & S_IFMT == S_IFREG && status.st_uid == geteuid() && status.st_mode & 0o777 == 0o600
   }
 
   /// One line on stderr, never more: the traced program's own output stays readable.

@@ -218,5 +218,14 @@ struct CIFormatTests {
       lines(github.standardOutput).first { $0.contains("title=obstrace untraced-tracking") }, "\(github.standardOutput)")
     #expect(property("file", of: warning) == "Tests/Fixtures/UntracedObservations/Loop.swift", "\(warning)")
     #expect(property("line", of: warning) == "\(line)", "\(warning)")
+    // A relative root is the folder it names from the current one (tryout16's P6: taken as written, it matched no
+    // recorded path, and every file stayed absolute).
+    let current = FileManager.default.currentDirectoryPath
+    let relative = String(repeating: "../", count: current.split(separator: "/").count) + Paths.root.dropFirst()
+    for root in [relative, relative + "/Tests/..", relative + "/"] {
+      let output = Run.command(["report", trace, "--format", "github", "--source-root", root]).standardOutput
+      let relativeWarning = lines(output).first { $0.contains("title=obstrace untraced-tracking") }
+      #expect(relativeWarning.flatMap { property("file", of: $0) } == "Tests/Fixtures/UntracedObservations/Loop.swift")
+    }
   }
 }

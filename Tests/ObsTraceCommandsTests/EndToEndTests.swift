@@ -36,6 +36,26 @@ struct EndToEndTests {
     #expect(name.hasPrefix("run-") && name.hasSuffix(".trc") && Int(name.dropFirst(4).dropLast(4)) != nil)
   }
 
+  /// tryout16's P5: a traced process appended its trace's path to whatever file OBSTRACE_RECORD_LIST named
+  /// (`record -- env OBSTRACE_RECORD_LIST=/etc/passwd prog` added a line to /etc/passwd).
+  @Test("a traced process writes its trace's path only to a list obstrace record made, not to any file the variable names")
+  func recordListIsRecords() throws {
+    let victim = Paths.temporary("not-a-list.txt")
+    try "keep me\n".write(toFile: victim, atomically: false, encoding: .utf8)
+    let trace = Paths.temporary("record-list.trc")
+    let result = try Run.program(
+      "obstrace",
+      ["record", "-o", trace, "--", "/usr/bin/env", "OBSTRACE_RECORD_LIST=\(victim)", Paths.binary("obstrace-demo")])
+    #expect(result.status == 0, "\(result.standardError)")
+    #expect(try String(contentsOfFile: victim, encoding: .utf8) == "keep me\n")
+    #expect(
+      result.standardError.contains(
+        "obstrace: OBSTRACE_RECORD_LIST names \(victim), which is not a list 'obstrace record' made"),
+      "\(result.standardError)")
+    // The process still records where it was told.
+    #expect(Run.command(["report", trace]).status == 0)
+  }
+
   @Test("record runs the command, passes its exit code through and summarizes the trace")
   func record() throws {
     let trace = Paths.temporary("record.trc")

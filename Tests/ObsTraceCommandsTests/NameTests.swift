@@ -330,6 +330,19 @@ struct NameRoundTripTests {
       run.standardError == "obstrace timeline: --scope 'ProgressView.body (#99)': ProgressView.body has no run #99 in "
         + "\(trace)\n")
     #expect(Run.command(["timeline", trace, "--object", "Progress#x"]).status == 2)
+    // A run of that number of another scope (guide.trc: NextView.body's #3) is not one of this one's: it said
+    // "(nothing matches)", exit 0 (tryout16's P4).
+    let guide = Paths.root + "/traces/guide.trc"
+    for command in ["timeline", "export"] {
+      let output = command == "export" ? ["-o", Paths.temporary("other-run.json")] : []
+      let other = Run.command([command, guide, "--scope", "FirstView.body (#3)"] + output)
+      #expect(other.status == 2, "\(command): \(other.standardOutput)")
+      #expect(
+        other.standardError
+          == "obstrace \(command): --scope 'FirstView.body (#3)': FirstView.body has no run #3 in \(guide); run #3 is a "
+          + "run of NextView.body\n")
+    }
+    #expect(Run.command(["timeline", guide, "--scope", "NextView.body (#3)"]).status == 0)
   }
 
   /// Serials are counted across types (observations.trc: Model#1, SavingModel#2): `Type#n` names object n only
