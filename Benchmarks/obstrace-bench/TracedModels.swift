@@ -163,6 +163,24 @@ func retrackWorkload(rounds: Int, perRound: Int = 4096, writes: Int = 256) {
   }
 }
 
+/// Short-lived models, the shape of tryout14's Churn program: `count` models, each created, tracked once by one call
+/// (`withObservationTracking`), every other one written (which fires the tracking), then freed (≈ 8 events a model).
+func churnWorkload(_ count: Int) -> Int {
+  var fired = 0
+  for index in 0..<count {
+    let model = TracedCounter()
+    withObservationTracking {
+      _ = model.value
+    } onChange: {
+    }
+    if index % 2 == 0 {
+      model.value = index
+      fired += 1
+    }
+  }
+  return fired
+}
+
 /// Several threads writing at once, the shape of tryout10's Stress program: `threads` threads, each `writes` times
 /// `+= 1` (through `_modify`) on a model of its own; returns the sum of the models' values.
 func threadsWorkload(threads: Int, writes: Int) -> Int {

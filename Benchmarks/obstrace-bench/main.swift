@@ -195,11 +195,12 @@ func withRecording<T>(_ backtraces: RecordingOptions.Backtraces = .off, _ body: 
   return try body()
 }
 
-// `obstrace-bench --write-trace loop|many|demo|threads|retrack PATH N`: only write a trace (for profiling the CLI):
+// `obstrace-bench --write-trace loop|many|demo|threads|retrack|churn PATH N`: only write a trace (for profiling the CLI):
 // `loop`, N iterations of the whole-cost loop (stacks on writes, 3 events an iteration); `many`, N rounds of the
 // many-object workload; `demo`, N rounds of the demo's workload; `threads` (`threads32`…), 4 (32…) threads at once,
 // each N writes (the multi-thread rows' workload); `retrack`, N rounds of 4096 re-tracks of one call and 256 writes
-// (≈ 25 k events a round, ≈ 3,000 instances left behind a round: the re-track row's workload). Options from the environment (`OBSTRACE_BACKTRACES=off` gives the many-
+// (≈ 25 k events a round, ≈ 3,000 instances left behind a round: the re-track row's workload); `churn`, N
+// short-lived models, each tracked once, every other one written, then freed (tryout14's Churn). Options from the environment (`OBSTRACE_BACKTRACES=off` gives the many-
 // object traces of the report rows, which record without stacks).
 if CommandLine.arguments.count == 5, CommandLine.arguments[1] == "--write-trace",
   let count = Int(CommandLine.arguments[4])
@@ -210,6 +211,7 @@ if CommandLine.arguments.count == 5, CommandLine.arguments[1] == "--write-trace"
   case "many": manyObjectsWorkload(objects: 100_000, scopes: 10_000, rounds: count)
   case "demo": demoWorkload(count)
   case "retrack": retrackWorkload(rounds: count)
+  case "churn": blackHole(churnWorkload(count))
   case let mode where mode.hasPrefix("threads"):
     blackHole(threadsWorkload(threads: Int(mode.dropFirst("threads".count)) ?? 4, writes: count))
   default:

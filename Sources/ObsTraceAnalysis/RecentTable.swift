@@ -26,6 +26,8 @@ struct RecentTable<Value> {
   /// Entries in the table.
   var count: Int { live + outside.count }
 
+  var isEmpty: Bool { live == 0 && outside.isEmpty }
+
   /// Slots of the array (for tests: memory follows the live entries).
   var slots: Int { values.count }
 
@@ -49,9 +51,14 @@ struct RecentTable<Value> {
   /// what it holds twice: ≈ 540 instructions a run on the 100 k-object trace, callgrind).
   @inline(__always)
   mutating func put(_ id: UInt32, _ value: consuming Value) {
-    guard let index = place(id) else {
-      outside[id] = value
-      return
+    // In the window (the rule), the slot is found inline; `place` (out of line) only extends or slides it.
+    var index = Int(id) &- base
+    if index < 0 || index >= values.count {
+      guard let placed = place(id) else {
+        outside[id] = value
+        return
+      }
+      index = placed
     }
     let empty = values.withUnsafeMutableBufferPointer { slots -> Bool in
       if case .none = slots[index] { return true }
@@ -59,6 +66,60 @@ struct RecentTable<Value> {
     }
     if empty { live += 1 }
     values[index] = consume value
+  }
+
+  /// Mutates the value of `id` in place (created from `value` when absent), moved into its slot, not copied.
+  @inline(__always)
+  mutating func withValue<Result>(
+    _ id: UInt32, default value: @autoclosure () -> Value, _ body: (inout Value) -> Result
+  ) -> Result {
+    // In the window (the rule), the slot is found inline, as `DenseTable.withValue` finds its own: a call to `place`
+    // on every lookup cost the loop's report 8 % more instructions than `DenseTable` (callgrind).
+    var index = Int(id) &- base
+    if index < 0 || index >= values.count {
+      guard let placed = place(id) else { return withOutside(id, default: value, body) }
+      index = placed
+    }
+    return values.withUnsafeMutableBufferPointer { slots in
+      let slot = slots.baseAddress! + index
+      if case .none = slot.pointee {
+        slot.pointee = value()
+        live += 1
+      }
+      return body(&slot.pointee!)
+    }
+  }
+
+  /// `withValue` for an id outside the array. Out of line: long-lived and forged ids only.
+  @inline(never)
+  private mutating func withOutside<Result>(
+    _ id: UInt32, default value: () -> Value, _ body: (inout Value) -> Result
+  ) -> Result {
+    if outside[id] == nil { outside[id] = value() }
+    return body(&outside[id]!)
+  }
+
+  /// Removes the entry of `id` and returns it (`remove`, as `DenseTable` names it).
+  @inline(__always) @discardableResult
+  mutating func removeValue(_ id: UInt32) -> Value? { remove(id) }
+
+  /// Calls `body` with each entry in id order (the array's and the dictionary's, merged).
+  func forEachEntry(_ body: (UInt32, Value) throws -> Void) rethrows {
+    let sorted = outside.isEmpty ? [] : outside.sorted { $0.key < $1.key }
+    var next = 0
+    for index in values.indices {
+      guard let value = values[index] else { continue }
+      let id = base + index
+      while next < sorted.count && Int(sorted[next].key) < id {
+        try body(sorted[next].key, sorted[next].value)
+        next += 1
+      }
+      try body(UInt32(id), value)
+    }
+    while next < sorted.count {
+      try body(sorted[next].key, sorted[next].value)
+      next += 1
+    }
   }
 
   /// The ids with an entry, in increasing order: a walk of the whole table, for the end of a replay.
@@ -104,6 +165,7 @@ struct RecentTable<Value> {
 
   /// The array slot of `id`, extending (and sliding) the window to it when it lies just past the end; nil when
   /// the id belongs in `outside`.
+  @inline(never)
   private mutating func place(_ id: UInt32) -> Int? {
     var index = Int(id) &- base
     if index >= 0 && index < values.count { return index }

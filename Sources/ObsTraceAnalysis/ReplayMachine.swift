@@ -2,8 +2,8 @@ import ObsTraceFormat
 
 /// A small model of Observation run over a trace's events, in time order, that turns them into facts
 /// (`ReplayFact`) for consumers. It keeps only the state needed to place each event: open and installed runs,
-/// the instances they continue, writes in progress, live objects. Memory grows with objects, properties and live
-/// scopes, never with the number of events.
+/// the instances they continue, writes in progress, live objects. Memory grows with live objects, their properties
+/// and live scopes, never with the number of events, nor with objects freed and instances no run can continue.
 ///
 /// What it models (stdlib/public/Observation): an access adds (object, property) to the innermost open scope's
 /// list; a nested scope's list merges into its parent's when it ends (as `generateAccessList` does); when a
@@ -52,6 +52,9 @@ public struct ReplayMachine {
     /// `Run.beganNewInstance`): such an instance is continued only while the recorder keeps it among its label's
     /// fired ones, and the replay forgets it when it has waited too long (`waitingKeptPerLabel`).
     var queued = false
+    /// A run of it fired again (`RepeatedFire`): the recorder queued it once per fire, so a later re-track may
+    /// continue it from a second entry: it is never dropped (`dropEndedInstance`).
+    var firedAgain = false
   }
 
   /// An instance that fired and has not run again: its label (the one its coalesced writes count for) and, for a
@@ -221,6 +224,13 @@ public struct ReplayMachine {
     /// Untraced runs subscribed to it: its next willSet fires them (predicted).
     var untracedRuns: [PropertyKey: [UInt32]] = [:]
 
+    /// Drops what it holds for `key` (its object was freed).
+    mutating func forget(_ key: PropertyKey) {
+      waiting[key] = nil
+      writingThreads[key] = nil
+      untracedRuns[key] = nil
+    }
+
     /// One more instance of `label` that read it waits to run again.
     mutating func addWaiting(_ label: UInt32, _ key: PropertyKey, _ state: inout KeyState) {
       if state.waitingInstances == 0 || state.waitingLabel == label {
@@ -388,10 +398,10 @@ public struct ReplayMachine {
   /// the label): the recorder ends such a run only at its thread's next event, often the next run's first read, so
   /// its `scopeEnd` (and a read it may still make) comes after; neither is of an unknown scope. See `predictFires`.
   private var untracedEndedAtFire: [UInt32: UInt32] = [:]
-  private var instances = DenseTable<Instance>()
+  private var instances = RecentTable<Instance>()
   /// Instances that fired and have not run again since, with their label: a write of what they read is coalesced
   /// into their next run (counted in the properties' `KeyState.waitingInstances` as they start and stop waiting).
-  private var awaitingRerun = DenseTable<Awaiting>()
+  private var awaitingRerun = RecentTable<Awaiting>()
   /// By label, the `queued` instances waiting to be re-tracked, oldest fired first (see `waitingKeptPerLabel`).
   private var waitingQueues = DenseTable<WaitingQueue>()
   /// The next `Awaiting.ticket` (from 1).
@@ -413,7 +423,7 @@ public struct ReplayMachine {
   /// Instances a write fired (recorded or predicted) since their last run began: a run that begins without its
   /// instance here re-ran without a fire (an `Observations` iterator woken by another iterator's fire: they share
   /// one state; or a program running a scope again by itself).
-  private var firedSinceRun = DenseTable<Bool>()
+  private var firedSinceRun = RecentTable<Bool>()
   /// One-shot tracking runs that fired, by scope, while Observation may still hold them (`FiredTracking`).
   private var firedTrackings: [UInt32: FiredTracking] = [:]
   /// Scopes of `firedTrackings` whose last handler returned, until their cancelling thread's next event.
@@ -443,11 +453,11 @@ public struct ReplayMachine {
   /// A run stops being subscribed at its fire or cancel but stays listed until its object's list is compacted:
   /// when the list reaches twice what was live at its previous compaction, ids of runs no longer subscribed are
   /// dropped. The lists hold the live runs (amortized O(1) per install), not every run that ever read the object.
-  private var subscribers = DenseTable<SubscriberList>()
+  private var subscribers = RecentTable<SubscriberList>()
   /// What the replay knows of each object, by serial (dense in a process): one record, so that an access or a write
   /// looks its object up once (its type, the threads that used it, when it was last used), and a free removes one
   /// entry (with a table per fact, 100 k objects cost three lookups per event and eight table updates per free).
-  private var objects = DenseTable<ObjectRecord>()
+  private var objects = RecentTable<ObjectRecord>()
   /// Objects the trace used but did not see created (made before the recording), freed since or not.
   public private(set) var objectsFromBefore = 0
   /// By type id: an object's free counts in its type's entry (an array lookup, not two hashes per free).
@@ -770,8 +780,12 @@ public struct ReplayMachine {
   }
 
   private mutating func freed<Consumer: ReplayConsumer>(_ event: TraceEvent, _ consumer: inout Consumer) {
-    // Everything known of the object goes with it.
+    // Everything known of the object goes with it: its record, and its properties' states (serials are never used
+    // again, so nothing reads or writes them after this), with what they hold beyond the state.
     let record = objects.removeValue(event.object)
+    keys.removeObject(event.object) { key, state in
+      if state.overflow != 0 { keyOverflow.forget(key) }
+    }
     let type = event.aux != 0 ? event.aux : (record?.type ?? 0)
     if accountsObjects, let record, record.isLive {
       if type != 0 {
@@ -1091,9 +1105,11 @@ public struct ReplayMachine {
     guard let fired = firedTrackings[event.scope] else { return }
     let run = fired.fact
     // Its instance waits to run again, as at its first fire, unless a later run of it ended since.
-    if instances.withExisting(run.instance, { $0.lastRunBeginSequence }) == fired.beginSequence {
-      noteAwaitingRerun(run.instance)
+    let latest = instances.withExisting(run.instance) { instance -> Bool in
+      instance.firedAgain = true
+      return instance.lastRunBeginSequence == fired.beginSequence
     }
+    if latest == true { noteAwaitingRerun(run.instance) }
     placeFire(event, run, again: how, &consumer)
     // Its handler runs again: a recorded cancel follows it.
     firedTrackings[event.scope]?.handlers += 1
@@ -1166,17 +1182,20 @@ public struct ReplayMachine {
     _ scope: UInt32, time: UInt64, thread: UInt32, reason: CancelReason, derived: Bool, _ consumer: inout Consumer
   ) {
     guard
-      let (fact, wasSubscribed, ended, sequence) = runs.withExisting(
+      let (fact, wasSubscribed, ended, sequence, beginSequence) = runs.withExisting(
         scope,
         { run in
           defer { run.subscribed = false }
-          return (run.fact, run.subscribed, run.ended, run.sequence)
+          return (run.fact, run.subscribed, run.ended, run.sequence, run.beginSequence)
         })
     else { return }
     if ended {
       runs.remove(scope)
       if derived && reason == .objectsFreed && sequence != 0 { endedWhenFreed.insert(scope) }
       if reason == .sequenceEnded && wasSubscribed { endedWhileWaiting[scope] = fact }
+      if derived && reason == .objectsFreed && fact.kind == .tracking {
+        dropEndedInstance(fact.instance, lastRun: beginSequence)
+      }
     }
     // One cancel per run: a one-shot fire is cancelled here, and the recorder's own cancel that follows it
     // finds the run gone.
@@ -1265,6 +1284,25 @@ public struct ReplayMachine {
     }
   }
 
+  /// Drops a re-tracked call's instance (`Instance.queued`) whose latest run was just ended by the free of every
+  /// object it read, unfired: the recorder continues such an instance only from its label's queue of fired
+  /// instances, which it is not in (it did not fire since that run began, nor wait), so no run continues it again.
+  /// Without this a program that makes short-lived models, each tracked once, kept every one's instance until the
+  /// end (tryout14's H18: 3.2 M models, a report of 1.17 GB).
+  @inline(never)
+  private mutating func dropEndedInstance(_ instance: UInt32, lastRun beginSequence: UInt64) {
+    guard firedSinceRun.isEmpty || !firedSinceRun.contains(instance),
+      awaitingRerun.isEmpty || !awaitingRerun.contains(instance),
+      instances.withExisting(
+        instance, { $0.queued && !$0.firedAgain && $0.lastRunBeginSequence == beginSequence }) == true,
+      var dropped = instances.remove(instance)
+    else { return }
+    if spareReadLists.count < Self.spareReadListLimit, var spare = dropped.lastReads.takeElements() {
+      spare.removeAll(keepingCapacity: true)
+      spareReadLists.append(spare)
+    }
+  }
+
   /// Marks `instance` as fired and waiting to run again (if a run of it has ended: an instance is known from then):
   /// what its last run read counts it among the waiting instances a write of it is coalesced into, and a `queued`
   /// instance joins its label's queue.
@@ -1291,7 +1329,8 @@ public struct ReplayMachine {
     guard let awaiting = awaitingRerun.removeValue(instance) else { return }
     if awaiting.ticket != 0 { waitingQueues.withExisting(awaiting.label) { $0.live -= 1 } }
     guard listsCoalescedWrites, let reads = instances.withExisting(instance, { $0.lastReads.elements }) else { return }
-    for key in reads { keys.withState(key) { keyOverflow.removeWaiting(awaiting.label, key, &$0) } }
+    // In place, and not made again for a freed object (whose state went with it, its counts too).
+    for key in reads { keys.withExisting(key) { keyOverflow.removeWaiting(awaiting.label, key, &$0) } }
   }
 
   /// A run of `instance` began: if it waited in its label's queue, the recorder took it from there (it still waits,
@@ -1357,7 +1396,7 @@ public struct ReplayMachine {
     guard var forgotten = instances.removeValue(instance) else { return }
     if listsCoalescedWrites {
       for key in forgotten.lastReads.elements {
-        keys.withState(key) { keyOverflow.removeWaiting(awaiting.label, key, &$0) }
+        keys.withExisting(key) { keyOverflow.removeWaiting(awaiting.label, key, &$0) }
       }
     }
     if spareReadLists.count < Self.spareReadListLimit, var spare = forgotten.lastReads.takeElements() {
@@ -1373,6 +1412,13 @@ public struct ReplayMachine {
     waitingQueues.forEachEntry { _, queue in queued += queue.entries.count - queue.head }
     return (instances.count, awaitingRerun.count, firedSinceRun.count, queued)
   }
+
+  /// What the replay holds per object and per instance, entries and array slots (for tests: it follows the live
+  /// objects and the instances that may still run, not every one the trace had).
+  var perObjectSizes: (objects: Int, keyObjects: Int, subscribers: Int, slots: Int) {
+    (objects.count, keys.objectCount, subscribers.count, max(objects.slots, keys.objectSlots, subscribers.slots))
+  }
+  var instanceSlots: Int { max(instances.slots, awaitingRerun.slots, firedSinceRun.slots) }
 
   /// Fired one-shot trackings kept (for tests: they go once no write in progress may still fire them).
   var firedTrackingCount: Int { firedTrackings.count }
@@ -1465,7 +1511,11 @@ public struct ReplayMachine {
   }
 
   /// Entries of the per-object subscriber lists (for tests: what the replay holds for runs that subscribed).
-  var subscriptionCount: Int { subscribers.reduce(0) { $0 + $1.value.count } }
+  var subscriptionCount: Int {
+    var count = 0
+    subscribers.forEachEntry { count += $1.count }
+    return count
+  }
 
   /// Per-type created/freed counts, including objects still alive at the end; registrars that recorded no event
   /// are not objects of any type (`registrarsWithoutEvents`).
@@ -1562,9 +1612,11 @@ struct KeyTable<State> {
     var first: State
   }
 
-  private var byObject = DenseTable<ObjectStates>()
+  /// By object serial: serials are handed out in increasing order and objects come and go, so a window that slides
+  /// over the live ones (`RecentTable`), not an array over every serial the trace named.
+  private var byObject = RecentTable<ObjectStates>()
   /// The states of each object's properties past its first, by object then property.
-  private var others = DenseTable<DenseTable<State>>()
+  private var others = RecentTable<DenseTable<State>>()
 
   subscript(key: PropertyKey) -> State? {
     @inline(__always) get {
@@ -1603,6 +1655,19 @@ struct KeyTable<State> {
     if let first { return first }
     return others.withValue(key.object, default: DenseTable()) { $0.withValue(key.property, default: value(), body) }
   }
+
+  /// Removes the states of `object`'s properties (it was freed: nothing can read or write them again), calling
+  /// `body` with each.
+  mutating func removeObject(_ object: UInt32, _ body: (PropertyKey, State) -> Void) {
+    guard let states = byObject.remove(object) else { return }
+    body(PropertyKey(object: object, property: states.firstProperty), states.first)
+    guard let more = others.remove(object) else { return }
+    more.forEachEntry { property, state in body(PropertyKey(object: object, property: property), state) }
+  }
+
+  /// Entries of the table by object, and its array's slots (for tests: memory follows the live objects).
+  var objectCount: Int { byObject.count }
+  var objectSlots: Int { max(byObject.slots, others.slots) }
 
   /// Every state, by object then property (the first property's first).
   func forEach(_ body: (PropertyKey, State) -> Void) {

@@ -253,3 +253,55 @@ struct ReplayStateTests {
     #expect(findings.0 == findings.1 && !findings.0.isEmpty)
   }
 }
+
+@Suite("Replay memory of freed objects and ended instances")
+struct ChurnMemoryTests {
+  /// `count` short-lived models, as tryout14's Churn makes them: each created, tracked once by one call, every
+  /// other one written (which fires its tracking), then freed. Instances as the recorder gives them: a run after a
+  /// fire continues the fired instance, any other is a new one.
+  static func churn(_ count: Int) -> EventScript {
+    var script = EventScript()
+    var nextSerial: UInt32 = 1
+    var waiting: UInt32?
+    for index in 0..<count {
+      let object = UInt32(1_000 + index)
+      script.created(object)
+      let scope = nextSerial
+      let instance: UInt32
+      if let fired = waiting {
+        instance = fired
+        waiting = nil
+        nextSerial += 1
+      } else {
+        instance = scope + 1
+        nextSerial += 2
+      }
+      script.run(scope, label: 1, reads: [(object, 1)], instance: instance)
+      if index % 2 == 0 {
+        script.write(object, 1, firing: [scope])
+        waiting = instance
+      }
+      script.freed(object)
+    }
+    return script
+  }
+
+  @Test("short-lived models, each tracked once and freed (tryout14's H18): what the replay holds stays flat, every count whole")
+  func freedObjectsAndEndedInstancesAreDropped() {
+    let count = 40_000
+    let (replay, _) = Self.churn(count).replay()
+    #expect(replay.anomalies.isEmpty, "\(replay.anomalies)")
+    let scope = replay.scopes[1]
+    #expect(scope?.runs == count && scope?.instances == count / 2 && scope?.invalidations == count / 2)
+    #expect(replay.properties[1]?.writes == count / 2 && replay.properties[1]?.invalidations == count / 2)
+    #expect(replay.typeStatistics[1]?.created == count && replay.typeStatistics[1]?.freed == count)
+    // Before: every freed object's property state (and array slots over every serial), every ended instance.
+    let objects = replay.machine.perObjectSizes
+    #expect(objects.objects == 0 && objects.keyObjects == 0 && objects.subscribers == 0, "\(objects)")
+    #expect(objects.slots <= 2 * RecentTable<Int>.window + RecentTable<Int>.step, "\(objects)")
+    let instances = replay.machine.instanceTableSizes
+    #expect(instances.instances <= 1 && instances.awaiting <= 1, "\(instances)")
+    #expect(replay.machine.instanceSlots <= 2 * RecentTable<Int>.window + RecentTable<Int>.step)
+    #expect(replay.machine.liveRunCount == 0)
+  }
+}
