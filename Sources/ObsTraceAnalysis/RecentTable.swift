@@ -31,6 +31,9 @@ struct RecentTable<Value> {
   /// Slots of the array (for tests: memory follows the live entries).
   var slots: Int { values.count }
 
+  /// Entries outside the array (for tests).
+  var outsideCount: Int { outside.count }
+
   subscript(id: UInt32) -> Value? {
     @inline(__always) get {
       let index = Int(id) &- base
@@ -173,6 +176,13 @@ struct RecentTable<Value> {
       base = Int(id)
       values.append(nil)
       return 0
+    }
+    if live == 0 && index >= values.count + Self.window {
+      // Nothing in the array: it starts again at `id`, not left behind with `id` in the dictionary (a table whose
+      // entries live a short while, the fired trackings', meets ids far apart).
+      values.removeAll(keepingCapacity: true)
+      base = Int(id)
+      index = 0
     }
     guard index >= values.count, index < values.count + Self.window + 4 * live else { return nil }
     let limit = Swift.max(2 * Self.window, 4 * live)

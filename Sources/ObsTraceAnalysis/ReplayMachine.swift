@@ -116,8 +116,7 @@ public struct ReplayMachine {
     /// thread's next event (the recorder records the cancel, then Observation cancels: a willSet that began before
     /// that event may have taken the observers). 0 while not known.
     var heldUntil: UInt64 = 0
-    /// The thread and sequence number of the cancel of its last handler.
-    var cancelThread: UInt32 = 0
+    /// The sequence number of the cancel of its last handler (its thread is in `cancelsPending`).
     var cancelSequence: UInt64 = 0
   }
 
@@ -425,12 +424,18 @@ public struct ReplayMachine {
   /// one state; or a program running a scope again by itself).
   private var firedSinceRun = RecentTable<Bool>()
   /// One-shot tracking runs that fired, by scope, while Observation may still hold them (`FiredTracking`).
-  private var firedTrackings: [UInt32: FiredTracking] = [:]
-  /// Scopes of `firedTrackings` whose last handler returned, until their cancelling thread's next event.
-  private var cancelsPending: [UInt32] = []
-  /// Scopes of `firedTrackings` Observation no longer holds, with their `heldUntil`, oldest first: dropped once no
-  /// write in progress began before it.
+  /// A table by scope id (ids are handed out in increasing order, and a fired run is kept a short while: a window
+  /// over the recent ones, `RecentTable`), mutated in place: a dictionary cost several hashes and `_modify`
+  /// coroutines a fire (the re-tracking report +22 % instructions, callgrind).
+  private var firedTrackings = RecentTable<FiredTracking>()
+  /// Scopes of `firedTrackings` whose last handler returned, with the thread that returned it, until that thread's
+  /// next event. A scope leaves it when its tracking is held again (`unpend`): each entry is current, and an event
+  /// of another thread passes it by its thread alone.
+  private var cancelsPending: [(scope: UInt32, thread: UInt32)] = []
+  /// Scopes of `firedTrackings` Observation no longer holds, with their `heldUntil`, oldest first from
+  /// `releasedHead`: dropped once no write in progress began before it.
   private var releasedTrackings: [(scope: UInt32, heldUntil: UInt64)] = []
+  private var releasedHead = 0
   /// Set while `finish` ends a run whose end is not in the trace.
   private var endingAtTraceEnd = false
   /// The array a write's beginning lists its coalesced instances in, kept between writes: once the fact is gone it
@@ -1054,7 +1059,9 @@ public struct ReplayMachine {
     if run.kind == .tracking {
       cancel(event.scope, time: event.time, thread: event.thread, reason: .fired, derived: true, &consumer)
       // Observation holds it until its handler returns (and a willSet that took it before then may fire it again).
-      firedTrackings[event.scope] = FiredTracking(fact: run, beginSequence: beginSequence, thread: event.thread)
+      // (A run fired anew while it was still open: a cancel awaited for its earlier handler no longer settles it.)
+      if !cancelsPending.isEmpty && firedTrackings.contains(event.scope) { unpend(event.scope) }
+      firedTrackings.put(event.scope, FiredTracking(fact: run, beginSequence: beginSequence, thread: event.thread))
     }
   }
 
@@ -1112,40 +1119,55 @@ public struct ReplayMachine {
     if latest == true { noteAwaitingRerun(run.instance) }
     placeFire(event, run, again: how, &consumer)
     // Its handler runs again: a recorded cancel follows it.
-    firedTrackings[event.scope]?.handlers += 1
-    firedTrackings[event.scope]?.heldUntil = 0
+    firedTrackings.withExisting(event.scope) { fired in
+      fired.handlers += 1
+      fired.heldUntil = 0
+    }
+    if !cancelsPending.isEmpty { unpend(event.scope) }
+  }
+
+  /// `scope`'s tracking is held again (fired again, or anew): the cancel its thread's next event would settle is
+  /// not awaited any more. Out of line: rare.
+  @inline(never)
+  private mutating func unpend(_ scope: UInt32) {
+    cancelsPending.removeAll { $0.scope == scope }
   }
 
   /// The recorded cancel that follows a fired tracking's handler: that handler returned; when it was the last,
   /// Observation cancels the tracking before the thread's next event (`settleCancels`).
   @inline(never)
   private mutating func handlerReturned(_ event: TraceEvent) {
-    guard var fired = firedTrackings[event.scope], fired.handlers > 0 else { return }
-    fired.handlers -= 1
-    if fired.handlers == 0 {
-      fired.cancelThread = event.thread
-      fired.cancelSequence = sequence
-      fired.heldUntil = 0
-      cancelsPending.append(event.scope)
-    }
-    firedTrackings[event.scope] = fired
+    let sequence = sequence
+    // In place: nil when it is not kept or no handler of it runs, else whether this was its last.
+    let returned =
+      firedTrackings.withExisting(event.scope) { fired -> Bool? in
+        guard fired.handlers > 0 else { return nil }
+        fired.handlers -= 1
+        guard fired.handlers == 0 else { return false }
+        fired.cancelSequence = sequence
+        fired.heldUntil = 0
+        return true
+      } ?? nil
+    guard let last = returned else { return }
+    if last { cancelsPending.append((event.scope, event.thread)) }
     if cancelsPending.count > Self.cancelsPendingKept {
       // A thread that exited after its cancel records nothing more: held until just after the cancel, at least.
-      let oldest = cancelsPending.removeFirst()
-      if let at = firedTrackings[oldest]?.cancelSequence { release(oldest, heldUntil: at + 1) }
+      let oldest = cancelsPending.removeFirst().scope
+      if let at = firedTrackings.withExisting(oldest, { $0.cancelSequence }) { release(oldest, heldUntil: at + 1) }
     }
   }
 
   /// An event of `thread`: the fired trackings whose last handler returned on it are cancelled in Observation now.
+  /// Each entry is current (`unpend`): only its thread is compared, nothing looked up.
   @inline(never)
   private mutating func settleCancels(on thread: UInt32) {
     var kept = 0
-    for scope in cancelsPending {
-      guard let fired = firedTrackings[scope], fired.handlers == 0, fired.heldUntil == 0 else { continue }
-      if fired.cancelThread == thread {
-        release(scope, heldUntil: sequence)
+    for index in cancelsPending.indices {
+      let pending = cancelsPending[index]
+      if pending.thread == thread {
+        release(pending.scope, heldUntil: sequence)
       } else {
-        cancelsPending[kept] = scope
+        cancelsPending[kept] = pending
         kept += 1
       }
     }
@@ -1154,9 +1176,9 @@ public struct ReplayMachine {
 
   /// A fired tracking Observation no longer holds: kept while a write that began before `heldUntil` is in progress.
   private mutating func release(_ scope: UInt32, heldUntil: UInt64) {
-    firedTrackings[scope]?.heldUntil = heldUntil
+    firedTrackings.withExisting(scope) { $0.heldUntil = heldUntil }
     releasedTrackings.append((scope, heldUntil))
-    if releasedTrackings.count > Self.releasedTrackingsKept {
+    if releasedTrackings.count - releasedHead > Self.releasedTrackingsKept {
       dropReleasedTrackings(keeping: Self.releasedTrackingsKept / 2)
     }
     dropReleasedTrackings()
@@ -1166,16 +1188,25 @@ public struct ReplayMachine {
   @inline(never)
   private mutating func dropReleasedTrackings(keeping: Int = Int.max) {
     let oldestWrite = openWrites.first?.sequence ?? UInt64.max
-    var dropped = 0
-    for (scope, heldUntil) in releasedTrackings {
-      guard heldUntil <= oldestWrite || releasedTrackings.count - dropped > keeping else { break }
-      dropped += 1
+    var next = releasedHead
+    while next < releasedTrackings.count {
+      let (scope, heldUntil) = releasedTrackings[next]
+      guard heldUntil <= oldestWrite || releasedTrackings.count - next > keeping else { break }
+      next += 1
       // Not if it fired again since (then it is released again, later).
-      if let fired = firedTrackings[scope], fired.handlers == 0, fired.heldUntil == heldUntil {
-        firedTrackings[scope] = nil
+      if firedTrackings.withExisting(scope, { $0.handlers == 0 && $0.heldUntil == heldUntil }) == true {
+        firedTrackings.remove(scope)
       }
     }
-    releasedTrackings.removeFirst(dropped)
+    if next == releasedTrackings.count {
+      releasedTrackings.removeAll(keepingCapacity: true)
+      next = 0
+    } else if next > 1024 && 2 * next > releasedTrackings.count {
+      // The dropped front goes once it is most of the list: amortized O(1) a release, not a move of the rest each.
+      releasedTrackings.removeFirst(next)
+      next = 0
+    }
+    releasedHead = next
   }
 
   private mutating func cancel<Consumer: ReplayConsumer>(

@@ -49,6 +49,27 @@ struct RecentTableTests {
   }
 
   @Test(
+    "a table that holds nothing starts its window again at an id far past it, not in the dictionary (the fired trackings': each kept a short while, ids far apart)"
+  )
+  func emptyTableStartsAgain() {
+    var table = RecentTable<Int>()
+    var id: UInt32 = 1
+    for round in 0..<100 {
+      table[id] = round
+      // In the array: before, every id after the first went to the dictionary (a hash per look).
+      #expect(table.outsideCount == 0 && table.slots <= RecentTable<Int>.step + 1)
+      #expect(table.withExisting(id) { $0 += 1 } != nil)
+      #expect(table[id] == round + 1 && table.count == 1)
+      #expect(table.remove(id) == round + 1 && table.isEmpty)
+      id += 10_000
+    }
+    // An earlier id with one entry live is still placed (aside), and found.
+    table[id] = 1
+    table[5] = 2
+    #expect(table[id] == 1 && table[5] == 2 && table.count == 2)
+  }
+
+  @Test(
     "an entry placed far past the window's end is found after the window grows over it, and goes when removed (replay17's placement bug)"
   )
   func entryCoveredByGrowth() {
