@@ -199,8 +199,9 @@ struct NameSpan {
 }
 
 /// The bytes of names resolved once (an object's `Type#serial`, a label, a site), one after another in one buffer
-/// that only grows: a printer keeps a `NameSpan` per id and copies the bytes into each line that names it. What it
-/// holds is bounded by what the trace defines (a name is kept once per defined id), which the reader bounds.
+/// that grows: a printer keeps a `NameSpan` per id and copies the bytes into each line that names it. What it
+/// holds is bounded by what the trace defines (a name is kept once per defined id), which the reader bounds; objects'
+/// names, of which a trace may name millions, are kept in one of their own, emptied as it fills (`ObjectNames`).
 final class NameArena {
   @exclusivity(unchecked) private var storage: UnsafeMutablePointer<UInt8>
   @exclusivity(unchecked) private var capacity = 64 << 10
@@ -220,29 +221,21 @@ final class NameArena {
   /// Keeps `text`'s UTF-8.
   func add(_ text: String) -> NameSpan { add(text.utf8) }
 
-  /// Keeps the bytes of `name`, then `separator`, then `value` in decimal (an object's `Type#serial` from its
-  /// type's name), built in place.
-  func add(_ name: NameSpan, _ separator: UInt8, _ value: UInt32) -> NameSpan {
+  /// Keeps `bytes`, then `separator`, then `value` in decimal (an object's `Type#serial` from its type's name).
+  func add(_ bytes: some Collection<UInt8>, _ separator: UInt8, _ value: UInt32) -> NameSpan {
     let start = count
-    let digits = LineWriter.digitCount(UInt64(value))
-    reserve(Int(name.count) + 1 + digits)
-    // After the reserve: the name is copied from where the arena holds it now.
-    precondition(Int(name.offset) + Int(name.count) <= start)
-    (storage + count).update(from: storage + Int(name.offset), count: Int(name.count))
-    count += Int(name.count)
-    appendSeparatorAndDecimal(separator, value, digits)
-    return span(since: start)
-  }
-
-  /// Keeps `text`'s UTF-8, then `separator`, then `value` in decimal.
-  func add(_ text: String, _ separator: UInt8, _ value: UInt32) -> NameSpan {
-    let start = count
-    append(text.utf8)
+    append(bytes)
     let digits = LineWriter.digitCount(UInt64(value))
     reserve(1 + digits)
     appendSeparatorAndDecimal(separator, value, digits)
     return span(since: start)
   }
+
+  /// Bytes kept.
+  var byteCount: Int { count }
+
+  /// Forgets every name kept (their spans are no longer valid); the buffer stays.
+  func removeAll() { count = 0 }
 
   private func appendSeparatorAndDecimal(_ separator: UInt8, _ value: UInt32, _ digits: Int) {
     storage[count] = separator

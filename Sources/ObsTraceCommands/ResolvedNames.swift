@@ -10,7 +10,12 @@ import ObsTraceFormat
 final class ResolvedNames {
   let reader: TraceReader
   let arena = NameArena()
-  @exclusivity(unchecked) private(set) var objects = DenseTable<NameSpan>()
+  /// Objects' `Type#serial`, the recent ones (`ObjectNames`): a trace names millions of short-lived objects, and a
+  /// name kept for each grew the timeline by ≈ 35 bytes an object for as long as it ran.
+  @exclusivity(unchecked) private var objects = ObjectNames()
+  /// The bytes of those names, apart from the others' (emptied as they fill): a `let` of its own, so that a line
+  /// reaches it without a retain (through `objects` it cost one, ≈ 25 instructions a line on the loop's timeline).
+  let objectArena = NameArena()
   @exclusivity(unchecked) private var types = DenseTable<NameSpan>()
   @exclusivity(unchecked) private var properties = DenseTable<NameSpan>()
   /// A property's name without its type: `count` for `Model.count`.
@@ -21,9 +26,14 @@ final class ResolvedNames {
     self.reader = reader
   }
 
+  /// Objects' names made, and the slots and bytes they are kept in (for tests).
+  var objectNamesMade: Int { objects.made }
+  var objectSlots: Int { objects.slotCount }
+  var objectNameBytes: Int { objectArena.byteCount }
+
   /// Appends `Type#serial`, or `<type not yet recorded>#serial` before the trace has defined the object.
   func appendObject(_ serial: UInt32, to writer: LineWriter) {
-    if let span = objects[serial] { return writer.append(span, in: arena) }
+    if let span = objects[serial] { return writer.append(span, in: objectArena) }
     guard let type = reader.withDefinitions({ $0.objects[serial] }) else {
       // The recorder defines an object's type at its first read or write, so its creation (a registrar made in
       // an init, the object not yet known to it) is read before that: the type is not unknown, only not yet in
@@ -36,12 +46,15 @@ final class ResolvedNames {
     // a handful of times each).
     let span =
       if let type = typeSpan(type) {
-        arena.add(type, UInt8(ascii: "#"), serial)
+        objects.add(serial, in: objectArena) { names in
+          arena.withBytes(type) { names.add($0, UInt8(ascii: "#"), serial) }
+        }
       } else {
-        arena.add(reader.withDefinitions { $0.typeName(type) }, UInt8(ascii: "#"), serial)
+        objects.add(serial, in: objectArena) {
+          $0.add(reader.withDefinitions { $0.typeName(type) }.utf8, UInt8(ascii: "#"), serial)
+        }
       }
-    objects[serial] = span
-    writer.append(span, in: arena)
+    writer.append(span, in: objectArena)
   }
 
   /// A type's display name (`TraceDefinitions.typeName`) kept, or nil while the trace has not defined the type.
@@ -142,6 +155,63 @@ final class ResolvedNames {
     let span = arena.add(text)
     cache[id] = span
     writer.append(span, in: arena)
+  }
+}
+
+/// The names of the recent objects (`Type#serial`) by serial, kept in an arena of their own: slots indexed by a
+/// serial's low bits, which double (to `maximumSlots`) when two serials meet in one, and the arena emptied with the
+/// slots when it passes `maximumBytes`. Bounded whatever the number of objects a trace names (a program that makes millions of
+/// short-lived models), while a trace whose objects fit (serials are handed out in increasing order: those less
+/// than `maximumSlots` apart never meet) still makes each name once. A name no longer kept is made again.
+struct ObjectNames {
+  static let maximumSlots = 1 << 17
+  static let maximumBytes = 2 << 20
+
+  /// An object's serial and its name (`count` 0: an empty slot; a name is never empty).
+  struct Slot {
+    var serial: UInt32
+    var span: NameSpan
+  }
+
+  private var slots = [Slot](repeating: Slot(serial: 0, span: NameSpan(offset: 0, count: 0)), count: 1024)
+  private var mask = 1023
+
+  /// Slots, and names made (for tests).
+  var slotCount: Int { slots.count }
+  private(set) var made = 0
+
+  /// The name kept for `serial`, if it is.
+  subscript(serial: UInt32) -> NameSpan? {
+    @inline(__always) get {
+      let slot = slots[Int(serial) & mask]
+      return slot.serial == serial && slot.span.count != 0 ? slot.span : nil
+    }
+  }
+
+  /// Keeps the name `make` puts in `arena` (the names' own, always the same) as that of `serial`, and returns it.
+  mutating func add(_ serial: UInt32, in arena: NameArena, _ make: (NameArena) -> NameSpan) -> NameSpan {
+    if arena.byteCount >= Self.maximumBytes {
+      for index in slots.indices { slots[index].span.count = 0 }
+      arena.removeAll()
+    }
+    let span = make(arena)
+    made += 1
+    var index = Int(serial) & mask
+    if slots[index].span.count != 0 && slots[index].serial != serial && slots.count < Self.maximumSlots {
+      grow()
+      index = Int(serial) & mask
+    }
+    slots[index] = Slot(serial: serial, span: span)
+    return span
+  }
+
+  /// Twice the slots, each name kept moved to its place in them (of two that meet there, one is kept).
+  private mutating func grow() {
+    var grown = [Slot](repeating: Slot(serial: 0, span: NameSpan(offset: 0, count: 0)), count: 2 * slots.count)
+    let grownMask = grown.count - 1
+    for slot in slots where slot.span.count != 0 { grown[Int(slot.serial) & grownMask] = slot }
+    slots = grown
+    mask = grownMask
   }
 }
 
