@@ -199,6 +199,27 @@ func threadsWorkload(threads: Int, writes: Int) -> Int {
   return total.withLock { $0 }
 }
 
+/// `threads` threads that come and go, two at a time (a thread per job): each makes a model, writes it 10 times and
+/// reads it in a tracked scope, then exits, so its ring's last chunk is flagged "exited" (`--write-trace comeandgo`).
+func comeAndGoWorkload(threads: Int) -> Int {
+  let total = Locked(0)
+  for first in stride(from: 0, to: threads, by: 2) {
+    let group = DispatchGroup()
+    for _ in first..<min(first + 2, threads) {
+      group.enter()
+      Thread {
+        let model = TracedCounter()
+        for _ in 0..<10 { model.value += 1 }
+        let seen = withObservationTracking { model.value } onChange: {}
+        total.withLock { $0 += seen }
+        group.leave()
+      }.start()
+    }
+    group.wait()
+  }
+  return total.withLock { $0 }
+}
+
 /// `iterations` of a loop that alternates two properties of one model, as a program's code does: a setter of one,
 /// an add through `_modify` of the other, and a read of each (the flusher's encoder then meets a property other
 /// than the one before at each event; `--profile alternate`).
@@ -212,4 +233,58 @@ func tracedAlternate(_ iterations: Int) -> Int {
     sum &+= model.value &+ model.other
   }
   return sum
+}
+
+/// Five types nothing else touches, for `--first-writes`: each property's first compared write is measured.
+@Observable final class FirstWriteA {
+  var n = 0
+  var s = 0
+}
+@Observable final class FirstWriteB { var n = 0 }
+@Observable final class FirstWriteC { var n = 0 }
+@Observable final class FirstWriteD { var n = 0 }
+@Observable final class FirstWriteE { var n = 0 }
+
+/// The writing thread's wall and CPU time of one write, in microseconds: what a first write's stall is.
+@inline(never)
+func timedWrite(_ body: () -> Void) -> (wall: Double, cpu: Double) {
+  var wall0 = timespec()
+  var wall1 = timespec()
+  var cpu0 = timespec()
+  var cpu1 = timespec()
+  clock_gettime(CLOCK_MONOTONIC, &wall0)
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0)
+  body()
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1)
+  clock_gettime(CLOCK_MONOTONIC, &wall1)
+  func micro(_ a: timespec, _ b: timespec) -> Double {
+    Double(b.tv_sec - a.tv_sec) * 1e6 + Double(b.tv_nsec - a.tv_nsec) / 1e3
+  }
+  return (micro(wall0, wall1), micro(cpu0, cpu1))
+}
+
+/// tryout16's FirstWrite (P10): the first event of the process (a setter write), then each type's first `+= 1` (a
+/// `_modify` write, compared: its stored field is looked for on this thread) and a second one, timed on the writing
+/// thread. Lines `what wall-µs cpu-µs`.
+func firstWriteTimes() -> [(String, Double, Double)] {
+  let a = FirstWriteA()
+  let b = FirstWriteB()
+  let c = FirstWriteC()
+  let d = FirstWriteD()
+  let e = FirstWriteE()
+  var rows: [(String, Double, Double)] = []
+  func row(_ name: String, _ body: () -> Void) {
+    let (wall, cpu) = timedWrite(body)
+    rows.append((name, wall, cpu))
+  }
+  row("A.s = 1 (first event)") { a.s = 1 }
+  row("A.n += 1 first") { a.n += 1 }
+  row("A.n += 1 second") { a.n += 1 }
+  row("B.n += 1 first") { b.n += 1 }
+  row("B.n += 1 second") { b.n += 1 }
+  row("C.n += 1 first") { c.n += 1 }
+  row("D.n += 1 first") { d.n += 1 }
+  row("E.n += 1 first") { e.n += 1 }
+  blackHole(a.n &+ b.n &+ c.n &+ d.n &+ e.n &+ a.s)
+  return rows
 }

@@ -195,13 +195,15 @@ func withRecording<T>(_ backtraces: RecordingOptions.Backtraces = .off, _ body: 
   return try body()
 }
 
-// `obstrace-bench --write-trace loop|many|demo|threads|retrack|churn PATH N`: only write a trace (for profiling the CLI):
-// `loop`, N iterations of the whole-cost loop (stacks on writes, 3 events an iteration); `many`, N rounds of the
-// many-object workload; `demo`, N rounds of the demo's workload; `threads` (`threads32`…), 4 (32…) threads at once,
-// each N writes (the multi-thread rows' workload); `retrack`, N rounds of 4096 re-tracks of one call and 256 writes
-// (≈ 25 k events a round, ≈ 3,000 instances left behind a round: the re-track row's workload); `churn`, N
-// short-lived models, each tracked once, every other one written, then freed (tryout14's Churn). Options from the environment (`OBSTRACE_BACKTRACES=off` gives the many-
-// object traces of the report rows, which record without stacks).
+// `obstrace-bench --write-trace loop|many|demo|threads|retrack|churn|comeandgo PATH N`: only write a trace (for
+// profiling the CLI): `loop`, N iterations of the whole-cost loop (stacks on writes, 3 events an iteration); `many`, N
+// rounds of the many-object workload; `demo`, N rounds of the demo's workload; `threads` (`threads32`…), 4 (32…)
+// threads at once, each N writes (the multi-thread rows' workload); `retrack`, N rounds of 4096 re-tracks of one call
+// and 256 writes (≈ 25 k events a round, ≈ 3,000 instances left behind a round: the re-track row's workload); `churn`,
+// N short-lived models, each tracked once, every other one written, then freed (tryout14's Churn); `comeandgo`, N
+// threads that come and go, two at a time, each a model written 10 times and read in a tracked scope (a thread per
+// job: a trace of N threads, each with one chunk flagged "exited"; tryout15's J6). Options from the environment
+// (`OBSTRACE_BACKTRACES=off` gives the many-object traces of the report rows, which record without stacks).
 if CommandLine.arguments.count == 5, CommandLine.arguments[1] == "--write-trace",
   let count = Int(CommandLine.arguments[4])
 {
@@ -212,12 +214,33 @@ if CommandLine.arguments.count == 5, CommandLine.arguments[1] == "--write-trace"
   case "demo": demoWorkload(count)
   case "retrack": retrackWorkload(rounds: count)
   case "churn": blackHole(churnWorkload(count))
+  case "comeandgo": blackHole(comeAndGoWorkload(threads: count))
   case let mode where mode.hasPrefix("threads"):
     blackHole(threadsWorkload(threads: Int(mode.dropFirst("threads".count)) ?? 4, writes: count))
   default:
     blackHole(tracedLoop(count))
   }
   Recorder.stop()
+  exit(0)
+}
+
+// `obstrace-bench --first-writes [off]`: tryout16's FirstWrite (P10), recording (`off`: the same build, not recording):
+// the first event of the process, then the first and second `+= 1` of properties of five new types, each timed on the
+// writing thread (wall and that thread's CPU, µs), on stdout. Run it a few times (`scripts/first-writes` does): a
+// first write's figures are one sample each. Options from the environment (`OBSTRACE_COMPARE=off`…).
+if CommandLine.arguments.count >= 2, CommandLine.arguments[1] == "--first-writes" {
+  let recording = CommandLine.arguments.count < 3 || CommandLine.arguments[2] != "off"
+  let path = NSTemporaryDirectory() + "obstrace-first-writes-\(getpid()).trc"
+  if recording {
+    let options = RecordingOptions.fromEnvironment(ProcessInfo.processInfo.environment).options
+    try! Recorder.start(to: path, options: options)
+  }
+  let rows = firstWriteTimes()
+  if recording {
+    Recorder.stop()
+    unlink(path)
+  }
+  for (what, wall, cpu) in rows { print("\(what)\t\(fixed(wall))\t\(fixed(cpu))") }
   exit(0)
 }
 

@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -17,9 +18,11 @@ uint32_t obstrace_stack_depth_flag = 16;
 uint32_t obstrace_compare_mode_flag = 1;
 uint32_t obstrace_property_fields[OBSTRACE_MAX_FIELD_PROPERTIES];
 uint8_t obstrace_property_equatable[OBSTRACE_MAX_FIELD_PROPERTIES];
+uint64_t obstrace_origin_marks = 0;
 obstrace_tracking_getter obstrace_observation_tracking = NULL;
 obstrace_tracking_setter obstrace_observation_set_tracking = NULL;
 __thread obstrace_ring *obstrace_thread_ring __attribute__((tls_model("initial-exec"))) = NULL;
+__thread uint32_t obstrace_in_recorder __attribute__((tls_model("initial-exec"))) = 0;
 
 static pthread_mutex_t registry_mutex = PTHREAD_MUTEX_INITIALIZER;
 static obstrace_ring *registry_head = NULL;
@@ -182,6 +185,14 @@ static __thread uint64_t ring_failed_in = UINT64_MAX;
 void obstrace_note_ringless_event(void) { __atomic_add_fetch(&ringless_events, 1, __ATOMIC_RELAXED); }
 
 uint64_t obstrace_ringless_events(void) { return __atomic_load_n(&ringless_events, __ATOMIC_RELAXED); }
+
+// Events offered this recording by signal handlers that interrupted the recorder on their own thread
+// (`obstrace_enter_recorder`). A global count, not a ring's: the interrupted work may be the ring's own attach.
+static uint64_t interrupted_events = 0;
+
+void obstrace_note_interrupted_event(void) { __atomic_add_fetch(&interrupted_events, 1, __ATOMIC_RELAXED); }
+
+uint64_t obstrace_interrupted_events(void) { return __atomic_load_n(&interrupted_events, __ATOMIC_RELAXED); }
 
 obstrace_ring *obstrace_ring_attach(void) {
   if (obstrace_thread_ring != NULL) return obstrace_thread_ring;
@@ -492,13 +503,30 @@ static void *run_stack_job(void *argument) {
   return NULL;
 }
 
+int obstrace_create_quiet_thread(pthread_t *thread, const pthread_attr_t *attributes, void *(*body)(void *),
+                                 void *context) {
+  sigset_t every_signal, caller_mask;
+  sigfillset(&every_signal);
+  pthread_sigmask(SIG_SETMASK, &every_signal, &caller_mask);
+  int made = pthread_create(thread, attributes, body, context);
+  pthread_sigmask(SIG_SETMASK, &caller_mask, NULL);
+  return made;
+}
+
 bool obstrace_run_with_stack(void (*body)(void *), void *context, size_t size) {
   pthread_attr_t attributes;
   if (pthread_attr_init(&attributes) != 0) return false;
   pthread_attr_setstacksize(&attributes, size);
   struct stack_job job = {body, context};
   pthread_t thread;
-  int made = pthread_create(&thread, &attributes, run_stack_job, &job);
+  // The helper takes none of the program's signals, as the flusher does not: it runs only the recorder's own work
+  // (naming, libdw, a recording's start and stop, under the recorder's locks), never the program's code, and the
+  // program does not know it exists. A signal the caller does not block then goes where it would untraced: to one of
+  // the program's threads, the caller included (waiting below, inside the recorder, so that a handler's events there
+  // are counted, not recorded). Inheriting the caller's mask instead let a process-directed signal run the program's
+  // handler on this thread, which the untraced program does not have, while it held the recorder's locks that the
+  // handler's model write then waited on.
+  int made = obstrace_create_quiet_thread(&thread, &attributes, run_stack_job, &job);
   pthread_attr_destroy(&attributes);
   if (made != 0) return false;
   pthread_join(thread, NULL);
@@ -516,6 +544,7 @@ void obstrace_set_enabled(bool enabled) {
     // A new recording: threads that could not get a ring in the last one try again; the counts start over.
     __atomic_add_fetch(&recording_serial, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&ringless_events, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&interrupted_events, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&forks_while_recording, 0, __ATOMIC_RELAXED);
   }
   __atomic_store_n(&obstrace_enabled_flag, enabled ? 1 : 0, __ATOMIC_SEQ_CST);

@@ -123,13 +123,17 @@ public struct ScopeStatistics: Sendable, Equatable {
 public struct TypeStatistics: Sendable, Equatable {
   public var created = 0
   public var freed = 0
-  /// Objects seen in events but created before the recording began.
+  /// Objects made before the recording began and read or written while it ran, whether alive at
+  /// its end or not. `created`, `freed` and alive at the end count the objects created in the trace only.
   public var seenOnly = 0
+  /// Of `seenOnly`, those freed while recording.
+  public var seenOnlyFreed = 0
 
-  public init(created: Int = 0, freed: Int = 0, seenOnly: Int = 0) {
+  public init(created: Int = 0, freed: Int = 0, seenOnly: Int = 0, seenOnlyFreed: Int = 0) {
     self.created = created
     self.freed = freed
     self.seenOnly = seenOnly
+    self.seenOnlyFreed = seenOnlyFreed
   }
 }
 

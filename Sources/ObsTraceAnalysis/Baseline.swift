@@ -7,11 +7,18 @@ public struct Baseline: Equatable, Sendable {
   public static let schema = "obstrace.baseline/1"
   public static let propertyMetrics = ["writes", "noopWrites", "invalidations", "wastedInvalidations", "maximumFanOut"]
   public static let scopeMetrics = ["runs", "invalidations", "wastedInvalidations", "redundantRuns"]
+  /// The property metrics that rest on comparing each write through `_modify` with the value before it: of a
+  /// property some of whose writes were not compared they are not known (`uncompared`), not 0.
+  public static let comparedMetrics = ["noopWrites", "wastedInvalidations"]
 
   /// Property name → metric → count.
   public var properties: [String: [String: Int]] = [:]
   /// Scope label → metric → count.
   public var scopes: [String: [String: Int]] = [:]
+  /// Property name → how many of its writes through `_modify` were not compared, for a property that has such
+  /// writes: its `comparedMetrics` are not known (what `properties` holds for them is what the compared writes made,
+  /// at least the count). Written as `null` with `"uncomparedWrites": N`; 0 for a baseline's `null` without it.
+  public var uncompared: [String: Int] = [:]
   /// Property name → place (`Module/File.swift:line`) → metric → how much of the count the writes made there:
   /// what lets `check` put its errors only on the places whose counts grew. Empty in a baseline made without
   /// symbols or by an earlier obstrace (`check` then points at every place). A property's `maximumFanOut` there is
@@ -29,6 +36,7 @@ public struct Baseline: Equatable, Sendable {
         "writes": s.writes, "noopWrites": s.noopWrites, "invalidations": s.invalidations,
         "wastedInvalidations": s.wastedInvalidations, "maximumFanOut": s.maximumFanOut,
       ]
+      if s.uncomparedWrites > 0 { uncompared[property.name] = s.uncomparedWrites }
     }
     for scope in report.scopes {
       let s = scope.statistics
@@ -39,12 +47,24 @@ public struct Baseline: Equatable, Sendable {
     }
   }
 
-  /// The JSON text: keys sorted, one property or scope per line, so that a change reads well in a diff.
+  /// Whether `metric` of the property `name` is not known: its writes through `_modify` were not all compared.
+  public func isUnknown(property name: String, _ metric: String) -> Bool {
+    uncompared[name] != nil && Self.comparedMetrics.contains(metric)
+  }
+
+  /// The JSON text: keys sorted, one property or scope per line, so that a change reads well in a diff. A count
+  /// that is not known is `null`, and the writes that make it so are said (`"uncomparedWrites": 4`).
   public func json() -> String {
     func section(_ name: String, _ entries: [String: [String: Int]], _ metrics: [String]) -> String {
+      let unknown = name == "properties" ? uncompared : [:]
       let lines = entries.keys.sorted().map { key -> String in
-        let counts = metrics.map { "\"\($0)\": \(entries[key]?[$0] ?? 0)" }.joined(separator: ", ")
-        return "    \(jsonString(key)): {\(counts)}"
+        let uncompared = unknown[key]
+        var counts = metrics.map { metric in
+          "\"\(metric)\": "
+            + (uncompared != nil && Self.comparedMetrics.contains(metric) ? "null" : "\(entries[key]?[metric] ?? 0)")
+        }
+        if let uncompared { counts.append("\"uncomparedWrites\": \(uncompared)") }
+        return "    \(jsonString(key)): {\(counts.joined(separator: ", "))}"
       }
       return "  \"\(name)\": {" + (lines.isEmpty ? "}" : "\n" + lines.joined(separator: ",\n") + "\n  }")
     }
@@ -126,18 +146,44 @@ public struct Baseline: Equatable, Sendable {
     guard object["schema"] as? String == schema else {
       throw BaselineError("is not an ObsTrace baseline (schema \(schema)); make one with 'obstrace baseline'")
     }
+    // A name given twice would be read as one of its entries, silently (the JSON reader keeps one).
+    if let duplicate = firstDuplicateName(in: data) {
+      throw BaselineError(
+        "gives the \(duplicate.kind) \(quoted(duplicate.name)) twice, on lines \(duplicate.first) and "
+          + "\(duplicate.second): one of the two would be taken and the other ignored; keep one (make the baseline "
+          + "again with 'obstrace baseline')")
+    }
     var baseline = Baseline()
     // Every count is read as what it says or refused: a count that is not one ("2", null, -5, 2.5, past 2^53)
     // was read as 0 or wrapped (a fresh-clone try-out's J7), and the check then failed or passed on a line that
     // is not so. A metric the entry does not have counts 0, as a baseline without that metric meant.
-    func counts(_ value: Any, of name: String, in section: String, metrics: [String]) throws(BaselineError)
-      -> [String: Int]
-    {
+    // A property's count that rests on compared writes may be `null`: not known, as `baseline` writes it for a
+    // property whose writes were not all compared, with how many were not (`uncomparedWrites`).
+    var unknown: Set<String> = []
+    var uncomparedWrites: Int?
+    func counts(
+      _ value: Any, of name: String, in section: String, metrics: [String], unknowable: Bool = false
+    ) throws(BaselineError) -> [String: Int] {
       guard let counts = value as? [String: Any] else {
         throw BaselineError("has a malformed entry \(quoted(name)) (not an object of counts)")
       }
+      unknown = []
+      uncomparedWrites = nil
       var parsed: [String: Int] = [:]
       for (metric, value) in counts {
+        if unknowable, value is NSNull, comparedMetrics.contains(metric) {
+          unknown.insert(metric)
+          continue
+        }
+        if unknowable, metric == "uncomparedWrites" {
+          guard let count = count(value) else {
+            throw BaselineError(
+              "has \(quoted(metric)): \(describe(value)) for \(quoted(name)), which is not a count (a whole number from "
+                + "0 to 2^53)")
+          }
+          uncomparedWrites = count
+          continue
+        }
         guard metrics.contains(metric) else {
           throw BaselineError(
             "has an unknown metric \(quoted(metric)) for \(quoted(name)) (the \(section)' metrics are "
@@ -155,9 +201,18 @@ public struct Baseline: Equatable, Sendable {
     for (section, metrics) in [("properties", propertyMetrics), ("scopes", scopeMetrics)] {
       guard let entries = object[section] as? [String: Any] else { throw BaselineError("has no \"\(section)\"") }
       for (name, value) in entries {
-        var parsed = try counts(value, of: name, in: section, metrics: metrics)
+        var parsed = try counts(value, of: name, in: section, metrics: metrics, unknowable: section == "properties")
         for metric in metrics where parsed[metric] == nil { parsed[metric] = 0 }
         if section == "properties" { baseline.properties[name] = parsed } else { baseline.scopes[name] = parsed }
+        // Both counts are known, or neither: the writes not compared make both unknown.
+        if !unknown.isEmpty || uncomparedWrites.map({ $0 > 0 }) == true {
+          guard unknown.count == comparedMetrics.count else {
+            throw BaselineError(
+              "has \(quoted(name)) with \(comparedMetrics.map { quoted($0) }.joined(separator: " and ")) not both null: "
+                + "the writes not compared make both unknown")
+          }
+          baseline.uncompared[name] = uncomparedWrites ?? 0
+        }
       }
     }
     // Optional: a baseline made by an earlier obstrace, or without symbols, has no places.
@@ -209,7 +264,9 @@ public struct BaselineError: Error, CustomStringConvertible {
 
 /// How a report compares with a baseline and with limits.
 public struct BaselineComparison: Sendable {
-  public enum Change: String, Sendable { case grew, shrank, new, gone }
+  /// `unknown`: a count that rests on compared writes (`Baseline.comparedMetrics`) is not known now or in the
+  /// baseline, so whether it grew is not known either.
+  public enum Change: String, Sendable { case grew, shrank, new, gone, unknown }
 
   public struct Row: Sendable, Equatable {
     public var change: Change
@@ -219,8 +276,13 @@ public struct BaselineComparison: Sendable {
     public var metric: String
     public var baseline: Int?
     public var current: Int?
-    /// Grew beyond the tolerance.
+    /// Grew beyond the tolerance; or not known now where the baseline knew it (`unknown`).
     public var failed: Bool
+    /// `unknown`: the count is not known now (some writes of the property were not compared; `current` is then
+    /// nil) …
+    public var currentUnknown = false
+    /// … or was not known when the baseline was made (`baseline` is then nil).
+    public var baselineUnknown = false
   }
 
   public struct Limit: Sendable, Equatable, CustomStringConvertible {
@@ -256,6 +318,21 @@ public struct BaselineComparison: Sendable {
     public var passed: Bool
     /// `property` or `scope`: what the name named (a property first, as `actual` is looked up), nil for neither.
     public var kind: String? = nil
+    /// For a property's count that rests on compared writes (`Baseline.comparedMetrics`): how many of its writes
+    /// were not compared, when some were. The count is then not known (`actual` is what the compared writes made,
+    /// a least value), and the limit does not pass: it is `exceeded` when that least value already breaks it.
+    public var uncompared: Int? = nil
+
+    /// Whether the count is known to break the limit (not only not known to keep it).
+    public var exceeded: Bool {
+      guard uncompared != nil else { return !passed }
+      let least = actual ?? 0
+      return switch limit.comparison {
+      case .atMost: least > limit.value
+      case .below: least >= limit.value
+      case .exactly: least > limit.value
+      }
+    }
   }
 
   public var rows: [Row] = []
@@ -275,6 +352,20 @@ public struct BaselineComparison: Sendable {
           for metric in metrics {
             let value = now[name]?[metric]
             let old = before[name]?[metric]
+            // A count not known now or then is not compared: not known now where the baseline knew it fails (it may
+            // have grown, and nothing can tell); not known then is said, and passes (the baseline pinned nothing).
+            let currentUnknown = kind == "property" && value != nil && current.isUnknown(property: name, metric)
+            let baselineUnknown = kind == "property" && old != nil && baseline.isUnknown(property: name, metric)
+            if currentUnknown || baselineUnknown {
+              if let value, old != nil {
+                rows.append(
+                  Row(
+                    change: .unknown, kind: kind, name: name, metric: metric, baseline: baselineUnknown ? nil : old,
+                    current: currentUnknown ? nil : value, failed: currentUnknown && !baselineUnknown,
+                    currentUnknown: currentUnknown, baselineUnknown: baselineUnknown))
+              }
+              continue
+            }
             switch (old, value) {
             case (nil, let value?) where value > 0:
               rows.append(
@@ -312,7 +403,12 @@ public struct BaselineComparison: Sendable {
       let kind =
         current.properties[limit.name]?[limit.metric] != nil
         ? "property" : current.scopes[limit.name]?[limit.metric] != nil ? "scope" : nil
-      self.limits.append(LimitResult(limit: limit, actual: actual, passed: passed, kind: kind))
+      // A count not known is not within a limit: it fails, saying so (`check` says why and how to know it).
+      let uncompared =
+        kind == "property" && current.isUnknown(property: limit.name, limit.metric) ? current.uncompared[limit.name] : nil
+      self.limits.append(
+        LimitResult(
+          limit: limit, actual: actual, passed: passed && uncompared == nil, kind: kind, uncompared: uncompared))
     }
   }
 }

@@ -100,10 +100,10 @@ public struct FindingEvidence: ReplayConsumer {
       if write.outcome == .unchanged {
         let site = SiteKey(property: write.key.property, stack: write.stack)
         Self.add(1, at: site, in: &noopWrites)
-        Self.add(write.fired.count, at: site, in: &noopWastedInvalidations)
+        Self.add(write.firedCount, at: site, in: &noopWastedInvalidations)
       }
-      if write.fired.count > fanOutThreshold {
-        noteFanOut(SiteKey(property: write.key.property, stack: write.stack), write.fired.count)
+      if write.firedCount > fanOutThreshold {
+        noteFanOut(SiteKey(property: write.key.property, stack: write.stack), write.firedCount)
       }
     case .objectCreated, .objectFreed, .runBegan, .runEnded, .fire, .cancel, .sequenceEnded, .anomaly:
       break

@@ -133,19 +133,29 @@ enum Findings {
             + "ObsTrace's scopes (_swift_observation_tls_get)"))
     }
     findings += unrecordedWriteFindings(replay, definitions, trace)
-    if let trace, trace.startedWhileRunning, replay.machine.objectsFromBefore > 0 {
+    let begunBefore = replay.machine.writesBegunBeforeStart
+    if let trace, trace.startedWhileRunning, replay.machine.objectsFromBefore > 0 || begunBefore > 0 {
       let objects = replay.machine.objectsFromBefore
+      let threads = replay.machine.threadsWritingAtStart.sorted().map { "T\($0)" }.joined(separator: ", ")
+      // A write in progress at the start: its willSet came before the recording, its didSet after (P8).
+      let inProgress =
+        begunBefore == 0
+        ? ""
+        : "; \(begunBefore) write\(begunBefore == 1 ? " was" : "s were") in progress at the start (\(threads)): "
+          + "\(begunBefore == 1 ? "its didSet is" : "their didSets are") in the trace, \(begunBefore == 1 ? "its" : "their") "
+          + "willSet before it, so \(begunBefore == 1 ? "it is" : "they are") not counted among the writes"
       findings.append(
         Finding(
           kind: .startedWhileRunning, property: nil, scope: nil, site: nil, count: objects,
           message: "the recording started while the program ran (Recorder.start), and \(objects) object"
             + (objects == 1 ? "" : "s") + " made before it \(objects == 1 ? "was" : "were") used: tracking begun "
             + "before the start is not seen, so a write of such an object that invalidated nothing recorded may have "
-            + "invalidated such tracking",
+            + "invalidated such tracking" + inProgress,
           hint: "start the recording before the views or loops you want to see track (OBSTRACE_OUTPUT starts it at "
             + "the program's first model), or let them re-track once after the start",
           evidence: "the trace's header: started by Recorder.start, not from OBSTRACE_OUTPUT; events of objects "
-            + "whose creation is not in the trace"))
+            + "whose creation is not in the trace"
+            + (begunBefore == 0 ? "" : "; a thread's didSet of a property no willSet in the trace had written yet")))
     }
     if let trace, trace.forks > 0 {
       let times = trace.forks == 1 ? "once" : "\(trace.forks) times"
@@ -366,7 +376,10 @@ enum Findings {
     -> [Finding]
   {
     var findings: [Finding] = []
-    let incomplete = trace.map { $0.truncated || $0.droppedEvents > 0 || $0.lostAtStop > 0 || $0.ringless > 0 } ?? false
+    let incomplete =
+      trace.map {
+        $0.truncated || $0.droppedEvents > 0 || $0.lostAtStop > 0 || $0.ringless > 0 || $0.signalHandlerEvents > 0
+      } ?? false
     func location(_ stack: UInt32) -> SymbolizedFrame? { stack == 0 ? nil : definitions.creationSite(ofStack: stack) }
     var alive: [String: Int] = [:]
     /// Live objects by type name and creation stack (0: not recorded), for a pile-up's site.
@@ -811,16 +824,22 @@ enum Findings {
           hint: "the process or the machine stopped before the trace's end was written; its last events are missing",
           evidence: "the file has no footer and ends in zero bytes where chunks should be"))
     } else if let footer = trace.malformedFooter {
+      let damaged = footer.message == TraceReader.damagedFooterMessage
       findings.append(
         Finding(
           kind: .truncated, property: nil, scope: nil, site: nil, count: 1,
           message:
-            "the trace's footer (at byte \(footer.offset)) is malformed: the recording wrote it, but the counts it "
-            + "holds (events recorded, dropped and lost at the stop, threads still running) cannot be read, so what the "
-            + "recording lost is not known; every whole chunk before it was read; no leak is concluded",
-          hint: "its checksum holds, so it was written so (another version of the recorder?) or rewritten whole "
-            + "since; record again for a trace whose losses are known",
-          evidence: "a chunk whose header says it is the footer, its checksum holding, whose contents do not decode"))
+            "the trace's footer (at byte \(footer.offset)) is \(footer.footerState): the recording wrote it, but the "
+            + "counts it holds (events recorded, dropped and lost at the stop, threads still running) cannot be read, "
+            + "so what the recording lost is not known; every whole chunk before it was read; no leak is concluded",
+          hint: damaged
+            ? "the file changed after it was written (a disk, a copy, a transfer); record again, or copy the trace "
+              + "again from where it was recorded, for a trace whose losses are known"
+            : "its checksum holds, so it was written so (another version of the recorder?) or rewritten whole "
+              + "since; record again for a trace whose losses are known",
+          evidence: damaged
+            ? "the file's last chunk, whose header says it is the footer, and whose checksum does not match"
+            : "a chunk whose header says it is the footer, its checksum holding, whose contents do not decode"))
     } else if trace.truncated {
       findings.append(
         Finding(
@@ -839,7 +858,10 @@ enum Findings {
           hint: damage.isCopy
             ? "a copy of a chunk already read (the file was put together from pieces, or a chunk repeated): its "
               + "events were read once; nothing is lost by it"
-            : "the contents of that chunk are lost; the rest of the trace was read",
+            : trace.readsEveryRecordedEvent
+              ? "no recorded event is missing (every event the footer counts was read): the chunk held definitions "
+                + "(names, sites, the symbol table), and those are lost; the rest of the trace was read"
+              : "the contents of that chunk are lost; the rest of the trace was read",
           evidence: damage.isCopy
             ? "its thread's chunk numbers: that number was read before"
             : "the chunk's checksum, length or contents did not hold up"))

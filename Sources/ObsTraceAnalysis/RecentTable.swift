@@ -5,15 +5,19 @@ import ObsTraceFormat
 /// over a window of ids, not a hash table, and a window that slides forward, so that memory follows the live
 /// entries, not every id the trace ever named.
 ///
-/// The array covers the ids from `base`; when it would grow past twice what its live entries need (and past
+/// The array covers the ids from `base`; when it would grow past `density` slots a live entry (and past twice
 /// `window` slots), its older half is cut off and the entries still live there (a long-lived run: an
-/// `Observations` loop's) move to a dictionary, as do ids before the window and ids too far past its end (a
-/// forged id costs one dictionary entry, never an array of its size).
+/// `Observations` loop's) move to a dictionary, as do ids too far past its end (a forged id costs one dictionary
+/// entry, never an array of its size). An id before the window moves the array's start down to it while nothing was
+/// cut off (ids met a little out of order: Observation fires a write's trackings in an order of its own), within the
+/// same limit; else it goes to the dictionary too.
 struct RecentTable<Value> {
   /// Slots the array may hold whatever its live entries.
   static var window: Int { 4096 }
   /// Slots added at a time past the end.
   static var step: Int { 256 }
+  /// Slots the array may hold per live entry: live entries spread over at most this many ids each stay in it.
+  static var density: Int { 16 }
 
   private var values: [Value?] = []
   /// The id of the array's first slot.
@@ -108,30 +112,15 @@ struct RecentTable<Value> {
 
   /// Calls `body` with each entry in id order (the array's and the dictionary's, merged).
   func forEachEntry(_ body: (UInt32, Value) throws -> Void) rethrows {
-    let sorted = outside.isEmpty ? [] : outside.sorted { $0.key < $1.key }
-    var next = 0
-    for index in values.indices {
-      guard let value = values[index] else { continue }
-      let id = base + index
-      while next < sorted.count && Int(sorted[next].key) < id {
-        try body(sorted[next].key, sorted[next].value)
-        next += 1
-      }
-      try body(UInt32(id), value)
-    }
-    while next < sorted.count {
-      try body(sorted[next].key, sorted[next].value)
-      next += 1
-    }
+    try values.forEachEntry(base: base, outside: outside, body)
   }
 
   /// The ids with an entry, in increasing order: a walk of the whole table, for the end of a replay.
   var ids: [UInt32] {
     var result: [UInt32] = []
-    for (index, value) in values.enumerated() {
-      if case .some = value { result.append(UInt32(base + index)) }
-    }
-    return (result + outside.keys).sorted()
+    result.reserveCapacity(count)
+    forEachEntry { id, _ in result.append(id) }
+    return result
   }
 
   /// Whether `id` has an entry (its value is not copied out).
@@ -184,8 +173,18 @@ struct RecentTable<Value> {
       base = Int(id)
       index = 0
     }
-    guard index >= values.count, index < values.count + Self.window + 4 * live else { return nil }
-    let limit = Swift.max(2 * Self.window, 4 * live)
+    if index < 0 {
+      // Before the window: down to it when nothing was cut off (ids met out of order, as Observation fires one
+      // write's trackings in its own order) and the array stays within its limit; else aside (a long-lived entry).
+      let shift = Swift.min(base, Swift.max(-index, values.count))
+      guard outside.isEmpty, -index <= shift, values.count + shift <= Swift.max(2 * Self.window, Self.density * live)
+      else { return nil }
+      values.insert(contentsOf: repeatElement(nil, count: shift), at: 0)
+      base -= shift
+      return index + shift
+    }
+    guard index < values.count + Self.window + Self.density * live else { return nil }
+    let limit = Swift.max(2 * Self.window, Self.density * live)
     if index >= limit {
       // Cut off the older half of the window (or all of it, for an id far ahead): what is still live there moves
       // to `outside`. Each entry moves at most once, and the cut costs what the ids it passed over cost to place.

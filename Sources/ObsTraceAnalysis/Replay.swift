@@ -64,6 +64,13 @@ public struct Replay {
     finish()
   }
 
+  /// Whether the trace was started by code while the program ran (its header says so): set before the first
+  /// event, it lets a write in progress at the start end without its willSet (`ReplayMachine.startedWhileRunning`).
+  public var startedWhileRunning: Bool {
+    get { machine.startedWhileRunning }
+    set { machine.startedWhileRunning = newValue }
+  }
+
   /// Names untraced scopes' labels as they print (`ReplayMachine.untracedLabelName`): their runs are then one instance
   /// per call site. Set before the first event.
   public mutating func namingUntracedLabels(_ labelName: @escaping (UInt32) -> String) {

@@ -102,7 +102,13 @@ public struct WriteBeganFact: Sendable, Equatable {
   public var stack: UInt32
   /// Instances that read this property, fired, and have not run again, by label: this write fires nothing for
   /// them (it is coalesced into their next run).
-  public var coalescedInto: [CoalescedInstances]
+  public var coalescedInto: [CoalescedInstances] {
+    get { coalescedList ?? [] }
+    set { coalescedList = newValue.isEmpty ? nil : newValue }
+  }
+  /// `coalescedInto`, nil when empty (nearly every write): an empty array in the fact was retained as the fact was
+  /// made and released as it went, with the empty arrays the willSet made for it.
+  var coalescedList: [CoalescedInstances]?
   /// The registrar's willSet was called directly, as the macro's `_modify` does (version 2).
   public var direct: Bool = false
   /// The event just before this direct willSet on its own thread (whatever other threads recorded in between) was
@@ -154,16 +160,48 @@ public struct WriteFact: Sendable {
   public var throughModify: Bool
   /// Why a write through `_modify` was not compared (`outcome` `.unknown`; else `.notRecorded`).
   public var uncompared: UncomparedReason = .notRecorded
+  /// `fired`, `predicted` and `firedAgain` in one box, nil when the write fired nothing (most fire nothing): with
+  /// three arrays, each fact was made with three retains of the empty array and destroyed with three releases.
+  var firedScopes: FiredScopes? = nil
   /// Scope runs this write fired: (scope id, label id).
-  public var fired: [(scope: UInt32, label: UInt32)]
+  public var fired: [(scope: UInt32, label: UInt32)] {
+    get { firedScopes?.scopes ?? [] }
+    set { firedScopes = FiredScopes(scopes: newValue, predicted: predicted, again: firedAgain) }
+  }
   /// Of `fired`, the scopes whose fire was predicted (untraced), not recorded.
-  public var predicted: [UInt32] = []
+  public var predicted: [UInt32] {
+    get { firedScopes?.predicted ?? [] }
+    set { firedScopes = FiredScopes(scopes: fired, predicted: newValue, again: firedAgain) }
+  }
   /// Of `fired`, the scopes this write fired again (`FireFact.again`), with how.
-  public var firedAgain: [(scope: UInt32, how: RepeatedFire)] = []
+  public var firedAgain: [(scope: UInt32, how: RepeatedFire)] {
+    get { firedScopes?.again ?? [] }
+    set { firedScopes = FiredScopes(scopes: fired, predicted: predicted, again: newValue) }
+  }
+  /// How many scope runs it fired: `fired.count`, without making an array when it fired none.
+  public var firedCount: Int { firedScopes?.scopes.count ?? 0 }
   public var stack: UInt32
   /// Its didSet is not in the trace: the recording stopped inside the write (the process exited in an observer the
   /// write fired or in a signal handler on the writing thread, or the trace ends there). Stated when the replay finishes, its `endTime` the trace's last time.
   public var unfinished = false
+}
+
+/// What a write fired (`WriteFact.fired`, `predicted`, `firedAgain`), never empty: a write that fired nothing
+/// holds none. Described by its contents, as the three arrays were in a fact's description (tests compare facts so).
+final class FiredScopes: Sendable, CustomStringConvertible {
+  let scopes: [(scope: UInt32, label: UInt32)]
+  let predicted: [UInt32]
+  let again: [(scope: UInt32, how: RepeatedFire)]
+
+  /// Nil when nothing fired.
+  init?(scopes: [(scope: UInt32, label: UInt32)], predicted: [UInt32], again: [(scope: UInt32, how: RepeatedFire)]) {
+    guard !scopes.isEmpty || !predicted.isEmpty || !again.isEmpty else { return nil }
+    self.scopes = scopes
+    self.predicted = predicted
+    self.again = again
+  }
+
+  var description: String { "fired: \(scopes), predicted: \(predicted), firedAgain: \(again)" }
 }
 
 public struct RunFact: Sendable, Equatable {

@@ -93,14 +93,6 @@ public struct ReplayMachine {
     var firedAny = false
   }
 
-  /// The scopes a write in progress fired, of those the untraced ones whose fire was predicted, and those it fired
-  /// again (`FireFact.again`).
-  struct Fired {
-    var scopes: [(scope: UInt32, label: UInt32)] = []
-    var predicted: [UInt32] = []
-    var again: [(scope: UInt32, how: RepeatedFire)] = []
-  }
-
   /// A one-shot tracking run that fired, kept while Observation may still hold its tracking (see `RepeatedFire`):
   /// until its handlers have returned and no write that may have taken its observers before the cancel is in
   /// progress. A fire of it then is a fire again of a known run, not of an unknown scope. Plain data: kept and
@@ -352,6 +344,13 @@ public struct ReplayMachine {
   public var threadsSeen: Set<UInt32> { Set(threadSeen.map(\.key)) }
   /// What the machine could not place, by kind.
   public private(set) var anomalies: [AnomalyFact.Kind: Int] = [:]
+  /// Whether the trace's header says it was started by code while the program ran (`Recorder.start`): set before
+  /// the first event. A write then in progress ends in the trace with a didSet whose willSet is not in it.
+  public var startedWhileRunning = false
+  /// The didSets of writes begun before such a start (`unmatchedDidSet`), not counted among the writes, and the
+  /// threads that made them.
+  public private(set) var writesBegunBeforeStart = 0
+  public private(set) var threadsWritingAtStart: Set<UInt32> = []
   /// The thread that ran an `Observations` value on the main actor, if any: where main-actor work runs (with an
   /// async main, not the process's first thread, which `dispatchMain` ends).
   public private(set) var mainActorThread: UInt32?
@@ -731,6 +730,21 @@ public struct ReplayMachine {
     }
   }
 
+  /// A didSet with no willSet before it on its thread. In a trace started by code while the program ran
+  /// (`startedWhileRunning`), a didSet of a property of an object no recorded willSet has written yet is the end of a
+  /// write that began before the start (its willSet came before the recording did: tryout16's P8), counted apart and
+  /// said next to `started-while-running`; any other is an inconsistency.
+  private mutating func unmatchedDidSet<Consumer: ReplayConsumer>(
+    _ event: TraceEvent, _ key: PropertyKey, _ consumer: inout Consumer
+  ) {
+    if startedWhileRunning, keys.withState(key, { $0.firstWriter == TraceFormat.reservedThread }) {
+      writesBegunBeforeStart += 1
+      threadsWritingAtStart.insert(event.thread)
+      return
+    }
+    anomaly(.didSetWithoutWillSet, event, &consumer, key: key)
+  }
+
   private mutating func anomaly<Consumer: ReplayConsumer>(
     _ kind: AnomalyFact.Kind, _ event: TraceEvent, _ consumer: inout Consumer, key: PropertyKey? = nil
   ) {
@@ -803,6 +817,13 @@ public struct ReplayMachine {
         let stack = record.creationStack
         freedWithoutEvents[stack, default: RegistrarStatistics()].created += 1
         freedWithoutEvents[stack, default: RegistrarStatistics()].freed += 1
+      }
+    } else if accountsObjects, let record, record.isSeen, type != 0 {
+      // Made before the recording, seen in it, freed while it ran: counted with those from before, as freed (its
+      // record goes, so `typeStatistics` no longer finds it among the live ones).
+      types.withValue(type, default: TypeStatistics()) {
+        $0.seenOnly += 1
+        $0.seenOnlyFreed += 1
       }
     }
     consumer.consume(
@@ -886,7 +907,8 @@ public struct ReplayMachine {
     // Coalesced: instances that read this and already fired, waiting to run again, hear nothing of this write.
     // While none waits (a program without scopes), there is nothing to list.
     let listed = listsCoalescedWrites && !awaitingRerun.isEmpty
-    var untracedRuns: [UInt32] = []
+    // Optional: an empty array was retained and released at each write (the same for `coalesced`).
+    var untracedRuns: [UInt32]?
     writesInProgress += 1
     var firstWriter = event.thread
     var overlapping = false
@@ -904,16 +926,16 @@ public struct ReplayMachine {
     }
     // Listed in the scratch array only when an instance read it (none did: nothing to list, nothing to take).
     let listing = listed && keyOverflow.hasWaiting(written)
-    var coalesced = listing ? coalescedInstances(reading: key, written) : []
+    var coalesced = listing ? coalescedInstances(reading: key, written) : nil
     consumer.consume(
       .writeBegan(
         WriteBeganFact(
-          time: event.time, thread: event.thread, key: key, type: type, stack: event.stack, coalescedInto: coalesced,
+          time: event.time, thread: event.thread, key: key, type: type, stack: event.stack, coalescedList: coalesced,
           direct: direct, ownAccess: ownAccess, ownAccessStack: ownAccess ? previousUntrackedAccess!.stack : 0,
           overlapping: overlapping, firstWriter: firstWriter)))
     // Kept for the next write: held only here once the fact is gone, it is emptied in place then.
-    if listing { swap(&coalesced, &coalescedScratch) }
-    if !untracedRuns.isEmpty { predictFires(untracedRuns, event, key, &consumer) }
+    if listing { swap(&coalesced!, &coalescedScratch) }
+    if let untracedRuns, !untracedRuns.isEmpty { predictFires(untracedRuns, event, key, &consumer) }
   }
 
   /// The fires of the untraced runs subscribed to what a willSet writes (`predictFire`). Out of line: a rare case.
@@ -989,11 +1011,9 @@ public struct ReplayMachine {
     } else if let index = openWrites.lastIndex(where: { $0.thread == event.thread && $0.key == key }) {
       found = openWrites.remove(at: index)
     }
-    guard let write = found else {
-      return anomaly(.didSetWithoutWillSet, event, &consumer, key: key)
-    }
+    guard let write = found else { return unmatchedDidSet(event, key, &consumer) }
     let unchanged = event.flags & EventFlags.unchanged != 0
-    let fired = write.firedAny ? takeFires(of: write.sequence) : Fired()
+    let fired = write.firedAny ? takeFires(of: write.sequence) : nil
     writesInProgress -= 1
     let sequence = write.sequence
     keys.withState(key) { state in
@@ -1007,28 +1027,30 @@ public struct ReplayMachine {
         WriteFact(
           time: write.time, endTime: event.time, thread: event.thread, key: key, outcome: outcome,
           writeKind: write.kind, throughModify: event.flags & EventFlags.modify != 0,
-          uncompared: outcome == .unknown ? UncomparedReason(flags: event.flags) : .notRecorded, fired: fired.scopes,
-          predicted: fired.predicted, firedAgain: fired.again, stack: write.stack)))
+          uncompared: outcome == .unknown ? UncomparedReason(flags: event.flags) : .notRecorded, firedScopes: fired,
+          stack: write.stack)))
     if !releasedTrackings.isEmpty { dropReleasedTrackings() }
   }
 
-  /// The fires of the write `write` (its `sequence`), in order, taken from `firesInProgress`.
-  private mutating func takeFires(of write: UInt64) -> Fired {
-    var fired = Fired()
+  /// The fires of the write `write` (its `sequence`), in order, taken from `firesInProgress`; nil when there are none.
+  private mutating func takeFires(of write: UInt64) -> FiredScopes? {
+    var scopes: [(scope: UInt32, label: UInt32)] = []
+    var predicted: [UInt32] = []
+    var again: [(scope: UInt32, how: RepeatedFire)] = []
     var kept = 0
     for index in firesInProgress.indices {
       let fire = firesInProgress[index]
       if fire.write == write {
-        fired.scopes.append((fire.scope, fire.label))
-        if fire.predicted { fired.predicted.append(fire.scope) }
-        if let how = fire.again { fired.again.append((fire.scope, how)) }
+        scopes.append((fire.scope, fire.label))
+        if fire.predicted { predicted.append(fire.scope) }
+        if let how = fire.again { again.append((fire.scope, how)) }
       } else {
         firesInProgress[kept] = fire
         kept += 1
       }
     }
     firesInProgress.removeLast(firesInProgress.count - kept)
-    return fired
+    return FiredScopes(scopes: scopes, predicted: predicted, again: again)
   }
 
   private mutating func fired<Consumer: ReplayConsumer>(_ event: TraceEvent, _ consumer: inout Consumer) {
@@ -1529,13 +1551,12 @@ public struct ReplayMachine {
   /// counted, and a timeline shows a write only when it is stated.
   private mutating func finishOpenWrites<Consumer: ReplayConsumer>(_ consumer: inout Consumer) {
     for write in openWrites {
-      let fired = write.firedAny ? takeFires(of: write.sequence) : Fired()
+      let fired = write.firedAny ? takeFires(of: write.sequence) : nil
       consumer.consume(
         .write(
           WriteFact(
             time: write.time, endTime: lastTime, thread: write.thread, key: write.key, outcome: .unknown,
-            writeKind: write.kind, throughModify: false, fired: fired.scopes, predicted: fired.predicted,
-            firedAgain: fired.again, stack: write.stack, unfinished: true)))
+            writeKind: write.kind, throughModify: false, firedScopes: fired, stack: write.stack, unfinished: true)))
     }
     openWrites.removeAll()
     writesInProgress = 0

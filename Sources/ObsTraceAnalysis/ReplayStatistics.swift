@@ -105,12 +105,14 @@ public struct ReplayStatistics: ReplayConsumer {
         if write.ownAccess { $0.reads -= 1 }
         $0.writes += 1
         // A write, counted once however many waiting instances it is coalesced into (each scope counts it below).
-        if !write.coalescedInto.isEmpty { $0.coalescedWrites += 1 }
+        if write.coalescedList != nil { $0.coalescedWrites += 1 }
       }
-      for coalesced in write.coalescedInto { modifyScope(coalesced.label) { $0.coalescedWrites += coalesced.instances } }
+      if let list = write.coalescedList {
+        for coalesced in list { modifyScope(coalesced.label) { $0.coalescedWrites += coalesced.instances } }
+      }
     case .write(let write):
       if write.unfinished { unfinishedWrites.append(write.key.property) }
-      let fanOut = write.fired.count
+      let fanOut = write.firedCount
       properties.withValue(write.key.property, default: PropertyStatistics()) { statistics in
         if fanOut > statistics.maximumFanOut { statistics.maximumFanOut = fanOut }
         if write.throughModify {

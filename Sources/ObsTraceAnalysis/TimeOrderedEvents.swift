@@ -14,6 +14,13 @@ import ObsTraceFormat
 /// runs: a run is a queue of slices of chunks in time order (a thread's chunks while its times do not go back),
 /// and a small heap of runs by their first event picks the next one: a release costs a comparison or two among
 /// the runs (about one per thread), not a move of the event through a heap of every held event.
+///
+/// Work and memory are linear in the trace's threads, however many come and go: the watermark is kept in a heap of
+/// the threads' latest times (a chunk costs a push and a few pops, not a look at every thread: tryout15's J6, where a
+/// trace of 100,000 threads that each wrote one chunk was not read in 60 s), a thread's run is given up once it is
+/// empty (only threads with held events have one), and a held chunk whose pooled block is mostly empty (a thread's
+/// few last events, flushed at its exit) is copied into a block of its own size, so that holding it does not keep
+/// the 4,096-event block (160 KiB) it was decoded into.
 public struct TimeOrderedEvents: EventOrdering {
   public static let defaultCapacity = 1 << 20
 
@@ -30,6 +37,8 @@ public struct TimeOrderedEvents: EventOrdering {
     var slices: [Slice] = []
     var head = 0  // the first slice not yet released
     var lastTime: UInt64 = 0
+    /// The thread whose events it holds.
+    var thread: UInt32 = 0
     var isEmpty: Bool { head == slices.count }
 
     /// Marks the first slice's events before `position` released; returns the (time, arrival order) of the run's
@@ -57,7 +66,8 @@ public struct TimeOrderedEvents: EventOrdering {
 
   private var runs: [Run] = []
   private var freeRuns: [Int] = []
-  /// The run a thread's next events join while their times do not go back.
+  /// The run a thread's next events join while their times do not go back: only threads with events held have one
+  /// (a run is given up, to `freeRuns`, when its last event is released).
   private var runOfThread: [UInt32: Int] = [:]
   /// Runs holding events, by their first event's (time, arrival order).
   private var heap = TimeOrderedHeap<Int>()
@@ -66,6 +76,14 @@ public struct TimeOrderedEvents: EventOrdering {
 
   private var latestTime: [UInt32: UInt64] = [:]
   private var ended: Set<UInt32> = []
+  /// The threads not ended by their latest time: the watermark is the first. An entry goes stale when its thread's
+  /// latest time moves on (a new entry is pushed) or the thread ends; stale entries are dropped when they come first,
+  /// or all at once when they outnumber the threads not ended (`liveThreads`).
+  private var clocks = TimeOrderedHeap<UInt32>()
+  private var liveThreads = 0
+  /// Watermark entries pushed, popped and looked at when dropped all at once, over the merge (for tests: linear in
+  /// the chunks, not in chunks × threads).
+  private(set) var watermarkWork = 0
   private let capacity: Int
   private let knownThreads: Set<UInt32>?
   private let window: UInt64
@@ -78,21 +96,55 @@ public struct TimeOrderedEvents: EventOrdering {
     self.capacity = capacity
     self.knownThreads = threads
     self.window = window
-    for thread in threads ?? [] { latestTime[thread] = 0 }
+    for thread in threads ?? [] {
+      latestTime[thread] = 0
+      clocks.push(thread, time: 0, order: 0)
+    }
+    liveThreads = latestTime.count
+  }
+
+  /// Entries kept for the watermark, the threads that have a run, and the runs (held or free): what the merge keeps
+  /// per thread beyond a time and a flag (for tests: bounded by the threads not ended, not all the trace's).
+  var perThreadState: (clocks: Int, threadsWithRuns: Int, runs: Int) { (clocks.count, runOfThread.count, runs.count) }
+
+  /// Notes a thread's latest time and whether it ended, and returns the watermark: the oldest latest time among the
+  /// threads not ended (`.max` when none is left).
+  private mutating func noteClock(_ thread: UInt32, latest: UInt64, previous: UInt64?, ends: Bool) -> UInt64 {
+    // A thread is in `latestTime` from its first chunk (or the footer) on, and ended only after.
+    if previous == nil { liveThreads += 1 }
+    if ends, ended.insert(thread).inserted { liveThreads -= 1 }
+    if latest != previous && !ended.contains(thread) {
+      clocks.push(thread, time: latest, order: 0)
+      watermarkWork += 1
+    }
+    while let first = clocks.firstTime, Self.isStale(first, clocks.first, latestTime, ended) {
+      _ = clocks.pop()
+      watermarkWork += 1
+    }
+    if clocks.count > 2 * liveThreads + 64 {
+      watermarkWork += clocks.count
+      let (latestTime, ended) = (latestTime, ended)
+      clocks.removeAll { Self.isStale($0, $1, latestTime, ended) }
+    }
+    return clocks.firstTime ?? .max
+  }
+
+  /// Whether a watermark entry no longer holds: its thread ended or has a later latest time.
+  private static func isStale(
+    _ time: UInt64, _ thread: UInt32, _ latestTime: [UInt32: UInt64], _ ended: Set<UInt32>
+  ) -> Bool {
+    ended.contains(thread) || latestTime[thread] != time
   }
 
   /// Adds a chunk and passes on every event that is now safe to release, in time order, a stretch at a time
   /// (`EventOrdering`: `TraceReader.forEachStretch` calls it on the thread that decodes the chunks).
   public mutating func take(_ chunk: EventChunk, release: (EventStretch) -> Void) {
     let previousLatest = latestTime[chunk.thread]
-    if let last = chunk.events.last {
-      latestTime[chunk.thread] = max(latestTime[chunk.thread] ?? 0, last.time)
-    } else if latestTime[chunk.thread] == nil {
-      latestTime[chunk.thread] = chunk.firstTime
-    }
-    if chunk.threadEnded { ended.insert(chunk.thread) }
-    newestTime = max(newestTime, latestTime[chunk.thread] ?? 0)
-    var watermark = latestTime.filter { !ended.contains($0.key) }.values.min() ?? UInt64.max
+    var latest = previousLatest ?? chunk.firstTime
+    if let last = chunk.events.last { latest = max(previousLatest ?? 0, last.time) }
+    latestTime[chunk.thread] = latest
+    newestTime = max(newestTime, latest)
+    var watermark = noteClock(chunk.thread, latest: latest, previous: previousLatest, ends: chunk.threadEnded)
     if knownThreads == nil { watermark = min(watermark, newestTime > window ? newestTime - window : 0) }
     // The common case, one busy thread: nothing is waiting and the whole chunk is below the watermark, so it
     // passes through in its own (time) order without being held.
@@ -130,20 +182,21 @@ public struct TimeOrderedEvents: EventOrdering {
   }
 
   /// Queues the chunk's events: each stretch whose times do not go back joins the thread's run, or a new run
-  /// when it starts before that run's last event.
+  /// when it starts before that run's last event. A chunk whose block has more than twice the room its events take
+  /// is held in a copy of its own size, and its block goes back to the pool.
   private mutating func hold(_ chunk: EventChunk) {
-    let events = chunk.events
-    guard !events.isEmpty else { return }
+    guard !chunk.events.isEmpty else { return }
+    let events = chunk.events.blockCapacity > 2 * chunk.events.count ? chunk.events.compacted() : chunk.events
     let order = nextOrder
     nextOrder += UInt64(events.count)
     held += events.count
     var start = 0
-    events.withEvents(in: events.indices) { events in
-      var previous = events[0].time
-      for index in 1..<events.count {
-        let time = events[index].time
+    events.withEvents(in: events.indices) { times in
+      var previous = times[0].time
+      for index in 1..<times.count {
+        let time = times[index].time
         if time < previous {
-          append(Slice(events: chunk.events, start: start, end: index, order: order), thread: chunk.thread)
+          append(Slice(events: events, start: start, end: index, order: order), thread: chunk.thread)
           start = index
         }
         previous = time
@@ -154,15 +207,14 @@ public struct TimeOrderedEvents: EventOrdering {
 
   private mutating func append(_ slice: Slice, thread: UInt32) {
     let firstTime = slice.events[slice.start].time
-    if let index = runOfThread[thread], !runs[index].isEmpty, runs[index].lastTime <= firstTime {
+    // A thread's run holds events (an emptied one is given up).
+    if let index = runOfThread[thread], runs[index].lastTime <= firstTime {
       runs[index].slices.append(slice)
       runs[index].lastTime = slice.events[slice.end - 1].time
       return
     }
     let index: Int
-    if let reused = runOfThread[thread], runs[reused].isEmpty {
-      index = reused
-    } else if let free = freeRuns.popLast() {
+    if let free = freeRuns.popLast() {
       index = free
     } else {
       index = runs.count
@@ -172,7 +224,8 @@ public struct TimeOrderedEvents: EventOrdering {
     runs[index].head = 0
     runs[index].slices.append(slice)
     runs[index].lastTime = slice.events[slice.end - 1].time
-    if let previous = runOfThread[thread], previous != index, runs[previous].isEmpty { freeRuns.append(previous) }
+    runs[index].thread = thread
+    // A run the thread's events left behind (they went back in time) stays in the heap until emptied.
     runOfThread[thread] = index
     heap.push(index, time: firstTime, order: slice.order + UInt64(slice.start))
   }
@@ -217,8 +270,10 @@ public struct TimeOrderedEvents: EventOrdering {
       heap.replaceFirst(time: next.time, order: next.order)
     } else {
       _ = heap.pop()
-      // An emptied run that is no thread's current one is free again; a thread's stays its own.
-      if !runOfThread.values.contains(index) { freeRuns.append(index) }
+      // An emptied run is free again; if it was its thread's current one, the thread has none until its next events.
+      let thread = runs[index].thread
+      if runOfThread[thread] == index { runOfThread[thread] = nil }
+      freeRuns.append(index)
     }
   }
 }

@@ -61,8 +61,19 @@ struct TimeOrderedHeap<Element> {
     siftDown()
   }
 
-  private mutating func siftDown() {
-    var parent = 0
+  /// Removes the items `shouldRemove` names and puts the rest back in heap order (for a heap whose items go stale:
+  /// dropped in one pass once they are many, in time linear in the items).
+  mutating func removeAll(where shouldRemove: (_ time: UInt64, _ element: Element) -> Bool) {
+    items.removeAll { shouldRemove($0.time, $0.element) }
+    var parent = items.count / 2
+    while parent > 0 {
+      parent -= 1
+      siftDown(from: parent)
+    }
+  }
+
+  private mutating func siftDown(from start: Int = 0) {
+    var parent = start
     while true {
       let left = 2 * parent + 1
       let right = left + 1

@@ -27,7 +27,11 @@ struct TimeOrderedRuns<Element> {
     var isEmpty: Bool { count == 0 }
 
     mutating func append(_ item: Item) {
-      if blocks.isEmpty || blocks[blocks.count - 1].count == Self.blockSize {
+      if blocks.isEmpty {
+        // The first block grows as it fills (a run of one item is the rule where times go back: one a nesting level
+        // of a deep trace), the next ones take their whole room at once.
+        blocks.append([])
+      } else if blocks[blocks.count - 1].count == Self.blockSize {
         var block: [Item] = []
         block.reserveCapacity(Self.blockSize)
         blocks.append(block)
@@ -64,13 +68,20 @@ struct TimeOrderedRuns<Element> {
 
   private var runs: [Run] = []
   private var freeRuns: [Int] = []
-  /// The run a lane's next items join while their times do not go back.
+  /// The run a lane's next items join while their times do not go back: only lanes with items held have one (a run
+  /// is given up, to `freeRuns`, when its last item is taken), so what is kept is bounded by what is held, not by the
+  /// threads a trace ever had.
   private var runOfLane: [UInt32: Int] = [:]
   /// Runs holding items, by their first item's (time, order).
   private var heap = TimeOrderedHeap<Int>()
   private var nextOrder: UInt64 = 0
 
   var isEmpty: Bool { heap.isEmpty }
+  /// Room for items in the runs' blocks, used or not (for tests).
+  var room: Int { runs.reduce(0) { $0 + $1.blocks.reduce(0) { $0 + $1.capacity } } }
+  /// Runs made, and lanes that have one (for tests: bounded by what is held at once, not by the lanes ever seen).
+  var runsMade: Int { runs.count }
+  var lanesWithRun: Int { runOfLane.count }
   /// The earliest time held.
   var firstTime: UInt64? { heap.firstTime }
 
@@ -78,14 +89,12 @@ struct TimeOrderedRuns<Element> {
   mutating func push(_ element: Element, time: UInt64, lane: UInt32) {
     let order = nextOrder
     nextOrder += 1
-    if let index = runOfLane[lane], !runs[index].isEmpty, runs[index].lastTime <= time {
+    if let index = runOfLane[lane], runs[index].lastTime <= time {
       runs[index].append((time, order, element))
       return
     }
     let index: Int
-    if let reused = runOfLane[lane], runs[reused].isEmpty {
-      index = reused
-    } else if let free = freeRuns.popLast() {
+    if let free = freeRuns.popLast() {
       index = free
     } else {
       index = runs.count
@@ -93,7 +102,7 @@ struct TimeOrderedRuns<Element> {
     }
     runs[index].append((time, order, element))
     runs[index].lane = lane
-    if let previous = runOfLane[lane], previous != index, runs[previous].isEmpty { freeRuns.append(previous) }
+    // A run the lane's items left behind (their times went back) stays in the heap until emptied.
     runOfLane[lane] = index
     heap.push(index, time: time, order: order)
   }
@@ -106,8 +115,10 @@ struct TimeOrderedRuns<Element> {
       heap.replaceFirst(time: next.time, order: next.order)
     } else {
       _ = heap.pop()
-      // An emptied run that is no lane's current one is free again; a lane's stays its own.
-      if runOfLane[runs[index].lane] != index { freeRuns.append(index) }
+      // An emptied run is free again; if it was its lane's current one, the lane has none until its next items.
+      let lane = runs[index].lane
+      if runOfLane[lane] == index { runOfLane[lane] = nil }
+      freeRuns.append(index)
     }
     return element
   }

@@ -37,6 +37,9 @@ public struct AnalysisReport: Sendable {
     public var ringless: UInt64 = 0
     /// How many times the process forked while recording (the footer's count): its children did not record.
     public var forks: UInt64 = 0
+    /// Events offered by signal handlers that interrupted the recorder on their thread (the footer's count): counted,
+    /// not recorded, so not in the trace.
+    public var signalHandlerEvents: UInt64 = 0
     /// References to ids no definition states (the reader's count), and the first of them (`property #5`).
     public var undefinedReferences = 0
     public var firstUndefinedReference: String?
@@ -52,6 +55,9 @@ public struct AnalysisReport: Sendable {
     /// Per thread, events its footer counts as recorded (written in its chunks) that were not read: its lost chunks,
     /// the last ones too, which no later chunk's number shows. By thread serial; only threads with such events.
     public var unreadRecordedEvents: [(thread: UInt32, unread: UInt64, recorded: UInt64)] = []
+    /// Whether the trace has a footer and exactly the events it counts as recorded were read
+    /// (`TraceReader.readsEveryRecordedEvent`): its damaged chunks, if any, lost definitions (names, sites), not events.
+    public var readsEveryRecordedEvent = false
 
     /// The footer, when the file has one whose checksum holds and whose contents do not decode
     /// (`TraceReader.malformedFooter`): the trace is `truncated` (no footer was read), and this is said instead of a
@@ -64,8 +70,8 @@ public struct AnalysisReport: Sendable {
     /// damage the reader did not see as a chunk): what `missingEventsSummary` says.
     /// Whether events are known lost: dropped in the rings, lost at the stop, damaged, cut short or cut out.
     public var lostEvents: Bool {
-      droppedEvents > 0 || lostAtStop > 0 || ringless > 0 || truncated || !damage.isEmpty || !missingChunks.isEmpty
-        || !unreadRecordedEvents.isEmpty
+      droppedEvents > 0 || lostAtStop > 0 || ringless > 0 || signalHandlerEvents > 0 || truncated || !damage.isEmpty
+        || !missingChunks.isEmpty || !unreadRecordedEvents.isEmpty
     }
 
     public var missingWithoutDamage: Bool {
@@ -254,6 +260,7 @@ public enum TraceAnalysis {
   ) -> ReplayMachine {
     var machine = ReplayMachine(listsCoalescedWrites: listsCoalescedWrites, accountsObjects: accountsObjects)
     machine.untracedLabelName = { [unowned reader] in reader.definitions.labelName($0) }
+    machine.startedWhileRunning = reader.header.startedWhileRunning
     forEachEventInTimeOrder(reader) { machine.consume($0, into: &consumer) }
     machine.finish(into: &consumer)
     return machine
@@ -318,6 +325,7 @@ public enum TraceAnalysis {
       if let last = reader.chunkLedger.lastTime(thread) { trace.lastEventsOfRunningThreads[thread] = last }
     }
     trace.forks = reader.footer?.forks ?? 0
+    trace.signalHandlerEvents = reader.footer?.signalHandlerEvents ?? 0
     trace.startedWhileRunning = reader.header.startedWhileRunning
     trace.zeroTail = reader.zeroTail
     trace.afterFooter = reader.afterFooter
@@ -326,6 +334,7 @@ public enum TraceAnalysis {
     trace.redefinitions = reader.redefinitions
     trace.firstRedefinition = reader.firstRedefinition
     trace.missingChunks = reader.chunkLedger.gaps
+    trace.readsEveryRecordedEvent = reader.readsEveryRecordedEvent
     if let footer = reader.footer {
       var recorded: [UInt32: UInt64] = [:]
       // The reserved serial is "no thread" (a chunk naming it is damage).
@@ -430,6 +439,7 @@ extension Replay {
   /// Replays the whole of `reader`'s trace, its events in time order across threads, then `finish`.
   public mutating func replay(_ reader: TraceReader) {
     namingUntracedLabels { [unowned reader] in reader.definitions.labelName($0) }
+    startedWhileRunning = reader.header.startedWhileRunning
     // The loop of `forEachEventInTimeOrder`, calling `consume` itself: through that function's `body`, each event
     // went through a closure's thunk (≈ 10 instructions an event, callgrind).
     let ordered = TimeOrderedEvents(threads: reader.footer.map { Set($0.threads.map(\.thread)) })

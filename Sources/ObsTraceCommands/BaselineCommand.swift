@@ -13,7 +13,8 @@ enum BaselineCommand: TraceCommand {
 
     Per property: writes, noopWrites, invalidations, wastedInvalidations, maximumFanOut. Per scope label: runs,
     invalidations, wastedInvalidations, redundantRuns. Sorted, one entry per line: commit it, and review its diff
-    when it changes. A trace 'obstrace check' would not pass for being incomplete (dropped events, cut short,
+    when it changes. A property some of whose writes through _modify were not compared has its noopWrites and
+    wastedInvalidations written as null (not known) with "uncomparedWrites": N, said on standard error. A trace 'obstrace check' would not pass for being incomplete (dropped events, cut short,
     damaged or missing chunks, events naming ids it never defined) gives no baseline (exit 2): any of its counts
     may be off.
 
@@ -69,6 +70,13 @@ enum BaselineCommand: TraceCommand {
     } else {
       output.write(json)
     }
+    // Counts not known are written so (null), not as 0, and said: a check cannot hold them (tryout17's Q7).
+    for name in baseline.uncompared.keys.sorted() {
+      output.writeError(
+        "obstrace baseline: note: \(name): "
+          + CheckCommand.unknownCounts(name, baseline.uncompared[name] ?? 0, report)
+          + "; written as unknown (null), which 'check' does not hold the property's later counts to\n")
+    }
     return 0
   }
 }
@@ -87,7 +95,9 @@ enum CheckCommand: TraceCommand {
     tolerance (a count that was 0 fails whatever the tolerance) or a limit is exceeded; 0 otherwise; 2 on bad
     input. Limits name a property (Type.name) or a scope label; metrics are those of 'obstrace baseline': a
     property's writes, noopWrites, invalidations, wastedInvalidations, maximumFanOut; a scope's runs,
-    invalidations, wastedInvalidations, redundantRuns.
+    invalidations, wastedInvalidations, redundantRuns. A property's noopWrites and wastedInvalidations are not
+    known when some of its writes through _modify were not compared: a limit on them fails (UNKNOWN, saying why
+    and how to compare them), and so does a baseline's count of them; one the baseline did not know is not checked.
 
     OPTIONS:
       --baseline <file>     The baseline to compare with (from 'obstrace baseline').
@@ -262,8 +272,8 @@ enum CheckCommand: TraceCommand {
       if let renamed = Self.earlierName(limit.name, definitions) {
         throw CommandError(
           "obstrace check: --max '\(limit)' names no property or scope of \(path): '\(limit.name)' is what "
-            + "earlier builds of obstrace called \(renamed.joined(separator: ", ")), naming a type without its outer "
-            + "types: --max '\(renamed[0]):\(value)'")
+            + "earlier builds of obstrace called \(renamed.joined(separator: ", ")), \(Self.earlierSpelling(limit.name)): "
+            + "--max '\(renamed[0]):\(value)'")
       }
       throw CommandError(
         "obstrace check: --max '\(limit)' names no property or scope of \(path); "
@@ -300,7 +310,8 @@ enum CheckCommand: TraceCommand {
             throw CommandError(
               "obstrace check: \(baselinePath) names the property '\(name)', which \(path) calls "
                 + renamed.joined(separator: ", ") + ": the baseline was made by an earlier build of obstrace, which "
-                + "named a type without its outer types; make a new baseline with 'obstrace baseline'")
+                + "\(Self.earlierSpelling(name).replacing("naming", with: "named", maxReplacements: 1)); make a new "
+                + "baseline with 'obstrace baseline'")
           }
           // A name no program has (over 200 characters, or with control characters) is cut and escaped, and
           // not compared with the trace's names (a hostile baseline's 50 MB name was echoed whole).
@@ -328,7 +339,8 @@ enum CheckCommand: TraceCommand {
       printed = GitHubAnnotations.check(
         comparison, sites: sites, root: try TraceInput.sourceRoot(parsed, command: name, output: output),
         refusal: incomplete.map { "\(path): " + refusal($0) },
-        allowance: incomplete == nil ? untrusted.map { "\(path): " + allowed($0) } : nil, baseline: baseline)
+        allowance: incomplete == nil ? untrusted.map { "\(path): " + allowed($0) } : nil, baseline: baseline,
+        report: report)
     case "junit":
       printed = JUnitReport.xml(
         comparison, current: current, baseline: baseline, path: path, tolerance: tolerance, sites: sites,
@@ -337,7 +349,7 @@ enum CheckCommand: TraceCommand {
             reason: reason, refused: incomplete != nil,
             explanation: incomplete != nil ? refusal(reason) : allowed(reason)
           )
-        })
+        }, report: report)
     default:
       printed = text(
         comparison, path: path, baseline: parsed.value("baseline"), tolerance: tolerance, report: report,
@@ -347,6 +359,49 @@ enum CheckCommand: TraceCommand {
       printed, to: parsed.value("output"), output: output, command: name,
       inputs: [(path, "the trace")] + (parsed.value("baseline").map { [($0, "the baseline")] } ?? []))
     return comparison.failed || incomplete != nil ? 1 : 0
+  }
+
+  /// Why a property's counts that rest on compared writes (`Baseline.comparedMetrics`) are not known, and how to
+  /// know them: "4 writes of Store.query through _modify were not compared (not trivially copyable or over 64 bytes:
+  /// arrays, strings, …), so its noopWrites and wastedInvalidations are not known: OBSTRACE_COMPARE=equatable
+  /// compares the Equatable ones". `count` is the trace's `uncomparedWrites`; the reasons are the report's.
+  static func unknownCounts(_ name: String, _ count: Int, _ report: AnalysisReport) -> String {
+    let reasons = report.properties.first { $0.name == name }?.statistics.uncomparedBecause.nonzero ?? []
+    let whys = reasons.count == 1 ? [reasons[0].reason.why] : reasons.map { "\($0.count) \($0.reason.why)" }
+    let remedies = reasons.compactMap { uncomparedRemedy($0.reason) }
+    return "\(count) write\(count == 1 ? "" : "s") of \(name) through _modify \(count == 1 ? "was" : "were") not "
+      + "compared" + (whys.isEmpty ? "" : " (" + whys.joined(separator: "; ") + ")")
+      + ", so its \(Baseline.comparedMetrics.joined(separator: " and ")) are not known"
+      + (remedies.isEmpty ? "" : ": " + remedies.joined(separator: "; "))
+  }
+
+  /// What would compare the writes not compared for `reason`, if anything would.
+  static func uncomparedRemedy(_ reason: UncomparedReason) -> String? {
+    switch reason {
+    case .comparisonOff, .notTriviallyCopyable: ReportPrinter.remedy(for: reason)
+    case .storedFieldNotFound, .handWrittenAccessor: "OBSTRACE_COMPARE=equatable compares it with == if it is Equatable"
+    default: nil
+    }
+  }
+
+  /// Why a row's count is not known, now or in the baseline.
+  static func unknownRow(_ row: BaselineComparison.Row, _ report: AnalysisReport) -> String {
+    guard row.currentUnknown else {
+      return "the baseline does not know \(row.name)'s \(Baseline.comparedMetrics.joined(separator: " and ")) (its "
+        + "writes through _modify were not all compared when it was made), so they are not checked; a new baseline "
+        + "('obstrace baseline') pins them"
+    }
+    let count = report.properties.first { $0.name == row.name }?.statistics.uncomparedWrites ?? 0
+    return unknownCounts(row.name, count, report)
+      + (row.baselineUnknown
+        ? " (nor in the baseline: not checked)" : "; the baseline knew them, so the check cannot pass on them")
+  }
+
+  /// How earlier builds spelled a name that is now spelled otherwise (`earlierName`): a private declaration with its
+  /// file's discriminator (`(Model in _8AAE…).count`, before session 16), or a type without its outer types.
+  static func earlierSpelling(_ name: String) -> String {
+    PrivateNames.hasDiscriminator(name)
+      ? "naming a private declaration with its file's discriminator" : "naming a type without its outer types"
   }
 
   /// The properties (their names now) that earlier builds of obstrace named `name`, when they name them otherwise
@@ -391,7 +446,8 @@ enum CheckCommand: TraceCommand {
     var reasons: [String] = []
     let malformedFooter = report.trace.malformedFooter
     if let footer = malformedFooter {
-      reasons.append("its footer (at byte \(footer.offset)) is malformed, so what the recording lost is not known")
+      reasons.append(
+        "its footer (at byte \(footer.offset)) is \(footer.footerState), so what the recording lost is not known")
     } else if report.trace.truncated {
       reasons.append(
         report.trace.recordingProcess.map { "the trace is still being recorded (by process \($0))" }
@@ -405,6 +461,11 @@ enum CheckCommand: TraceCommand {
     }
     if report.trace.ringless > 0 {
       reasons.append("\(report.trace.ringless) events were not recorded (threads that could not get a ring)")
+    }
+    if report.trace.signalHandlerEvents > 0 {
+      reasons.append(
+        "\(report.trace.signalHandlerEvents) events from signal handlers were not recorded (a handler that "
+          + "interrupted the recorder on its thread)")
     }
     // Copies of chunks already read (a file spliced together) are not damage: their events were read once; the
     // trace is still not one a recording wrote (tryout15's K3: they were said as damaged chunks).
@@ -478,14 +539,28 @@ enum CheckCommand: TraceCommand {
           table.add([
             row.failed ? "\(row.change.rawValue.uppercased()) (fail)" : row.change.rawValue, "\(row.kind) \(row.name)",
             row.metric,
-            row.baseline.map(String.init) ?? "-", row.current.map(String.init) ?? "-", delta,
+            row.baselineUnknown ? "unknown" : row.baseline.map(String.init) ?? "-",
+            row.currentUnknown ? "unknown" : row.current.map(String.init) ?? "-", delta,
           ])
         }
         table.render(into: &out, more: 0)
+        // Why each count not known is not, once per property.
+        var said: Set<String> = []
+        for row in comparison.rows where row.change == .unknown && !said.contains(row.name) {
+          said.insert(row.name)
+          out.line("  unknown: " + unknownRow(row, report))
+        }
       }
     }
     for result in comparison.limits {
       let actual = result.actual.map(String.init) ?? "0 (no such property or scope)"
+      if let uncompared = result.uncompared {
+        let why = unknownCounts(result.limit.name, uncompared, report)
+        out.line(
+          "  limit \(result.limit): "
+            + (result.exceeded ? "EXCEEDED (at least \(actual); \(why))" : "UNKNOWN (\(why))"))
+        continue
+      }
       out.line("  limit \(result.limit): \(result.passed ? "ok" : "EXCEEDED") (\(actual))")
     }
     let failures = comparison.rows.filter(\.failed)
@@ -495,9 +570,16 @@ enum CheckCommand: TraceCommand {
       out.line("PASSED")
     } else {
       let grew = failures.map {
-        "\($0.kind) \($0.name) \($0.metric) \($0.baseline.map(String.init) ?? "new") → \($0.current ?? 0)"
+        "\($0.kind) \($0.name) \($0.metric) \($0.baseline.map(String.init) ?? "new") → "
+          + ($0.currentUnknown ? "unknown" : "\($0.current ?? 0)")
       }
-      let limits = exceeded.map { "\($0.limit) (is \($0.actual ?? 0))" }
+      let limits = exceeded.map { result in
+        guard let uncompared = result.uncompared else { return "\(result.limit) (is \(result.actual ?? 0))" }
+        return result.exceeded
+          ? "\(result.limit) (is at least \(result.actual ?? 0))"
+          : "\(result.limit) (not known: \(uncompared) write\(uncompared == 1 ? "" : "s") of \(result.limit.name) "
+            + "not compared)"
+      }
       out.line("FAILED: " + ((refused.map { [$0] } ?? []) + grew + limits).joined(separator: "; "))
     }
     return out.text

@@ -121,7 +121,7 @@ enum DumpCommand: TraceCommand {
     var left = damage.chunks
     do {
       try reader.forEachDamage { spot in
-        guard left > 0, spot.message != TraceReader.malformedFooterMessage else { return }
+        guard left > 0, !spot.isFooter else { return }
         left -= 1
         line("# damage \(spot)")
       }

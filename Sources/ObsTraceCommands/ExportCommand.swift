@@ -18,9 +18,10 @@ enum ExportCommand: TraceCommand {
     A track per thread. Each scope run is a slice named by its scope (arguments: kind, scope and instance ids,
     what it read, whether it was redundant); each write a slice 'write Type.property' (object, site, whether it
     changed the value, how many runs it invalidated); each read an instant 'read Type.property' (object, scope,
-    site); each fire an instant 'invalidate <scope>' inside the write that caused it ('fire after its sequence
-    ended: <scope>' for an Observations loop's last value, which fires after the loop ended and is followed by
-    no run). Flows (arrows) follow the cause: from each run to the write that invalidated it, and from each fire
+    site); each fire an instant 'invalidate <scope>' inside the write that caused it (argument predicted: true
+    when the scope is untraced, tracking ObsTrace does not own, whose fire the replay predicts from Observation's
+    rules; 'fire after its sequence ended: <scope>' for an Observations loop's last value, which fires after the
+    loop ended and is followed by no run). Flows (arrows) follow the cause: from each run to the write that invalidated it, and from each fire
     to the run of that scope instance it caused. Open the file at https://ui.perfetto.dev, or query it with Perfetto's trace_processor;
     chrome-json also opens in chrome://tracing.
 

@@ -20,6 +20,55 @@ enum GitHubAnnotations {
     return "::\(level) \(properties.joined(separator: ","))::\(escapeData(message))\n"
   }
 
+  /// One annotation, before it is written (`render`).
+  struct Annotation {
+    var level: String
+    var file: String?
+    var line: UInt32?
+    var title: String
+    var message: String
+  }
+
+  /// GitHub shows at most this many annotations of a level (error, warning, notice) a step, 50 a job (actions/toolkit,
+  /// docs/problem-matchers.md, Limitations); the rest never appear on the pull request.
+  static let shownPerStep = 10
+
+  /// The workflow commands of `annotations`, in their order, at most `shownPerStep` of each level. The others are
+  /// not dropped unsaid (tryout17's Q11: 12 warnings, the last two never on the pull request, and nothing said so):
+  /// one `::notice` (a level of its own, which nothing else here uses) says how many more of each level there are
+  /// and where to read them (`whereElse`), and they follow it as plain lines of the step's log.
+  static func render(_ annotations: [Annotation], whereElse: String) -> String {
+    var out = ""
+    var shown: [String: Int] = [:]
+    var left: [Annotation] = []
+    for annotation in annotations {
+      if shown[annotation.level, default: 0] < shownPerStep {
+        shown[annotation.level, default: 0] += 1
+        out += command(
+          annotation.level, file: annotation.file, line: annotation.line, title: annotation.title,
+          message: annotation.message)
+      } else {
+        left.append(annotation)
+      }
+    }
+    guard !left.isEmpty else { return out }
+    var counts: [String] = []
+    for level in ["error", "warning", "notice"] {
+      let count = left.count { $0.level == level }
+      if count > 0 { counts.append("\(count) more \(level)\(count == 1 ? "" : "s")") }
+    }
+    out += command(
+      "notice", file: nil, line: nil, title: "obstrace: \(left.count) more not shown",
+      message: counts.joined(separator: " and ") + " than GitHub shows a step (\(shownPerStep) of each kind) are not "
+        + "annotated: they are the lines after this one in this step's log, and " + whereElse)
+    for annotation in left {
+      let place = annotation.file.map { file in annotation.line.map { "\(file):\($0): " } ?? "\(file): " } ?? ""
+      let text = "\(annotation.level) (not annotated): \(place)\(annotation.title): \(annotation.message)"
+      out += text.replacing("\r", with: " ").replacing("\n", with: " ") + "\n"
+    }
+    return out
+  }
+
   /// The message part: `%`, CR and LF are escaped, as the runner expects.
   static func escapeData(_ text: String) -> String {
     var result = ""
@@ -51,8 +100,10 @@ enum GitHubAnnotations {
   /// recorded it (`callSite(ofScope:)`). Any other finding is an annotation of the run that says it has no line
   /// and why, with its evidence, as the text report gives it. Informational findings are left out: they are not
   /// something to fix.
+  /// Each says the evidence it rests on, as the text report does (tryout17's Q1). They come in the report's order,
+  /// the most (writes, reads, runs) first, and GitHub shows the first `shownPerStep` (`render`).
   static func report(_ report: AnalysisReport, root: String, definitions: TraceDefinitions? = nil) -> String {
-    var out = ""
+    var annotations: [Annotation] = []
     for finding in report.findings where !finding.isInformational {
       var message = finding.message + ". Hint: " + finding.hint
       if let site = finding.site { message += " (at \(site))" }
@@ -61,15 +112,16 @@ enum GitHubAnnotations {
         place = callSite(ofScope: scope, definitions)
       }
       let file = place.flatMap { path($0, root: root) }
-      if file == nil {
-        message +=
-          ". No file or line: the trace names no place in the code for this finding"
-          + (finding.evidence.isEmpty ? "" : " (evidence: \(finding.evidence))")
-      }
-      out += command(
-        "warning", file: file, line: place?.line, title: "obstrace \(finding.kind.rawValue)", message: message)
+      if file == nil { message += ". No file or line: the trace names no place in the code for this finding" }
+      if !finding.evidence.isEmpty { message += ". Evidence: \(finding.evidence)" }
+      annotations.append(
+        Annotation(
+          level: "warning", file: file, line: place?.line, title: "obstrace \(finding.kind.rawValue)",
+          message: message))
     }
-    return out
+    return render(
+      annotations,
+      whereElse: "obstrace report \(HTMLReport.shellQuoted(report.trace.path)) lists every finding")
   }
 
   /// Where the scope named `name` (as every command prints it) is called, when it is labelled by its call site and
@@ -103,14 +155,17 @@ enum GitHubAnnotations {
   /// places whose share of it grew (each said with the baseline's share), not on every place that made it.
   static func check(
     _ comparison: BaselineComparison, sites: WriteSites, root: String, refusal: String? = nil,
-    allowance: String? = nil, maximumSites: Int = 5, baseline: Baseline? = nil
+    allowance: String? = nil, maximumSites: Int = 5, baseline: Baseline? = nil, report: AnalysisReport
   ) -> String {
-    var out = ""
+    var annotations: [Annotation] = []
+    func add(_ level: String, file: String?, line: UInt32?, title: String, message: String) {
+      annotations.append(Annotation(level: level, file: file, line: line, title: title, message: message))
+    }
     if let refusal {
-      out += command("error", file: nil, line: nil, title: "obstrace check: incomplete trace", message: refusal)
+      add("error", file: nil, line: nil, title: "obstrace check: incomplete trace", message: refusal)
     }
     if let allowance {
-      out += command("warning", file: nil, line: nil, title: "obstrace check: incomplete trace", message: allowance)
+      add("warning", file: nil, line: nil, title: "obstrace check: incomplete trace", message: allowance)
     }
     /// One error per site where writes behind `changes` (each a metric's row: the count that failed, said as
     /// `text`) were made, naming only the counts those writes made there, with how many; a count no known site
@@ -152,7 +207,7 @@ enum GitHubAnnotations {
         ($1.total, $0.frame.file, $0.frame.line) < ($0.total, $1.frame.file, $1.frame.line)
       }
       for entry in ordered.prefix(maximumSites) {
-        out += command(
+        add(
           "error", file: path(entry.frame, root: root), line: entry.frame.line, title: title,
           message: prefix + entry.changes.joined(separator: ", ") + " (here: \(entry.counts.joined(separator: ", "))"
             + (entry.frame.lineIsApproximate ? "; the line is approximate" : "") + ")")
@@ -161,14 +216,14 @@ enum GitHubAnnotations {
       // no file, so that no site of what grew goes unsaid.
       if ordered.count > maximumSites {
         let rest = ordered.dropFirst(maximumSites)
-        out += command(
+        add(
           "error", file: nil, line: nil, title: title,
           message: prefix + changes.map(\.text).joined(separator: ", ") + ", and \(rest.count) more site"
             + (rest.count == 1 ? "" : "s") + ": "
             + WriteSites.list(rest.map { ($0.frame, $0.counts.joined(separator: ", ")) }))
       }
       if !nowhere.isEmpty || ordered.isEmpty {
-        out += command(
+        add(
           "error", file: nil, line: nil, title: title,
           message: prefix + (ordered.isEmpty ? changes.map(\.text) : nowhere).joined(separator: ", "))
       }
@@ -176,7 +231,18 @@ enum GitHubAnnotations {
     // One annotation per property or scope and site, naming every count of it that failed and was made there.
     var order: [String] = []
     var failed: [String: [BaselineComparison.Row]] = [:]
-    for row in comparison.rows where row.failed {
+    // Counts not known (some writes not compared): an error of the run where the baseline knew them, else a warning
+    // of the run, once per property, saying why; no site is pinned (the writes not compared made no count).
+    var saidUnknown: Set<String> = []
+    for row in comparison.rows where row.change == .unknown && !saidUnknown.contains(row.name) {
+      saidUnknown.insert(row.name)
+      let failed = comparison.rows.contains { $0.change == .unknown && $0.name == row.name && $0.failed }
+      add(
+        failed ? "error" : "warning", file: nil, line: nil,
+        title: "obstrace check: \(row.kind) \(row.name) \(failed ? "not known" : "not checked")",
+        message: "\(row.kind) \(row.name): " + CheckCommand.unknownRow(row, report))
+    }
+    for row in comparison.rows where row.failed && row.change != .unknown {
       let key = "\(row.kind) \(row.name)"
       if failed[key] == nil { order.append(key) }
       failed[key, default: []].append(row)
@@ -194,13 +260,22 @@ enum GitHubAnnotations {
         against: baseline)
     }
     for result in comparison.limits where !result.passed {
+      if let uncompared = result.uncompared {
+        let why = CheckCommand.unknownCounts(result.limit.name, uncompared, report)
+        let actual = result.actual ?? 0
+        add(
+          "error", file: nil, line: nil, title: "obstrace check: limit \(result.limit)",
+          message: result.exceeded
+            ? "limit \(result.limit) exceeded: at least \(actual); \(why)" : "limit \(result.limit) not known: \(why)")
+        continue
+      }
       let text = "limit \(result.limit) exceeded: \(result.actual.map(String.init) ?? "0 (no such property or scope)")"
       annotate(
         kind: result.kind ?? "property", name: result.limit.name, title: "obstrace check: limit \(result.limit)",
         prefix: "", [(result.limit.metric, text)])
     }
-    out += comparison.failed || refusal != nil ? "FAILED\n" : "PASSED\n"
-    return out
+    return render(annotations, whereElse: "obstrace check --format text (the same arguments) says every count")
+      + (comparison.failed || refusal != nil ? "FAILED\n" : "PASSED\n")
   }
 }
 

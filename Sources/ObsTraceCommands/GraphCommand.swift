@@ -10,14 +10,17 @@ enum GraphCommand: TraceCommand {
 
     USAGE: obstrace graph [--dot] <file> [--sites] [--top <n>] [--per-object] [--type <type>] [--property <name>]
                           [--scope <label>]
-                          [--property <Type.name>] [--scope <label>]
 
     Boxes are properties, ellipses are scopes, notes (with --sites) are the places in the code that wrote.
     A dashed grey edge is "the scope read the property" (label: reads); a solid edge is "writes of the property
     invalidated the scope" (label: invalidations), red when some of them were wasted (the write changed
-    nothing). A property with writes that changed nothing is filled red; a scope with redundant runs (runs that
-    read nothing that had really changed) is filled orange. Edge widths grow with counts. Only the --top
-    properties with the most invalidations are drawn; one node sums up the rest.
+    nothing). Invalidations of an untraced scope (tracking ObsTrace does not own) are predicted from
+    Observation's rules, not recorded: the label says how many ('invalidated 3 (3 predicted)'), and an edge of
+    predicted ones only is dotted. A property with writes that changed nothing is filled red; a scope with
+    redundant runs (runs that read nothing that had really changed) is filled orange. Edge widths grow with
+    counts. Only the --top properties with the most invalidations, and the --top scopes with the most
+    invalidations (then runs) among theirs, are drawn; one node sums up the other properties, one the other
+    scopes.
 
     OPTIONS:
       --dot                 Graphviz DOT (the default and only format).
@@ -25,7 +28,8 @@ enum GraphCommand: TraceCommand {
                             (label: writes, no-op writes in red). A line the binary does not give for certain
                             is marked '; line approximate'; writes whose stacks hold no frame of the program's
                             own code are drawn from one '(no site: ...)' note.
-      --top <n>             Draw the n properties with the most invalidations (default 40).
+      --top <n>             Draw the n properties with the most invalidations, and the n scopes with the most
+                            invalidations (then runs) (default 40).
       --per-object          One node per object's property (Model#3.items, named by the object's own type)
                             instead of per property.
       --type <type>         Only properties this type declares.
@@ -147,12 +151,28 @@ enum GraphCommand: TraceCommand {
       var stack: UInt32
     }
     var counts: [Key: (all: Int, unchanged: Int)] = [:]
+    /// Predicted invalidations (fires of untraced scopes) by (object, property, label), counted as the report
+    /// counts invalidations (`ReplayStatistics`, `.fire`): of the replay's `invalidationEdges`, those predicted.
+    var predicted: [Edge: Int] = [:]
+
+    struct Edge: Hashable {
+      var object: UInt32
+      var property: UInt32
+      var label: UInt32
+    }
 
     func note(_ entry: ReplayFact) {
-      guard case .write(let write) = entry else { return }
-      let key = Key(object: write.key.object, property: write.key.property, stack: write.stack)
-      let previous = counts[key] ?? (0, 0)
-      counts[key] = (previous.all + 1, previous.unchanged + (write.outcome == .unchanged ? 1 : 0))
+      switch entry {
+      case .write(let write):
+        let key = Key(object: write.key.object, property: write.key.property, stack: write.stack)
+        let previous = counts[key] ?? (0, 0)
+        counts[key] = (previous.all + 1, previous.unchanged + (write.outcome == .unchanged ? 1 : 0))
+      case .fire(let fire):
+        guard fire.predicted, !fire.afterSequenceEnded, let cause = fire.cause else { return }
+        predicted[Edge(object: cause.object, property: cause.property, label: fire.label), default: 0] += 1
+      default:
+        return
+      }
     }
   }
 
@@ -187,6 +207,7 @@ enum GraphCommand: TraceCommand {
     }
     var reads: [EdgeKey: Int] = [:]
     var invalidations: [EdgeKey: (all: Int, wasted: Int)] = [:]
+    var predicted: [EdgeKey: Int] = [:]
     for (edge, count) in replay.readEdges {
       guard let node = propertyNode(object: edge.object, property: edge.property), let scopeName = scopeNode(edge.label)
       else { continue }
@@ -198,6 +219,10 @@ enum GraphCommand: TraceCommand {
       let key = EdgeKey(property: node, scope: scopeName)
       let previous = invalidations[key] ?? (0, 0)
       invalidations[key] = (previous.all + counts.all, previous.wasted + counts.wasted)
+      if let count = writes.predicted[WriteTally.Edge(object: edge.object, property: edge.property, label: edge.label)]
+      {
+        predicted[key, default: 0] += count
+      }
     }
     // Writes per property node and per (site, property node): the site edges, and the no-op fill.
     var siteEdges: [EdgeKey: (all: Int, unchanged: Int)] = [:]
@@ -247,13 +272,25 @@ enum GraphCommand: TraceCommand {
     siteEdges = siteEdges.filter { kept.contains($0.key.property) }
 
     let propertyNames = kept.sorted()
-    let scopeNames = Set(reads.keys.map(\.scope)).union(invalidations.keys.map(\.scope)).sorted()
     var runs: [String: (all: Int, redundant: Int)] = [:]
     for (label, statistics) in replay.scopes {
       let name = definitions.labelName(label)
       let previous = runs[name] ?? (0, 0)
       runs[name] = (previous.all + statistics.runs, previous.redundant + statistics.redundantRuns)
     }
+    // And the scopes with the most invalidations (then runs) among those of the kept properties, the rest summed
+    // up in one node: a trace of 10,000 scopes drew 10,000 ellipses and 20,000 edges whatever --top said, more
+    // than Graphviz lays out (tryout17's Q3).
+    var invalidationsByScope: [String: Int] = [:]
+    for (key, counts) in invalidations { invalidationsByScope[key.scope, default: 0] += counts.all }
+    let rankedScopes = Set(reads.keys.map(\.scope)).union(invalidations.keys.map(\.scope)).sorted {
+      (invalidationsByScope[$1] ?? 0, runs[$1]?.all ?? 0, $0) < (invalidationsByScope[$0] ?? 0, runs[$0]?.all ?? 0, $1)
+    }
+    let keptScopes = Set(rankedScopes.prefix(options.top))
+    let leftScopes = rankedScopes.dropFirst(options.top)
+    reads = reads.filter { keptScopes.contains($0.key.scope) }
+    invalidations = invalidations.filter { keptScopes.contains($0.key.scope) }
+    let scopeNames = keptScopes.sorted()
 
     var out = TextBuffer()
     out.line("digraph obstrace {")
@@ -300,6 +337,16 @@ enum GraphCommand: TraceCommand {
         + "\(hidden) invalidation\(hidden == 1 ? "" : "s") (raise --top to see them)"
       out.line("  \"more\" [shape=box, style=dashed, color=gray50, fontcolor=gray30, label=\(dotString(label))];")
     }
+    if !leftScopes.isEmpty {
+      let hidden = leftScopes.reduce(0) { $0 + (invalidationsByScope[$1] ?? 0) }
+      let hiddenRuns = leftScopes.reduce(0) { $0 + (runs[$1]?.all ?? 0) }
+      let label =
+        "… \(leftScopes.count) more scope\(leftScopes.count == 1 ? "" : "s")\n"
+        + "\(hiddenRuns) run\(hiddenRuns == 1 ? "" : "s"), \(hidden) invalidation\(hidden == 1 ? "" : "s") "
+        + "(raise --top, or --scope LABEL, to see them)"
+      out.line(
+        "  \"more scopes\" [shape=ellipse, style=dashed, color=gray50, fontcolor=gray30, label=\(dotString(label))];")
+    }
     for key in siteEdges.keys.sorted(by: { ($0.scope, $0.property) < ($1.scope, $1.property) }) {
       let counts = siteEdges[key]!
       let noop = counts.unchanged > 0 ? " (\(counts.unchanged) no-op)" : ""
@@ -316,11 +363,13 @@ enum GraphCommand: TraceCommand {
     }
     for key in invalidations.keys.sorted(by: { ($0.property, $0.scope) < ($1.property, $1.scope) }) {
       let counts = invalidations[key]!
-      let wasted = counts.wasted > 0 ? " (\(counts.wasted) wasted)" : ""
+      let guessed = predicted[key] ?? 0
+      let notes = (guessed > 0 ? ["\(guessed) predicted"] : []) + (counts.wasted > 0 ? ["\(counts.wasted) wasted"] : [])
       let color = counts.wasted > 0 ? "red" : "black"
       out.line(
         "  \(dotString("p:" + key.property)) -> \(dotString("s:" + key.scope)) "
-          + "[color=\(color), label=\"invalidated \(counts.all)\(wasted)\", penwidth=\(width(counts.all))];")
+          + "[color=\(color)\(guessed == counts.all ? ", style=dotted" : ""), label=\"invalidated \(counts.all)"
+          + (notes.isEmpty ? "" : " (" + notes.joined(separator: ", ") + ")") + "\", penwidth=\(width(counts.all))];")
     }
     out.line("}")
     return out.text

@@ -1,5 +1,6 @@
 import Foundation
 import ObsTraceAnalysis
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -16,7 +17,20 @@ enum HTMLReport {
   }
 
   /// Draws `dotText` with Graphviz's `dot` (`dot`: its path; by default the first on PATH).
-  static func render(dotText: String, dot: String? = nil) -> Graph {
+  ///
+  /// A graph of more than `edgeLimit` edges is not given to dot, and dot is stopped after `seconds`: Graphviz lays
+  /// out a graph of thousands of edges for many minutes (a cut 100 k-object trace's page, 12,951 edges: still laying
+  /// out after 600 s, obstrace itself 0.4 s), and the page waited for it with no limit. The page then says so and
+  /// gives the command that draws a part.
+  static func render(dotText: String, dot: String? = nil, edgeLimit: Int = 2_000, seconds: Int = 60) -> Graph {
+    // Edges are the lines `  "from" -> "to" [...]` (`GraphCommand.dot`).
+    let edges = dotText.split(separator: "\n").count { $0.hasPrefix("  \"") && $0.contains("\" -> \"") }
+    let part = "draw a part of it: obstrace graph --sites --scope LABEL run.trc | dot -Tsvg > graph.svg (or --property)"
+    guard edges <= edgeLimit else {
+      return .unavailable(
+        "The graph has \(edges) edges, more than Graphviz lays out in reasonable time (\(edgeLimit) at most here), so it "
+          + "is not drawn on this page; " + part)
+    }
     let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
     guard
       let dot = dot ?? paths.map({ $0 + "/dot" }).first(where: { FileManager.default.isExecutableFile(atPath: $0) })
@@ -26,48 +40,21 @@ enum HTMLReport {
           + "brew install graphviz) and run this report again, or draw it yourself: "
           + "obstrace graph --sites run.trc | dot -Tsvg > graph.svg")
     }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: dot)
-    process.arguments = ["-Tsvg"]
-    let input = Pipe()
-    let output = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
+    let run: (status: Int32, output: [UInt8], timedOut: Bool)
     do {
-      try process.run()
+      run = try draw(dotText, with: dot, seconds: seconds)
     } catch {
-      return .unavailable("\(dot) could not be run (\(error.localizedDescription))")
+      return .unavailable("\(dot) could not be run (\(String(cString: strerror(error.code))))")
     }
-    // Write on another thread: dot may fill its output pipe before it has read all its input. A dot that exits
-    // before it has read it all (a syntax error, a crash) closes the pipe: the write then fails with EPIPE, and the
-    // SIGPIPE it raises, which would end obstrace, is blocked on this thread alone (a signal a write raises is the
-    // writing thread's, and one left pending there goes with the thread); the page says dot failed.
-    let writer = Thread {
-      var pipeSignal = sigset_t()
-      sigemptyset(&pipeSignal)
-      sigaddset(&pipeSignal, SIGPIPE)
-      pthread_sigmask(SIG_BLOCK, &pipeSignal, nil)
-      var text = dotText
-      text.withUTF8 { bytes in
-        var offset = 0
-        while offset < bytes.count {
-          let written = Glibc.write(input.fileHandleForWriting.fileDescriptor, bytes.baseAddress! + offset,
-            bytes.count - offset)
-          if written < 0 && errno == EINTR { continue }
-          if written <= 0 { break }
-          offset += written
-        }
-      }
-      try? input.fileHandleForWriting.close()
+    if run.timedOut {
+      return .unavailable("\(dot) -Tsvg did not finish laying out the graph (\(edges) edges) in \(seconds) s; " + part)
     }
-    writer.start()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0, let text = String(data: data, encoding: .utf8),
+    let exited = run.status & 0x7f == 0
+    guard exited, (run.status >> 8) & 0xff == 0, let text = String(validating: run.output, as: UTF8.self),
       let start = text.range(of: "<svg")
     else {
-      return .unavailable("\(dot) -Tsvg failed (exit \(process.terminationStatus))")
+      return .unavailable(
+        "\(dot) -Tsvg failed (" + (exited ? "exit \((run.status >> 8) & 0xff)" : "signal \(run.status & 0x7f)") + ")")
     }
     // Drop the XML prologue; the page's style shrinks a drawing wider than the page.
     var svg = String(text[start.lowerBound...])
@@ -75,11 +62,127 @@ enum HTMLReport {
     return .svg(svg)
   }
 
+  /// An errno a system call failed with.
+  struct SystemError: Error { let code: Int32 }
+
+  /// Runs `dot -Tsvg` on `text` and reads what it draws: its wait status, its output, and whether it was killed
+  /// after `seconds`.
+  ///
+  /// dot is started with posix_spawn in obstrace's own process group (Foundation's Process gives a child a group
+  /// of its own), with no signal blocked (a child inherits its spawning thread's mask, and a Dispatch or
+  /// concurrency thread blocks nearly all) and SIGPIPE at its default: so Ctrl-C (SIGINT to the foreground group),
+  /// `timeout` (its signal, SIGKILL too, goes to the whole group) and a CI runner that ends the step's group end dot
+  /// with obstrace; before, a killed `report --format html` left dot laying out a big graph for minutes, re-parented
+  /// to init (tryout17's Q2). An obstrace killed alone (`kill -9 PID`) leaves dot to read the end of its input,
+  /// finish its layout (of at most `edgeLimit` edges) and die of SIGPIPE when it writes the drawing.
+  static func draw(_ text: String, with dot: String, seconds: Int) throws(SystemError) -> (
+    status: Int32, output: [UInt8], timedOut: Bool
+  ) {
+    var input: [Int32] = [-1, -1]
+    var output: [Int32] = [-1, -1]
+    guard pipe(&input) == 0 else { throw SystemError(code: errno) }
+    guard pipe(&output) == 0 else {
+      let code = errno
+      close(input[0])
+      close(input[1])
+      throw SystemError(code: code)
+    }
+    // Close-on-exec: dot holds only its copies (0 and 1), so that it sees its input end when obstrace closes it, and
+    // a command another thread spawns does not hold either pipe open.
+    for descriptor in input + output { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_adddup2(&actions, input[0], 0)
+    posix_spawn_file_actions_adddup2(&actions, output[1], 1)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var unblocked = sigset_t()
+    sigemptyset(&unblocked)
+    posix_spawnattr_setsigmask(&attributes, &unblocked)
+    var defaults = sigset_t()
+    sigemptyset(&defaults)
+    sigaddset(&defaults, SIGPIPE)
+    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    let argv: [UnsafeMutablePointer<CChar>?] = [strdup(dot), strdup("-Tsvg"), nil]
+    defer { for pointer in argv { free(pointer) } }
+    var process: pid_t = 0
+    let spawned = posix_spawn(&process, argv[0]!, &actions, &attributes, argv, environ)
+    close(input[0])
+    close(output[1])
+    guard spawned == 0 else {
+      close(input[1])
+      close(output[0])
+      throw SystemError(code: spawned)
+    }
+    // Write on another thread: dot may fill its output pipe before it has read all its input. A dot that exits
+    // before it has read it all (a syntax error, a crash) closes the pipe: the write then fails with EPIPE, and the
+    // SIGPIPE it raises, which would end obstrace, is blocked on this thread alone (a signal a write raises is the
+    // writing thread's, and one left pending there goes with the thread); the page says dot failed.
+    let writing = input[1]
+    let writer = Thread {
+      var pipeSignal = sigset_t()
+      sigemptyset(&pipeSignal)
+      sigaddset(&pipeSignal, SIGPIPE)
+      pthread_sigmask(SIG_BLOCK, &pipeSignal, nil)
+      var text = text
+      text.withUTF8 { bytes in
+        var offset = 0
+        while offset < bytes.count {
+          let written = Glibc.write(writing, bytes.baseAddress! + offset, bytes.count - offset)
+          if written < 0 && errno == EINTR { continue }
+          if written <= 0 { break }
+          offset += written
+        }
+      }
+      close(writing)
+    }
+    writer.start()
+    // dot is ended after `seconds` (its output then ends, and the read returns). The limit kills under the lock,
+    // and only until dot is known to have ended, which is before it is reaped: its process id is not reused then.
+    let state = Mutex((ended: false, timedOut: false))
+    let limit = DispatchWorkItem {
+      state.withLock { state in
+        guard !state.ended else { return }
+        state.timedOut = true
+        kill(process, SIGKILL)
+      }
+    }
+    DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(seconds), execute: limit)
+    var drawing: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65_536)
+    while true {
+      let count = buffer.withUnsafeMutableBytes { read(output[0], $0.baseAddress!, $0.count) }
+      if count < 0 && errno == EINTR { continue }
+      if count <= 0 { break }
+      drawing += buffer[..<count]
+    }
+    close(output[0])
+    // Until dot has ended, without reaping it (WNOWAIT); then the limit is off, and dot is reaped.
+    var information = siginfo_t()
+    while waitid(P_PID, id_t(process), &information, WEXITED | WNOWAIT) < 0 && errno == EINTR {}
+    let timedOut = state.withLock { state in
+      state.ended = true
+      return state.timedOut
+    }
+    limit.cancel()
+    var status: Int32 = 0
+    while waitpid(process, &status, 0) < 0 && errno == EINTR {}
+    return (status, drawing, timedOut)
+  }
+
+  /// The page shows at most `rowLimit` rows of the Properties, Scopes and Objects tables and `scopeLimit` scopes'
+  /// who-read-what sections, each cut saying how many are left out and the command that shows them: the page of a
+  /// trace of 10,000 scopes was 21 MB (10,000 sections, 60,005 table rows), with no word of it (tryout17's Q3).
   static func page(
     _ report: AnalysisReport, graph: Graph, scopes: [String: WhoReadWhat.Scope], binariesWithoutSymbols: [String] = [],
-    fallbackNames: [String] = []
+    fallbackNames: [String] = [], rowLimit: Int = 1_000, scopeLimit: Int = 100
   ) -> String {
     let trace = report.trace
+    let tracePath = escape(shellQuoted(trace.path))
     let warnings = report.findings.filter { !$0.isInformational }
     let information = report.findings.filter(\.isInformational)
     var html = """
@@ -143,7 +246,12 @@ enum HTMLReport {
         let title = finding.location.map { "\($0.file):\($0.line)" } ?? site
         html += "<p class=\"site\">at <code title=\"\(escape(title))\">\(escape(site))</code></p>\n"
       }
-      html += "<p class=\"hint\"><b>Hint:</b> \(escape(finding.hint))</p>\n</article>\n"
+      html += "<p class=\"hint\"><b>Hint:</b> \(escape(finding.hint))</p>\n"
+      // What the finding rests on, as the text report says it (tryout17's Q1).
+      if !finding.evidence.isEmpty {
+        html += "<p class=\"evidence\"><b>Evidence:</b> \(escape(finding.evidence))</p>\n"
+      }
+      html += "</article>\n"
     }
     html += "</section>\n"
 
@@ -153,7 +261,8 @@ enum HTMLReport {
       <p class="legend"><span class="sw site"></span>write site <span class="sw prop"></span>property
       <span class="sw noop"></span>property written without change <span class="sw scope"></span>scope
       <span class="sw redundant"></span>scope with redundant runs <span class="ln read"></span>read
-      <span class="ln inval"></span>invalidated <span class="ln wasted"></span>invalidated, some wasted</p>
+      <span class="ln inval"></span>invalidated <span class="ln wasted"></span>invalidated, some wasted
+      <span class="ln predicted"></span>invalidations predicted, not recorded (untraced scope)</p>
 
       """
     switch graph {
@@ -165,38 +274,66 @@ enum HTMLReport {
     // Properties and scopes, sortable.
     html += "<section id=\"properties\">\n<h2>Properties <span class=\"count\">by invalidations; click a column "
     html += "to sort</span></h2>\n"
+    // Writes through `_modify` not compared have no no-op count: a column of their own, and the text report's line
+    // that says why and how to compare them, so that a 0 in "no-op writes" is not read as a compared 0 (Q10).
     html += table(
       [
-        "property", "reads", "tracked reads", "writes", "no-op writes", "invalidations", "wasted", "coalesced",
-        "stale reads", "max fan-out",
+        "property", "reads", "tracked reads", "writes", "no-op writes", "writes not compared", "invalidations",
+        "wasted", "coalesced", "stale reads", "max fan-out",
       ],
-      report.properties.map { property in
+      report.properties.prefix(rowLimit).map { property in
         let s = property.statistics
         return [
           .text(property.name), .number(s.reads), .number(s.trackedReads), .number(s.writes),
-          .number(s.noopWrites, bad: true), .number(s.invalidations), .number(s.wastedInvalidations, bad: true),
-          .number(s.coalescedWrites), .number(s.staleReads, bad: true), .number(s.maximumFanOut),
+          .number(s.noopWrites, bad: true), .number(s.uncomparedWrites, warn: true),
+          .number(s.invalidations, predicted: s.predictedInvalidations),
+          .number(s.wastedInvalidations, bad: true), .number(s.coalescedWrites), .number(s.staleReads, bad: true),
+          .number(s.maximumFanOut),
         ]
       }, empty: "No property was read or written.")
+    html += left(
+      report.properties.count - rowLimit, "propert", plural: "ies", singular: "y",
+      command: "obstrace report --top \(report.properties.count) \(tracePath)")
+    if let line = ReportPrinter.comparisonLine(report) {
+      let trimmed = line.drop { $0 == " " }
+      html += "<p class=\"note\" id=\"comparison\">"
+      html += escape(trimmed.prefix(1).uppercased() + trimmed.dropFirst()) + ".</p>\n"
+    }
+    if report.properties.contains(where: { $0.statistics.predictedInvalidations > 0 }) {
+      html += "<p class=\"note\" id=\"predicted\">Invalidations marked predicted are of untraced scopes (tracking "
+      html += "ObsTrace does not own): predicted from Observation's rules, not recorded.</p>\n"
+    }
     html += "</section>\n"
     html += "<section id=\"scopes\">\n<h2>Scopes <span class=\"count\">by runs</span></h2>\n"
     html += table(
       ["scope", "kind", "instances", "runs", "invalidations", "wasted", "redundant runs", "unexplained", "reads"],
-      report.scopes.map { scope in
+      report.scopes.prefix(rowLimit).map { scope in
         let s = scope.statistics
         return [
           .text(scope.label), .text(s.kind.description), .number(s.instances), .number(s.runs),
-          .number(s.invalidations), .number(s.wastedInvalidations, bad: true), .number(s.redundantRuns, bad: true),
+          .number(s.invalidations, predicted: s.predictedInvalidations), .number(s.wastedInvalidations, bad: true),
+          .number(s.redundantRuns, bad: true),
           .number(s.unexplainedInvalidations, bad: true),
           .text(scope.reads.prefix(4).joined(separator: ", ") + (scope.reads.count > 4 ? ", …" : "")),
         ]
       }, empty: "No tracking scope ran.")
+    html += left(
+      report.scopes.count - rowLimit, "scope", command: "obstrace report --top \(report.scopes.count) \(tracePath)")
     html += "</section>\n"
 
     // Who read what, per scope.
     html += "<section id=\"who-read-what\">\n<h2>Who read what</h2>\n"
     if report.scopes.isEmpty { html += "<p class=\"empty\">No tracking scope ran.</p>\n" }
-    for scope in report.scopes {
+    // The scopes with wasted invalidations or redundant runs first, then the others by runs (the report's order),
+    // `scopeLimit` of them, shown in the report's order.
+    let troubled = report.scopes.indices.filter {
+      report.scopes[$0].statistics.wastedInvalidations > 0 || report.scopes[$0].statistics.redundantRuns > 0
+    }
+    let calm = report.scopes.indices.filter {
+      report.scopes[$0].statistics.wastedInvalidations == 0 && report.scopes[$0].statistics.redundantRuns == 0
+    }
+    let shownScopes = (troubled + calm).prefix(scopeLimit).sorted().map { report.scopes[$0] }
+    for scope in shownScopes {
       let detail = scopes[scope.label] ?? WhoReadWhat.Scope()
       let s = scope.statistics
       let open = s.wastedInvalidations > 0 || s.redundantRuns > 0 ? " open" : ""
@@ -220,6 +357,10 @@ enum HTMLReport {
         html += "<li\(counts.wasted > 0 ? " class=\"bad\"" : "")>writes of <code>\(escape(cause.property))</code>"
         if !cause.site.isEmpty { html += " at <code>\(escape(cause.site))</code>" }
         html += ": \(counts.all)"
+        if counts.predicted > 0 {
+          html += " <span class=\"predicted\">(\(counts.predicted == counts.all ? "all" : "\(counts.predicted)") "
+          html += "predicted, not recorded)</span>"
+        }
         if counts.wasted > 0 { html += " (\(counts.wasted) changed nothing)" }
         html += "</li>\n"
       }
@@ -243,19 +384,27 @@ enum HTMLReport {
       }
       html += "</details>\n"
     }
+    if report.scopes.count > shownScopes.count {
+      let more = report.scopes.count - shownScopes.count
+      html += "<p class=\"note\" id=\"more-scopes\">\(more) more scope\(more == 1 ? "" : "s") not shown here (the page "
+      html += "shows \(shownScopes.count): those with wasted invalidations or redundant runs first, then by runs); "
+      html += "one scope's runs: <code>obstrace timeline --scope LABEL \(tracePath)</code>; all their counts: "
+      html += "<code>obstrace report --top \(report.scopes.count) \(tracePath)</code></p>\n"
+    }
     html += "</section>\n"
 
     // Objects.
     html += "<section id=\"objects\">\n<h2>Objects</h2>\n"
     html += table(
-      ["type", "created", "freed", "alive at end", "from before"],
-      report.objects.map { objects in
+      ["type", "created", "freed", "alive at end", "from before", "of them freed"],
+      report.objects.prefix(rowLimit).map { objects in
         let s = objects.statistics
         return [
           .text(objects.type), .number(s.created), .number(s.freed), .number(s.created - s.freed),
-          .number(s.seenOnly),
+          .number(s.seenOnly), .number(s.seenOnlyFreed),
         ]
       }, empty: "No object.")
+    html += left(report.objects.count - rowLimit, "type", command: "obstrace report --format json \(tracePath)")
     let registrars = report.registrarsWithoutEvents
     if let summary = registrars.summary {
       html += "<p class=\"note\" id=\"registrars-without-events\">\(escape(summary)).</p>\n"
@@ -284,8 +433,17 @@ enum HTMLReport {
 
   enum Cell {
     case text(String)
-    /// A count; `bad` ones are highlighted when not zero.
-    case number(Int, bad: Bool = false)
+    /// A count; `bad` ones are highlighted when not zero, `warn` ones in the colour of a warning; `predicted`: how
+    /// many of it were predicted, not recorded, said after it when not zero.
+    case number(Int, bad: Bool = false, warn: Bool = false, predicted: Int = 0)
+  }
+
+  /// The line under a table cut at its limit: how many rows are left out, and the command that shows them.
+  static func left(_ count: Int, _ noun: String, plural: String = "s", singular: String = "", command: String) -> String
+  {
+    guard count > 0 else { return "" }
+    return "<p class=\"note more\">\(count) more \(noun)\(count == 1 ? singular : plural) not shown here: "
+      + "<code>\(command)</code></p>\n"
   }
 
   static func table(_ header: [String], _ rows: [[Cell]], empty: String) -> String {
@@ -301,8 +459,11 @@ enum HTMLReport {
       for cell in row {
         switch cell {
         case .text(let text): html += "<td>\(escape(text))</td>"
-        case .number(let value, let bad):
-          html += "<td class=\"n\(bad && value > 0 ? " bad" : "")\(value == 0 ? " zero" : "")\">\(value)</td>"
+        case .number(let value, let bad, let warn, let predicted):
+          html += "<td class=\"n\(bad && value > 0 ? " bad" : "")\(warn && value > 0 ? " warn" : "")"
+          html += "\(value == 0 ? " zero" : "")\">\(value)"
+          if predicted > 0 { html += " <span class=\"predicted\">(\(predicted) predicted)</span>" }
+          html += "</td>"
         }
       }
       html += "</tr>\n"
@@ -378,6 +539,10 @@ enum HTMLReport {
     .sw.scope { background:#fff; border-radius:6px; } .sw.redundant { background:#fbd9a6; border-radius:6px; }
     .ln { display:inline-block; width:22px; margin:0 4px 0 12px; vertical-align:middle; border-top:2px solid #000; }
     .ln.read { border-top:2px dashed #666; } .ln.wasted { border-top-color:#d00; }
+    .ln.predicted { border-top:2px dotted #000; }
+    .predicted { color:var(--muted); font-weight:normal; font-style:italic; }
+    .finding .evidence { margin:4px 0; color:var(--muted); font-size:13px; }
+    td.warn { color:var(--warn); font-weight:600; }
     .figure { overflow:auto; text-align:center; }
     svg.graph { max-width:100%; height:auto; }
     table { border-collapse:collapse; width:100%; font-size:13px; }
@@ -413,7 +578,7 @@ enum HTMLReport {
           var numeric = th.classList.contains("n");
           rows.sort(function (a, b) {
             var x = a.cells[column].textContent, y = b.cells[column].textContent;
-            var order = numeric ? Number(x) - Number(y) : x.localeCompare(y);
+            var order = numeric ? parseFloat(x) - parseFloat(y) : x.localeCompare(y);
             return down ? -order : order;
           });
           table.querySelectorAll("th").forEach(function (h) { h.classList.remove("sorted-up", "sorted-down"); });

@@ -8,7 +8,8 @@ import ObsTraceAnalysis
 enum JUnitReport {
   static func xml(
     _ comparison: BaselineComparison, current: Baseline, baseline: Baseline?, path: String, tolerance: Double,
-    sites: WriteSites, completeness: (reason: String, refused: Bool, explanation: String)? = nil
+    sites: WriteSites, completeness: (reason: String, refused: Bool, explanation: String)? = nil,
+    report: AnalysisReport
   ) -> String {
     var cases: [String] = []
     var failures = 0
@@ -64,7 +65,19 @@ enum JUnitReport {
         for name in Set(now.keys).union(before.keys).sorted() {
           for metric in metrics {
             var failure: (String, String)?
-            if let row = rows["\(kind)\u{0}\(name)\u{0}\(metric)"], row.failed {
+            var skip: String?
+            // A count not known: a failure where the baseline knew it, else skipped, saying why either way.
+            if let row = rows["\(kind)\u{0}\(name)\u{0}\(metric)"], row.change == .unknown {
+              let why = CheckCommand.unknownRow(row, report)
+              if row.failed {
+                failure = (
+                  "unknown: \(row.baseline.map(String.init) ?? "-") → unknown",
+                  "\(kind) \(name) \(metric): baseline \(row.baseline.map(String.init) ?? "-"), now unknown: \(why)"
+                )
+              } else {
+                skip = why
+              }
+            } else if let row = rows["\(kind)\u{0}\(name)\u{0}\(metric)"], row.failed {
               let old = row.baseline.map(String.init) ?? "not in the baseline"
               let summary =
                 "\(kind) \(name) \(metric): baseline \(old), now \(row.current ?? 0) "
@@ -76,13 +89,22 @@ enum JUnitReport {
             }
             testCase(
               classname: "obstrace.\(kind == "property" ? "properties" : "scopes")",
-              name: "\(name) \(metric)", failure: failure)
+              name: "\(name) \(metric)", failure: failure, skip: skip)
           }
         }
       }
     }
     for result in comparison.limits {
       let actual = result.actual.map(String.init) ?? "0 (no such property or scope)"
+      if let uncompared = result.uncompared {
+        let why = CheckCommand.unknownCounts(result.limit.name, uncompared, report)
+        testCase(
+          classname: "obstrace.limits", name: result.limit.description,
+          failure: result.exceeded
+            ? ("exceeded: at least \(actual)", "limit \(result.limit): at least \(actual); \(why)")
+            : ("unknown: not known", "limit \(result.limit): not known: \(why)"))
+        continue
+      }
       testCase(
         classname: "obstrace.limits", name: result.limit.description,
         failure: result.passed

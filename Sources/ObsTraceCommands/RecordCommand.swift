@@ -155,12 +155,30 @@ enum RecordCommand: TraceCommand {
       output.writeError(
         summary(path: traces.first ?? path, ending: ending, findings: findings, notYetRecording: waiting) + "\n")
     } else {
-      for trace in traces { output.writeError(summary(path: trace, ending: ending, findings: findings) + "\n") }
+      let execs = execedInto(traces)
+      for trace in traces {
+        output.writeError(summary(path: trace, ending: ending, findings: findings, execedInto: execs[trace]) + "\n")
+      }
       output.writeError(
         "obstrace: \(traces.count) processes recorded, a trace each: \(traces.joined(separator: ", ")); report and "
           + "the other commands read one trace at a time\n")
     }
     return ending.status
+  }
+
+  /// For each trace of `traces` (in the order they began) whose process later traced into another of them with the
+  /// same process id, that later trace: the process replaced itself by exec (`execv` keeps the pid) and its new
+  /// program recorded anew. A truncated trace is then not a kill or a crash (tryout16's P9).
+  static func execedInto(_ traces: [String]) -> [String: String] {
+    let processes = traces.map { try? TraceReader(path: $0).header.processID }
+    var later: [String: String] = [:]
+    for (index, trace) in traces.enumerated() {
+      guard let process = processes[index],
+        let next = traces.indices.first(where: { $0 > index && processes[$0] == process })
+      else { continue }
+      later[trace] = traces[next]
+    }
+    return later
   }
 
   /// Whether the summary replays the trace to count its findings.
@@ -294,8 +312,10 @@ enum RecordCommand: TraceCommand {
   /// One paragraph: what the trace holds, or why there is none. Replays the trace (its objects, properties and
   /// findings, as the report counts them) as `findings` says; otherwise says what its footer counts.
   /// `notYetRecording`: processes the command started that still run (and may record later) when none recorded.
+  /// `execedInto`: the trace its process recorded next after replacing itself by exec (`execedInto(_:)`).
   static func summary(
-    path: String, ending: Ending, findings: Findings, limit: Int64 = findingsLimit, notYetRecording: [Int32] = []
+    path: String, ending: Ending, findings: Findings, limit: Int64 = findingsLimit, notYetRecording: [Int32] = [],
+    execedInto: String? = nil
   ) -> String {
     var status = stat()
     let size: Int64? = stat(path, &status) == 0 ? Int64(status.st_size) : nil
@@ -307,7 +327,8 @@ enum RecordCommand: TraceCommand {
       }
     guard replays else {
       return footerSummary(
-        path: path, size: size ?? 0, ending: ending, findings: findings, limit: limit, notYetRecording: notYetRecording)
+        path: path, size: size ?? 0, ending: ending, findings: findings, limit: limit, notYetRecording: notYetRecording,
+        execedInto: execedInto)
     }
     let report: AnalysisReport
     do {
@@ -335,7 +356,7 @@ enum RecordCommand: TraceCommand {
         "; the trace is not complete yet: process \(holder) is still running and recording into it (the command "
         + "exited before it); its footer is written when that process stops recording"
     } else if trace.truncated {
-      text += truncatedClause(path: path, symbolized: trace.symbolized)
+      text += truncatedClause(path: path, symbolized: trace.symbolized, execedInto: execedInto)
     }
     // The report's own count, in the report's own words.
     text += ". Findings\(soFar): \(TraceInput.findingCounts(report)): see 'obstrace report \(path)'."
@@ -345,7 +366,8 @@ enum RecordCommand: TraceCommand {
   /// What the trace's footer counts, without reading its events: its events, threads, duration and drops; or, with
   /// no footer, that it has none.
   static func footerSummary(
-    path: String, size: Int64, ending: Ending, findings: Findings, limit: Int64, notYetRecording: [Int32] = []
+    path: String, size: Int64, ending: Ending, findings: Findings, limit: Int64, notYetRecording: [Int32] = [],
+    execedInto: String? = nil
   ) -> String {
     let reader: TraceReader
     do {
@@ -367,7 +389,8 @@ enum RecordCommand: TraceCommand {
           + "that process stops recording" + notRead
       }
       return "obstrace: \(path) (\(bytes)) has no footer to count its events"
-        + truncatedClause(path: path, symbolized: !reader.definitions.symbols.isEmpty) + notRead
+        + truncatedClause(path: path, symbolized: !reader.definitions.symbols.isEmpty, execedInto: execedInto)
+        + notRead
     }
     // The reserved serial is "no thread" (a chunk naming it is damage), as the report counts threads.
     let threads = footer.threads.filter { $0.thread != TraceFormat.reservedThread }
@@ -382,10 +405,19 @@ enum RecordCommand: TraceCommand {
   }
 
   /// `; the trace is truncated: …`, and how to name it when it has no symbol table.
-  static func truncatedClause(path: String, symbolized: Bool) -> String {
+  /// `execedInto`: the later trace of the same process, which replaced itself by exec.
+  static func truncatedClause(path: String, symbolized: Bool, execedInto: String? = nil) -> String {
     // No footer and no process recording into it: the recording never stopped, whatever the command's status.
-    "; the trace is truncated: the process that recorded it ended without stopping the recording (killed or "
-      + "crashed), so the events it had not yet written are not in it"
+    let ended =
+      if let execedInto {
+        "; the trace is truncated: the process that recorded it replaced itself by exec without stopping the "
+          + "recording (\(execedInto), recorded next, has its process id), so the events it had not yet written are "
+          + "not in it (call Recorder.stop() before exec to keep them)"
+      } else {
+        "; the trace is truncated: the process that recorded it ended without stopping the recording (killed or "
+          + "crashed), so the events it had not yet written are not in it"
+      }
+    return ended
       + (symbolized
         ? ""
         : ", nor its symbol table (names of properties and call sites): 'obstrace symbolize \(path)' adds it from "

@@ -138,7 +138,11 @@ extension TraceInput {
     let damagedClause =
       damagedChunks == 0
       ? nil
-      : "\(damagedChunks) damaged chunk\(damagedChunks == 1 ? "" : "s") skipped (their events are lost)"
+      : "\(damagedChunks) damaged chunk\(damagedChunks == 1 ? "" : "s") skipped ("
+        + (trace.readsEveryRecordedEvent
+          ? "no recorded event is missing: the footer's counts are all read; the definitions they held, names or "
+            + "sites, are lost)"
+          : "their events are lost)")
     let copiesClause =
       copies == 0
       ? nil
@@ -152,9 +156,14 @@ extension TraceInput {
       trace.ringless > 0
       ? "\(trace.ringless) events not recorded (threads that could not get a ring: memory could not be allocated)"
       : nil
+    let handlers =
+      trace.signalHandlerEvents > 0
+      ? "\(trace.signalHandlerEvents) event\(trace.signalHandlerEvents == 1 ? "" : "s") from signal handlers not "
+        + "recorded (a handler that interrupted the recorder on its thread)"
+      : nil
     // Chunks gone without damage (cut out of the file): their threads' chunk numbers and the footer's counts say so.
     let gone = trace.missingWithoutDamage ? trace.missingEventsClauses : []
-    let missing = [damaged].compactMap { $0 } + gone + [lost, ringless].compactMap { $0 }
+    let missing = [damaged].compactMap { $0 } + gone + [lost, ringless, handlers].compactMap { $0 }
     if trace.truncated, let holder = trace.recordingProcess {
       return (
         "TRUNCATED: still being recorded by process \(holder) (read up to the last whole chunk so far)"
@@ -163,7 +172,7 @@ extension TraceInput {
     }
     if let footer = malformedFooter {
       return (
-        "INCOMPLETE: the footer at byte \(footer.offset) is malformed (what the recording lost is not known)"
+        "INCOMPLETE: the footer at byte \(footer.offset) is \(footer.footerState) (what the recording lost is not known)"
           + missing.map { ", " + $0 }.joined(), false
       )
     }
@@ -317,10 +326,12 @@ enum ReportPrinter {
     if report.objects.isEmpty {
       out.line("  (none)")
     } else {
-      var table = Table(["type", "created", "freed", "alive at end", "from before"])
+      var table = Table(["type", "created", "freed", "alive at end", "from before", "of them freed"])
       for objects in report.objects {
         let s = objects.statistics
-        table.add([objects.type, "\(s.created)", "\(s.freed)", "\(s.created - s.freed)", "\(s.seenOnly)"])
+        table.add([
+          objects.type, "\(s.created)", "\(s.freed)", "\(s.created - s.freed)", "\(s.seenOnly)", "\(s.seenOnlyFreed)",
+        ])
       }
       table.render(into: &out, more: 0)
     }
@@ -446,6 +457,8 @@ enum ReportPrinter {
     out.number(trace.lostAtStop)
     out.raw(",\"ringless\":")
     out.number(trace.ringless)
+    out.raw(",\"signalHandlerEvents\":")
+    out.number(trace.signalHandlerEvents)
     // The writes the recording stopped inside (their willSet in the trace, not their didSet), by property, one entry
     // a write (only when there are, as the text's line under its header).
     if !report.unfinishedWrites.isEmpty {
@@ -571,6 +584,8 @@ enum ReportPrinter {
       out.number(s.freed)
       out.raw(",\"seenOnly\":")
       out.number(s.seenOnly)
+      out.raw(",\"seenOnlyFreed\":")
+      out.number(s.seenOnlyFreed)
       out.raw("}")
     }
     let registrars = report.registrarsWithoutEvents

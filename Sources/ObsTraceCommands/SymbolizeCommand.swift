@@ -106,6 +106,9 @@ enum SymbolizeCommand: TraceCommand {
     if let footer = reader.footer, footer.ringless > 0 {
       kept.append("\(footer.ringless) events not recorded on threads without a ring")
     }
+    if let footer = reader.footer, footer.signalHandlerEvents > 0 {
+      kept.append("\(footer.signalHandlerEvents) events from signal handlers not recorded")
+    }
     output.writeError(
       "obstrace symbolize: named \(resolved.propertyNames.count) of \(definitions.properties.count) properties, "
         + "\(resolved.labelNames.count) call-site labels, \(resolved.frames.count) frames; wrote \(destination)"

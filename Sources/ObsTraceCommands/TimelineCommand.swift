@@ -68,6 +68,14 @@ enum TimelineCommand: TraceCommand {
         contentsOf: "! the recording started while the program ran (Recorder.start): tracking begun before it is "
           + "not seen; a write of an object made before the start that \"invalidated nothing\" may have invalidated "
           + "such tracking")
+      if machine.writesBegunBeforeStart > 0 {
+        let count = machine.writesBegunBeforeStart
+        let threads = machine.threadsWritingAtStart.sorted().map { "T\($0)" }.joined(separator: ", ")
+        writer.append(
+          contentsOf: "; \(count) write\(count == 1 ? " was" : "s were") in progress at the start (\(threads)): "
+            + "\(count == 1 ? "its willSet came" : "their willSets came") before it, and no line shows "
+            + (count == 1 ? "it" : "them"))
+      }
       writer.endLine()
     }
     // A damaged or forged file's ids: said where the lines that name them are read (the report says them as

@@ -230,6 +230,9 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
         name: (fire.afterSequenceEnded ? "fire after its sequence ended: " : "invalidate ") + labelName(fire.label),
         category: "fire")
       event.arguments = [("scope", .number(UInt64(fire.scope))), ("instance", .number(UInt64(fire.instance)))]
+      // An untraced scope's fire is predicted from Observation's rules, not recorded: said, as the text and the
+      // timeline say it (tryout17's Q8).
+      if fire.predicted { event.arguments.append(("predicted", .flag(true))) }
       if let cause = fire.cause {
         event.arguments.append(("by", .string(propertyName(cause.property))))
         event.arguments.append(("object", .string(objectName(cause.object))))

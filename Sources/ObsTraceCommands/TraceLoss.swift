@@ -7,7 +7,8 @@ import ObsTraceFormat
 struct TraceLoss {
   /// "TRUNCATED" when the recording did not stop cleanly, else "INCOMPLETE"; nil when nothing was lost.
   let verdict: String?
-  /// One clause per loss, in the order: cut end, damaged chunks, what each thread misses, drops, the stop, ringless.
+  /// One clause per loss, in the order: cut end, damaged chunks, what each thread misses, drops, the stop, ringless,
+  /// signal handlers'.
   let clauses: [String]
   /// Bytes after the trace's footer, not part of it (`TraceReader.afterFooter`): not a loss.
   let afterFooter: TraceDamage?
@@ -32,11 +33,13 @@ struct TraceLoss {
     }
     // The footer apart (said above), the first spots one by one (those the reader keeps whole), the rest counted.
     let damaged = reader.damage
+    // With every recorded event read (the footer's counts), a damaged chunk held definitions, not events.
+    let lostWhat = reader.readsEveryRecordedEvent ? Self.definitionsLost : "its events are lost"
     for damage in damaged.listed {
       clauses.append(
         damage.isCopy
           ? "chunk at byte \(damage.offset) skipped (\(Self.reason(damage.message))): its events were read once"
-          : "damaged chunk at byte \(damage.offset) skipped (\(Self.reason(damage.message))): its events are lost")
+          : "damaged chunk at byte \(damage.offset) skipped (\(Self.reason(damage.message))): \(lostWhat)")
     }
     // The rest in one clause: a file of a million damaged spots would otherwise give a note of a million clauses.
     if damaged.more > 0, let first = damaged.firstMore, let last = damaged.lastMore {
@@ -60,15 +63,25 @@ struct TraceLoss {
           "\(footer.ringless) event\(footer.ringless == 1 ? "" : "s") not recorded (threads that could not get a ring: "
             + "memory could not be allocated)")
       }
+      if footer.signalHandlerEvents > 0 {
+        clauses.append(
+          "\(footer.signalHandlerEvents) event\(footer.signalHandlerEvents == 1 ? "" : "s") from signal handlers not "
+            + "recorded (a handler that interrupted the recorder on its thread)")
+      }
     }
     self.clauses = clauses
     afterFooter = reader.afterFooter
     verdict = clauses.isEmpty ? nil : (reader.truncated && malformedFooter == nil ? "TRUNCATED" : "INCOMPLETE")
   }
 
+  /// What a damaged chunk lost when every event the footer counts as recorded was read.
+  static let definitionsLost =
+    "no recorded event is missing (every event the footer counts was read), so what it held was definitions "
+    + "(names, sites, the symbol table), and those are lost"
+
   /// What a trace whose footer does not decode lost, in every command's words.
   static func malformedFooterClause(_ footer: TraceDamage) -> String {
-    "the footer at byte \(footer.offset) is malformed: the recording wrote it, but the counts it holds (events "
+    "the footer at byte \(footer.offset) is \(footer.footerState): the recording wrote it, but the counts it holds (events "
       + "recorded, dropped and lost at the stop, threads still running) cannot be read, so what the recording lost "
       + "is not known; every whole chunk before it was read"
   }
@@ -83,7 +96,7 @@ struct TraceLoss {
   /// drops or events lost at the stop or on threads without a ring. (Damage is only found by reading.)
   static func knownAtOpen(_ reader: TraceReader) -> Bool {
     guard let footer = reader.footer else { return true }
-    return footer.dropped > 0 || footer.lostAtStop > 0 || footer.ringless > 0
+    return footer.dropped > 0 || footer.lostAtStop > 0 || footer.ringless > 0 || footer.signalHandlerEvents > 0
   }
 
   /// The whole account in one line: `INCOMPLETE: clause; clause`.

@@ -25,8 +25,9 @@ final class WhoReadWhat {
     var runs = 0
     /// Property name → runs that read it.
     var reads: [String: Int] = [:]
-    /// (property, site) → (invalidations, of which by writes that changed nothing).
-    var invalidatedBy: [Invalidation: (all: Int, wasted: Int)] = [:]
+    /// (property, site) → (invalidations, of which by writes that changed nothing, of which predicted: the scope is
+    /// untraced, and the replay predicted its fire from Observation's rules).
+    var invalidatedBy: [Invalidation: (all: Int, wasted: Int, predicted: Int)] = [:]
     var firstRuns: [Run] = []
   }
 
@@ -53,7 +54,7 @@ final class WhoReadWhat {
   private struct Tally {
     var runs = 0
     var reads: [UInt32: ReadCount] = [:]
-    var invalidatedBy: [Cause: (all: Int, wasted: Int)] = [:]
+    var invalidatedBy: [Cause: (all: Int, wasted: Int, predicted: Int)] = [:]
     var firstRuns: [KeptRun] = []
   }
 
@@ -85,9 +86,10 @@ final class WhoReadWhat {
       let cause = Cause(property: write.key.property, stack: write.stack)
       let wasted = write.outcome == .unchanged ? 1 : 0
       for fire in write.fired {
+        let predicted = write.predicted.contains(fire.scope) ? 1 : 0
         Self.update(&tallies[fire.label, default: Tally()]) { tally in
-          let previous = tally.invalidatedBy[cause] ?? (0, 0)
-          tally.invalidatedBy[cause] = (previous.all + 1, previous.wasted + wasted)
+          let previous = tally.invalidatedBy[cause] ?? (0, 0, 0)
+          tally.invalidatedBy[cause] = (previous.all + 1, previous.wasted + wasted, previous.predicted + predicted)
         }
       }
     default:
@@ -124,8 +126,10 @@ final class WhoReadWhat {
       }
       for (cause, counts) in tally.invalidatedBy {
         let key = Invalidation(property: definitions.propertyName(cause.property), site: site(cause.stack))
-        let previous = scope.invalidatedBy[key] ?? (0, 0)
-        scope.invalidatedBy[key] = (previous.all + counts.all, previous.wasted + counts.wasted)
+        let previous = scope.invalidatedBy[key] ?? (0, 0, 0)
+        scope.invalidatedBy[key] = (
+          previous.all + counts.all, previous.wasted + counts.wasted, previous.predicted + counts.predicted
+        )
       }
       scopes[name] = scope
       kept[name, default: []].append(contentsOf: tally.firstRuns)

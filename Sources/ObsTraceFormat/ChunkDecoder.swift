@@ -407,7 +407,7 @@ extension TraceDefinitions {
   mutating func apply(_ entry: Entry) {
     switch entry {
     case .type(let id, let name): defineType(id, name)
-    case .property(let id, let property): properties[id] = property
+    case .property(let id, let property): defineProperty(id, property)
     case .label(let id, let text): labels[id] = text
     case .object(let serial, let type): objects[serial] = type
     case .stack(let id, let frames): stacks[id] = frames

@@ -180,28 +180,7 @@ public struct DenseTable<Value>: Sequence {
   /// closure, copy of the array and sorted copy of the dictionary (a table of 100 k small tables iterated through
   /// theirs cost two allocations each).
   @inlinable public func forEachEntry(_ body: (UInt32, Value) throws -> Void) rethrows {
-    if sparse.isEmpty {
-      for index in values.indices {
-        if let value = values[index] { try body(UInt32(base + index), value) }
-      }
-      return
-    }
-    let sorted = sparse.sorted { $0.key < $1.key }
-    var next = 0
-    for index in values.indices {
-      guard let value = values[index] else { continue }
-      let id = base + index
-      // The dictionary holds ids on both sides of the array: those before this slot come first.
-      while next < sorted.count && Int(sorted[next].key) < id {
-        try body(sorted[next].key, sorted[next].value)
-        next += 1
-      }
-      try body(UInt32(id), value)
-    }
-    while next < sorted.count {
-      try body(sorted[next].key, sorted[next].value)
-      next += 1
-    }
+    try values.forEachEntry(base: base, outside: sparse, body)
   }
 
   /// Entries in id order.
@@ -228,6 +207,37 @@ public struct DenseTable<Value>: Sequence {
 extension DenseTable: Sendable where Value: Sendable {}
 
 extension Array {
+  /// Calls `body` with each entry of a table kept in slots (this array: the entry of id `base + index`, or nil) and in
+  /// a dictionary of the ids the slots do not cover, on either side of them, in id order: the walk of `DenseTable`
+  /// and of the replay's `RecentTable`. The dictionary is sorted once (not at all when it is empty, the rule).
+  @inlinable
+  public func forEachEntry<Wrapped>(
+    base: Int, outside: [UInt32: Wrapped], _ body: (UInt32, Wrapped) throws -> Void
+  ) rethrows where Element == Wrapped? {
+    if outside.isEmpty {
+      for index in indices {
+        if let value = self[index] { try body(UInt32(base + index), value) }
+      }
+      return
+    }
+    let sorted = outside.sorted { $0.key < $1.key }
+    var next = 0
+    for index in indices {
+      guard let value = self[index] else { continue }
+      let id = base + index
+      // The dictionary's ids before this slot come first.
+      while next < sorted.count && Int(sorted[next].key) < id {
+        try body(sorted[next].key, sorted[next].value)
+        next += 1
+      }
+      try body(UInt32(id), value)
+    }
+    while next < sorted.count {
+      try body(sorted[next].key, sorted[next].value)
+      next += 1
+    }
+  }
+
   /// Mutates the value in slot `index` (a valid index) in place, without copying it out; nil (and `body` not called)
   /// when the slot is empty. The slots of `DenseTable` and of the replay's `RecentTable`.
   @inlinable @inline(__always)

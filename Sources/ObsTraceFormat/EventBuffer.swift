@@ -40,6 +40,20 @@ public struct EventBuffer: RandomAccessCollection, Sendable {
     }
   }
 
+  /// How many events its block has room for: a decoded chunk's block is pooled and sized in steps of 4,096 events,
+  /// so a chunk of a few events has a block far bigger than they are.
+  public var blockCapacity: Int { storage?.capacity ?? 0 }
+
+  /// The same events in a block of their own, just big enough (from no pool): for a chunk whose events are held
+  /// long (the time-ordered merge's), which would otherwise keep its whole pooled block for them.
+  public func compacted() -> EventBuffer {
+    guard let storage else { return self }
+    let copy = EventStorage(capacity: storage.count, pool: nil)
+    copy.base.initialize(from: storage.base, count: storage.count)
+    copy.count = storage.count
+    return EventBuffer(storage: copy)
+  }
+
   /// Calls `body` with the events `range` in place (for a consumer's loop: no bounds check an event).
   @inlinable
   public func withEvents<Result>(

@@ -36,6 +36,20 @@ public struct ThreadChunkLedger: Sendable, Equatable {
 
   /// The time of the last event read of `thread`, if any.
   public func lastTime(_ thread: UInt32) -> UInt64? { threads[thread]?.lastTime }
+
+  /// Whether exactly the events `footer` counts as recorded were read: no thread's chunk numbers skip one, and each
+  /// thread's events read equal its recorded count. A damaged chunk of such a trace held no recorded event: it held
+  /// definitions (names, sites, the symbol table), and those are what is lost.
+  public func readsEveryEvent(of footer: TraceFooter) -> Bool {
+    guard gaps.isEmpty else { return false }
+    var recorded: [UInt32: UInt64] = [:]
+    // The reserved serial is "no thread" (a chunk naming it is damage).
+    for totals in footer.threads where totals.thread != TraceFormat.reservedThread {
+      recorded[totals.thread] = recorded[totals.thread, default: 0].addingSaturating(totals.recorded)
+    }
+    let serials = Set(recorded.keys).union(threads.keys)
+    return serials.allSatisfy { (recorded[$0] ?? 0) == (threads[$0]?.events ?? 0) }
+  }
 }
 
 extension ThreadChunkLedger.ThreadState {

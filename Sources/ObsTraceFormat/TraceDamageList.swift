@@ -41,7 +41,7 @@ public struct TraceDamageList: Sendable, Equatable {
   public mutating func append(_ spot: TraceDamage) {
     count += 1
     if spot.isCopy { copies += 1 }
-    if spot.message == TraceReader.malformedFooterMessage, malformedFooter == nil {
+    if spot.isFooter, malformedFooter == nil {
       malformedFooter = spot
       return
     }

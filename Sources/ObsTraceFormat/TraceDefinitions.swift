@@ -16,14 +16,88 @@ public struct TraceDefinitions: Sendable {
   /// per run, so keeping all would grow with the trace's length; the replay takes scopes from their events.
   public private(set) var scopes = ScopeTable(retaining: retainedScopes)
   public static let retainedScopes = 1 << 16
-  public var symbols = SymbolTable()
+  public var symbols = SymbolTable() {
+    didSet { if hasPrivateTypes { namePrivateTypes() } }
+  }
+  /// Whether a type defined is private or local (`(unknown context at $…)` in its reflected name): only then can two
+  /// types print the same name and need their files (`namePrivateTypes`).
+  private var hasPrivateTypes = false
+  /// Private types whose display name another type has too, whose discriminator no property's symbol gave yet.
+  private var unnamedPrivateTypes: Set<UInt32> = []
 
   public init() {}
 
   /// Defines a type as a chunk states it (its reflected name), with its display name.
   public mutating func defineType(_ id: UInt32, _ reflected: String) {
+    // Every chunk that uses a type restates it: the same name changes nothing.
+    if types[id] == reflected { return }
     types[id] = reflected
     typeDisplayNames[id] = (reflected, Self.removingModules(reflected))
+    if reflected.contains(Self.unknownContext) {
+      hasPrivateTypes = true
+      namePrivateTypes()
+    }
+  }
+
+  static let unknownContext = "(unknown context at $"
+
+  /// Defines a property as a chunk states it.
+  public mutating func defineProperty(_ id: UInt32, _ property: PropertyDefinition) {
+    properties[id] = property
+    // A property of a private type that needs its file in its name and has none yet: its symbol may say it now.
+    if unnamedPrivateTypes.contains(property.rootType) { namePrivateTypes() }
+  }
+
+  /// Gives each private type whose display name another type of the trace also has the name of its file:
+  /// `Model (PrivA.swift)` and `Model (PrivB.swift)` for two `@Observable private final class Model` of two files,
+  /// which would otherwise print as two `Model`s (and their properties as `(Model in _8AAE…).count`, the symbol's
+  /// spelling). The file is known for certain, not guessed: a private declaration's discriminator in its properties'
+  /// symbols (`(Model in _8AAE…)`) is the MD5 of its module's name and its file's base name
+  /// (`PrivateNames.file(of:module:among:)`), checked against the files the trace's frames name. When none matches
+  /// (a trace without stacks), the discriminator's first 8 digits stand for the file: `Model (file 8AAE29D3)`.
+  /// A private type no other type shares a name with is printed by its name alone (`Model`). Called as types and
+  /// symbols arrive; the names are those of the whole trace once both are read.
+  private mutating func namePrivateTypes() {
+    unnamedPrivateTypes = []
+    var byName: [String: [UInt32]] = [:]
+    for (id, names) in typeDisplayNames {
+      let plain = Self.removingModules(names.reflected)
+      if typeDisplayNames[id]?.display != plain { typeDisplayNames[id]?.display = plain }
+      byName[plain, default: []].append(id)
+    }
+    let shared = byName.values.filter { ids in
+      ids.count > 1 && ids.contains { types[$0]?.contains(Self.unknownContext) == true }
+    }
+    guard !shared.isEmpty else { return }
+    // Each private type's discriminator and module, from its properties' symbols.
+    var discriminators: [UInt32: (discriminator: Substring, module: String)] = [:]
+    for (id, name) in symbols.propertyNames {
+      guard let root = properties[id]?.rootType, discriminators[root] == nil,
+        let discriminator = PrivateNames.discriminator(in: name.type)
+      else { continue }
+      discriminators[root] = (discriminator, name.module)
+    }
+    var files: Set<String>?
+    for ids in shared {
+      for id in ids where types[id]?.contains(Self.unknownContext) == true {
+        guard let (discriminator, module) = discriminators[id], let plain = typeDisplayNames[id]?.display else {
+          unnamedPrivateTypes.insert(id)
+          continue
+        }
+        if files == nil {
+          var known = Set<String>()
+          for frame in symbols.frames.values {
+            known.insert(frame.file)
+            for inlined in frame.inlined { known.insert(inlined.file) }
+          }
+          files = known
+        }
+        let file =
+          PrivateNames.file(of: discriminator, module: module, among: files ?? [])
+          ?? "file \(discriminator.prefix(8))"
+        typeDisplayNames[id]?.display = "\(plain) (\(file))"
+      }
+    }
   }
 
   /// Defines a scope as a chunk states it, forgetting the oldest one past `retainedScopes`.
@@ -69,17 +143,33 @@ public struct TraceDefinitions: Sendable {
   /// (`Box<Item>.value` for `Box<Shelf.Item>.value`, `Outer.Inner.n` for `Outer<Int>.Inner.n`); `propertyName`'s for
   /// most properties.
   public func earlierPropertyName(_ id: UInt32) -> String {
-    propertyName(id, typeName: { earlierTypeName($0) })
+    // A private type's or member's: its symbol's spelling, `(Model in _8AAE…).count` (builds before session 16).
+    if let name = symbols.propertyNames[id],
+      PrivateNames.hasDiscriminator(name.type) || PrivateNames.hasDiscriminator(name.property)
+    {
+      return name.qualified
+    }
+    return propertyName(id, typeName: { earlierTypeName($0) })
   }
 
   private func propertyName(_ id: UInt32, typeName: (UInt32) -> String) -> String {
     if let name = symbols.propertyNames[id] {
-      if let property = properties[id],
-        let rootTypeName = specializedTypeName(property.rootType, of: name.type, typeName: typeName)
-      {
-        return "\(rootTypeName).\(name.property)"
+      // A private type's or member's symbol holds its file's discriminator, `(Model in _11E4…).(secret in _8AAE…)`:
+      // printed as the type's display name (`Model`, or `Model (PrivB.swift)` when another type is a `Model`) and
+      // the member's own (`secret`).
+      guard PrivateNames.hasDiscriminator(name.type) || PrivateNames.hasDiscriminator(name.property) else {
+        if let property = properties[id],
+          let rootTypeName = specializedTypeName(property.rootType, of: name.type, typeName: typeName)
+        {
+          return "\(rootTypeName).\(name.property)"
+        }
+        return name.qualified
       }
-      return name.qualified
+      let member = PrivateNames.withoutDiscriminators(name.property)
+      if PrivateNames.hasDiscriminator(name.type), let root = properties[id]?.rootType, types[root] != nil {
+        return "\(typeName(root)).\(member)"
+      }
+      return "\(PrivateNames.withoutDiscriminators(name.type)).\(member)"
     }
     guard let property = properties[id] else { return "<property #\(id)>" }
     let valueType = Self.valueType(ofKeyPathDescription: property.keyPathDescription)
@@ -88,7 +178,7 @@ public struct TraceDefinitions: Sendable {
 
   /// A property's name without its type: `value` for `Box<Int>.value`, `<Int #3>` for `Model.<Int #3>`.
   public func shortPropertyName(_ id: UInt32) -> String {
-    if let name = symbols.propertyNames[id] { return name.property }
+    if let name = symbols.propertyNames[id] { return PrivateNames.withoutDiscriminators(name.property) }
     let qualified = propertyName(id)
     // After the type's name, which may hold dots inside its generic arguments (`Box<Demo.Item>`).
     var depth = 0
@@ -238,7 +328,7 @@ public struct TraceDefinitions: Sendable {
   static func removingModules(_ reflected: String) -> String {
     // A private or local type's context is `(unknown context at $55d0c0d8fa50)`, an address of that run: left out.
     var reflected = Substring(reflected)
-    while let open = reflected.firstRange(of: "(unknown context at $"),
+    while let open = reflected.firstRange(of: unknownContext),
       let close = reflected[open.upperBound...].firstRange(of: ").")
     {
       reflected = reflected[..<open.lowerBound] + reflected[close.upperBound...]
@@ -284,10 +374,13 @@ public struct TraceDefinitions: Sendable {
 /// Which frames are machinery rather than the user's code, for choosing an event's site: ObsTrace itself,
 /// Observation, the Swift runtime and libraries, and the accessors the @Observable macro generates.
 public enum SiteFilter {
-  /// Modules whose frames are never the user's: ObsTrace's own, Observation, the standard library and runtime.
+  /// Modules whose frames are never the user's: ObsTrace's own, Observation, the standard library and runtime, and
+  /// the toolchain's other libraries, Foundation's among them (a shared library's frames are machinery by its
+  /// name too, `runtimeModules`; a program that links them statically has only the modules' names to tell them by).
   static let machineryModules: Set<String> = [
     "ObsTrace", "ObsTraceRecorder", "ObsTraceFormat", "ObsTraceSymbols", "Observation", "Swift", "_Concurrency",
-    "Dispatch", "Foundation", "Synchronization",
+    "Dispatch", "Foundation", "Synchronization", "FoundationEssentials", "FoundationInternationalization",
+    "_FoundationCollections", "FoundationNetworking", "FoundationXML", "_StringProcessing", "_RegexParser",
   ]
   /// Compiler-generated glue between frames.
   static let thunkPrefixes = [
@@ -310,6 +403,9 @@ public enum SiteFilter {
   /// Files of ObsTrace's own C code, which an optimized build inlines into the user's functions (their line-table
   /// rows then name the user's function with ObsTrace's header).
   static let ownSourceMarkers = ["/CObsTraceRing/", "CObsTraceRing.h"]
+  /// Libraries whose frames are never the user's, by the start of the module name a frame has: a shared library's
+  /// file (`libswift_Concurrency.so`), or, in a program that links the standard library statically, the archive
+  /// the recorder found the frame's code is of (`libswift_Concurrency.a in App`, `StaticMembers`).
   static let runtimeModules = ["libswift", "libc.so", "libc-", "ld-linux", "libFoundation", "libdispatch"]
 
   /// `Module/File.swift:line`, the shape of `#fileID:#line`, for a scope labelled by its call site.
@@ -341,7 +437,8 @@ public enum SiteFilter {
     return callSiteLabel(closure) + (sequence ? " (Observations closure)" : " (tracked closure)")
   }
 
-  /// A frame of Observation's own library (`libswiftObservation.so`).
+  /// A frame of Observation's own library (`libswiftObservation.so`, or `libswiftObservation.a in App` when the
+  /// program links it statically).
   static func isObservation(_ frame: SymbolizedFrame) -> Bool {
     frame.module.hasPrefix("libswiftObservation")
   }

@@ -178,10 +178,14 @@ public struct TraceFooter: Sendable, Equatable {
   /// Version 3, added later: how many times the process forked while recording. A child of such a fork does not
   /// record (it has no flusher), so nothing it did is in the trace. 0 in footers written before the field was added.
   public var forks: UInt64
+  /// Version 3, added later still: events offered by signal handlers that interrupted the recorder on their own
+  /// thread (the recorder is not re-entrant on a thread), counted, not recorded, so not in the trace. 0 in footers
+  /// written before the field was added.
+  public var signalHandlerEvents: UInt64
 
   public init(
     durationNanoseconds: UInt64, chunks: UInt64, threads: [ThreadTotals], runningAtStop: [UInt32] = [],
-    lostAtStop: UInt64 = 0, ringless: UInt64 = 0, forks: UInt64 = 0
+    lostAtStop: UInt64 = 0, ringless: UInt64 = 0, forks: UInt64 = 0, signalHandlerEvents: UInt64 = 0
   ) {
     self.durationNanoseconds = durationNanoseconds
     self.chunks = chunks
@@ -190,6 +194,7 @@ public struct TraceFooter: Sendable, Equatable {
     self.lostAtStop = lostAtStop
     self.ringless = ringless
     self.forks = forks
+    self.signalHandlerEvents = signalHandlerEvents
   }
 
   /// Saturating sums: the counts come from a file, which may say anything.

@@ -245,6 +245,7 @@ public enum ChunkPayload {
     bytes.appendVarint(footer.lostAtStop)
     bytes.appendVarint(footer.ringless)
     bytes.appendVarint(footer.forks)
+    bytes.appendVarint(footer.signalHandlerEvents)
     return bytes
   }
 

@@ -17,6 +17,17 @@ public struct TraceDamage: Sendable, Equatable, CustomStringConvertible {
   public static let copyEnding = ": a copy; skipped"
   /// A copy of a thread's chunk already read, skipped: nothing of the trace is lost by it.
   public var isCopy: Bool { message.hasSuffix(Self.copyEnding) }
+
+  /// The trace's footer, which the recording wrote and which cannot be read: malformed (its checksum holds) or
+  /// damaged (its checksum does not match).
+  public var isFooter: Bool {
+    message == TraceReader.malformedFooterMessage || message == TraceReader.damagedFooterMessage
+  }
+
+  /// What is wrong with a footer (`isFooter`): "malformed" or "damaged (its checksum does not match)".
+  public var footerState: String {
+    message == TraceReader.damagedFooterMessage ? "damaged (its checksum does not match)" : "malformed"
+  }
 }
 
 /// One thread's whole chunk of events, as read.
@@ -86,6 +97,9 @@ public final class TraceReader {
   /// The damage a footer leaves whose checksum holds but whose contents do not decode (among `damage`): the file has
   /// its footer, and the counts it holds are lost. The trace is `truncated` (no footer was read).
   public static let malformedFooterMessage = "the footer is malformed; ignored"
+  /// The message of a footer whose checksum does not match: the file's last chunk, its header says footer (a
+  /// fresh-clone try-out's Q13: it was told as a chunk never wholly written, or as no footer at all).
+  public static let damagedFooterMessage = "the footer's checksum does not match; skipped"
   /// Where the trace's footer is when it does not decode (see `malformedFooterMessage`), or nil.
   public var malformedFooter: TraceDamage? { damage.malformedFooter }
   /// Where the file ends inside a chunk, when it does.
@@ -122,6 +136,11 @@ public final class TraceReader {
   public private(set) var lastEventTime: UInt64 = 0
   /// Per thread, the chunks read and the numbers skipped (chunks lost to damage), with the times around them.
   public private(set) var chunkLedger = ThreadChunkLedger()
+
+  /// Whether the file has a footer and every event it counts as recorded was read, and no more
+  /// (`ThreadChunkLedger.readsEveryEvent(of:)`): then a damaged chunk lost definitions, not events. Read after the
+  /// chunks.
+  public var readsEveryRecordedEvent: Bool { footer.map { chunkLedger.readsEveryEvent(of: $0) } ?? false }
 
   /// What went wrong in the chunks read at opening (symbols, modules, footer).
   private var trailingDamage = TraceDamageList()
@@ -509,7 +528,10 @@ public final class TraceReader {
       let checksum = crc32Checksum(compressed, initial: crc32Checksum(Array(headerBytes[4..<13])))
       guard checksum == expectedChecksum, compressed.count == compressedLength else {
         if endsInZeros(file, at: offset, chunkEnd: end, &scan) { return nil }
-        if !resynchronize(file, &offset, &scan, "a chunk's checksum does not match") { return nil }
+        // The file's last chunk, whose header says footer: the footer the recording wrote, damaged since.
+        let footer = typeByte == ChunkType.footer.rawValue && end == file.size
+        let message = footer ? "the footer's checksum does not match" : "a chunk's checksum does not match"
+        if !resynchronize(file, &offset, &scan, message) { return nil }
         continue
       }
       let limit =
@@ -580,7 +602,11 @@ public final class TraceReader {
       }
       return true
     }
-    if let chunkEnd, start < chunkEnd {
+    // Zeros from inside the chunk: only a run longer than a chunk's own data ends in. A deflate stream's last byte is
+    // often 0 (every sample trace ends in one), so a chunk damaged anywhere that happens to be the file's last would
+    // otherwise be told as an end never written, and its damage never said (a fresh-clone try-out's Q13: a footer
+    // with one byte changed was "never wholly written: the file ends in 1 zero byte").
+    if let chunkEnd, start < chunkEnd, count >= minimumUnwrittenRun {
       if scan.reporting {
         scan.truncated = true
         scan.zeroTail = TraceDamage(
@@ -591,6 +617,11 @@ public final class TraceReader {
     }
     return false
   }
+
+  /// The fewest zero bytes ending a file inside a chunk that are read as never written rather than as the chunk's
+  /// own last bytes: compressed data has no such runs (a disk that did not get the data gives whole blocks of
+  /// zeros).
+  static let minimumUnwrittenRun: UInt64 = 16
 
   /// Where the zeros that end the file begin (`file.size` when its last byte is not zero): found once a file, as
   /// it is looked at wherever a chunk fails to read (each spot of a file of chunk magics read its last 64 KiB).
@@ -728,9 +759,12 @@ public final class TraceReader {
     // Version 3, added later still: the forks made while recording.
     var forks: UInt64 = 0
     if !cursor.isAtEnd { forks = try cursor.readVarint() }
+    // Version 3, added later again: the events of signal handlers that interrupted the recorder.
+    var signalHandlerEvents: UInt64 = 0
+    if !cursor.isAtEnd { signalHandlerEvents = try cursor.readVarint() }
     return TraceFooter(
       durationNanoseconds: duration, chunks: chunks, threads: threads, runningAtStop: running, lostAtStop: lost,
-      ringless: ringless, forks: forks)
+      ringless: ringless, forks: forks, signalHandlerEvents: signalHandlerEvents)
   }
 
   static func decodeSymbols(_ cursor: inout ByteCursor, budget: inout DefinitionBudget) throws(CursorError)

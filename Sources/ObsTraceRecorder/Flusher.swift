@@ -91,22 +91,15 @@ final class Flusher: @unchecked Sendable {
     }
     obstrace_set_flusher_running(true)
     let context = Unmanaged.passRetained(self).toOpaque()
-    // The flusher takes none of the program's signals: a thread starts with the mask of the thread that creates it,
-    // so every signal is blocked around its creation (and the caller's mask put back). Before, a process-directed
-    // signal that every thread of the program blocked ran the program's handler on the flusher (a fresh-clone
-    // try-out's P2). The kernel still delivers a fault of the flusher's own (SIGSEGV) to it.
-    var everySignal = sigset_t()
-    var callerMask = sigset_t()
-    sigfillset(&everySignal)
-    pthread_sigmask(SIG_SETMASK, &everySignal, &callerMask)
-    let created = pthread_create(
+    // The flusher takes none of the program's signals. Before, a process-directed signal that every thread of the
+    // program blocked ran the program's handler on the flusher (a fresh-clone try-out's P2).
+    let created = obstrace_create_quiet_thread(
       &thread, nil,
       { context in
         let flusher = Unmanaged<Flusher>.fromOpaque(context!).takeRetainedValue()
         flusher.run()
         return nil
       }, context)
-    pthread_sigmask(SIG_SETMASK, &callerMask, nil)
     if created != 0 {
       Unmanaged<Flusher>.fromOpaque(context).release()
       obstrace_set_flusher_running(false)
@@ -187,7 +180,7 @@ final class Flusher: @unchecked Sendable {
     let footer = TraceFooter(
       durationNanoseconds: clock.latestNanoseconds, chunks: writer.chunksWritten + 1, threads: threads,
       runningAtStop: stillRunning.sorted(), lostAtStop: lostAtStop, ringless: obstrace_ringless_events(),
-      forks: obstrace_forks_while_recording())
+      forks: obstrace_forks_while_recording(), signalHandlerEvents: obstrace_interrupted_events())
     write(.footer, ChunkPayload.footer(footer))
     // What was written may not all be in the file: said once, unless a write error already said the trace
     // stopped short.
@@ -256,6 +249,9 @@ final class Flusher: @unchecked Sendable {
       let count = min(obstrace_ring_readable(ring, &first), Self.drainBatch)
       guard count > 0, let first else { return }
       let records = UnsafeBufferPointer(start: first, count: count)
+      // didSets a program's thread marked while their getter's origin was not settled: settled here, before they are
+      // encoded or routed (the count was raised before the ring released them to this read).
+      if obstrace_origin_marks_outstanding() > 0 { Self.settleMarkedDidSets(records) }
       // Records stored after the drain's clock sample: sample again (after reading the head), so that they map
       // between samples like the others.
       if records[count - 1].time > clock.latestTicks { clock.sample() }
@@ -288,6 +284,23 @@ final class Flusher: @unchecked Sendable {
       drains.batches += 1
       if count < chase { drains.smallBatches += 1 }
       if chunk.encoder.eventCount > 0 || chunk.encoder.byteCount > 0 { pending[ring] = chunk }
+    }
+  }
+
+  /// Settles the didSets in `records` marked `RegistrarExtent.originPendingFlag` (compared with a field whose
+  /// getter's origin the writer left open): looks the origin up here, on the flusher, once per property
+  /// (`Interner.settleOrigin`), and rewrites each one's flags in the ring's slot (read by this thread alone until
+  /// consumed) as the writer would have made them had it looked: compared, or not compared (hand-written accessor,
+  /// stored field not found).
+  static func settleMarkedDidSets(_ records: UnsafeBufferPointer<obstrace_record>) {
+    guard let base = records.baseAddress else { return }
+    let slots = UnsafeMutablePointer(mutating: base)
+    for index in records.indices
+    where records[index].kind == EventKind.didSet.rawValue
+      && records[index].flags & RegistrarExtent.originPendingFlag != 0
+    {
+      slots[index].flags = RegistrarExtent.settledFlags(records[index].flags, key: records[index].key)
+      obstrace_settle_origin_mark()
     }
   }
 
@@ -470,8 +483,14 @@ final class FlusherDefinitions: TraceDefinitionSource {
     // Its stored field, found here ahead of the property's first compared write when that comes later (a property
     // read in a first frame, written on a later event): that write then finds it in the table instead of finding
     // it on the program's thread. The same answer whoever finds it first; one C load once found.
-    if definition != nil && obstrace_compare_mode() != 0 && obstrace_property_field(id) == 0 {
-      _ = Interner.shared.storedField(id)
+    if definition != nil && obstrace_compare_mode() != 0 {
+      let field = obstrace_property_field(id)
+      if field == 0 {
+        _ = Interner.shared.storedField(id, onWriter: false)
+      } else if StoredField.isOriginPending(field) {
+        // Found by a program's thread, which left who wrote the getter to this thread.
+        _ = Interner.shared.settleOrigin(id)
+      }
     }
     return definition
   }

@@ -205,6 +205,9 @@ final class Interner: Sendable {
     var interned = 0
     /// Stored fields looked for (`storedField`), by property id, with the thread that looked.
     var fieldLookups: [(property: UInt32, thread: UInt)] = []
+    /// Who wrote each property's getter, looked up (`Symbolizer.getterOrigin`, by `storedField` on the flusher or
+    /// `settleOrigin`), by property id, with the thread that looked: never a program's thread.
+    var originLookups: [(property: UInt32, thread: UInt)] = []
   }
   static let watchingNames = Atomic<Bool>(false)
   static let namingLog = LockedValue(NamingLog())
@@ -221,6 +224,12 @@ final class Interner: Sendable {
     namingLog.withLock { $0.fieldLookups.append((id, thread)) }
   }
 
+  private static func noteOriginLookup(_ id: UInt32) {
+    guard watchingNames.load(ordering: .relaxed) else { return }
+    let thread = UInt(pthread_self())
+    namingLog.withLock { $0.originLookups.append((id, thread)) }
+  }
+
   private static func countInterning() {
     guard watchingNames.load(ordering: .relaxed) else { return }
     namingLog.withLock { $0.interned += 1 }
@@ -232,14 +241,43 @@ final class Interner: Sendable {
   /// bit). Found once: by the flusher when it first defines the property (`FlusherDefinitions.property`), or at the
   /// property's first compared write when that comes first, on the writer's thread (the write needs it before it
   /// proceeds). Naming the key path's getter reads the process's symbol tables (libdw, opened ahead by the flusher:
-  /// `SymbolCache.prepare`).
+  /// `SymbolCache.prepare`). On the writer's thread (`onWriter`) who wrote the getter is not asked (the line table
+  /// and DWARF: milliseconds): the field is stored with
+  /// `StoredField.originPending`, unless the flusher stored its answer first, and the flusher settles it
+  /// (`settleOrigin`).
   @inline(never)
-  func storedField(_ id: UInt32) -> UInt32 {
+  func storedField(_ id: UInt32, onWriter: Bool) -> UInt32 {
     let known = obstrace_property_field(id)
     if known != 0 { return known }
     // The getter's address is in the key path's description: named here when the flusher has not named it yet.
     guard let entry = namedProperty(id) else { return StoredField.notFound }
     Self.noteFieldLookup(id)
+    if !onWriter { Self.noteOriginLookup(id) }
+    let packed = RoomyStack.run {
+      StoredField.locate(
+        root: entry.root, member: entry.member, getterAddress: entry.definition.getterAddress, origin: !onWriter)
+    }
+    guard onWriter else {
+      obstrace_set_property_field(id, packed)
+      return packed
+    }
+    // The flusher's answer, when it found one meanwhile, is the whole one: kept.
+    return obstrace_set_property_field_if_unset(id, packed)
+  }
+
+  /// Settles who wrote property `id`'s getter when a program's thread found its stored field and left that open
+  /// (`StoredField.originPending`): on the flusher, which calls it before it encodes a didSet the writer marked
+  /// (`Flusher.settleMarkedDidSets`) or as it defines the property. Returns the field as the C table then holds it:
+  /// packed without the mark (the macro's getter: compared), `handWritten` or `notFound` (not compared from now
+  /// on, as if found so at first).
+  func settleOrigin(_ id: UInt32) -> UInt32 {
+    let known = obstrace_property_field(id)
+    guard StoredField.isOriginPending(known) else { return known }
+    guard let entry = namedProperty(id) else {
+      obstrace_set_property_field(id, StoredField.notFound)
+      return StoredField.notFound
+    }
+    Self.noteOriginLookup(id)
     let packed = RoomyStack.run {
       StoredField.locate(root: entry.root, member: entry.member, getterAddress: entry.definition.getterAddress)
     }

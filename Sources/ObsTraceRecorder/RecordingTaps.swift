@@ -261,6 +261,12 @@ enum SymbolCache {
     withSession(covering: address) { $0.tableGetterOffset(at: address) }
   }
 
+  /// The type a class's metadata at `address` is, by its symbol (`Symbolizer.typeOfMetadata`), or nil: for telling
+  /// which file's private type a key path's root is (`StoredField.symbolNames`).
+  static func typeOfMetadata(at address: UInt64) -> String? {
+    withSession(covering: address) { $0.typeOfMetadata(at: address) }
+  }
+
   static func functionStarting(at address: UInt64) -> String? {
     withSession(covering: address) { $0.functionStarting(at: address) }
   }
@@ -292,7 +298,7 @@ enum SymbolCache {
         if reopened, let symbolizer = state.symbolizer {
           found = found.filter { !State.misnamed($0.key, by: symbolizer) }
         }
-        if case .success(let runtime) = UntracedTracking.runtime { runtime.nameObservationFrames(&found) }
+        if case .success(let runtime) = UntracedTracking.runtime { runtime.nameStaticFrames(&found) }
         state.frames.merge(found) { _, new in new }
         state.unresolved.formUnion(missing.filter { found[$0] == nil })
       }

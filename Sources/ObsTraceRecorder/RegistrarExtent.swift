@@ -35,7 +35,10 @@ final class RegistrarExtent: Sendable {
       obstrace_is_enabled()
       ? RecordingTaps.currentComparison?.mode ?? Self.noComparisonOverride
       : Self.noComparisonOverride
-    if obstrace_is_enabled() {
+    // Inside the recorder (`obstrace_enter_recorder`): a model made by a signal handler that interrupted the
+    // recorder on this thread is counted, not recorded.
+    if obstrace_is_enabled() && obstrace_enter_recorder() {
+      defer { obstrace_leave_recorder() }
       // aux: the in-test recording this object belongs to, if any.
       let tag = RecordingTaps.currentTag
       // Told now, not when the flusher meets this event: another thread's ring may be drained first, and its
@@ -48,10 +51,11 @@ final class RegistrarExtent: Sendable {
   }
 
   deinit {
-    if obstrace_is_enabled() {
+    if obstrace_is_enabled() && obstrace_enter_recorder() {
       // Each level's registrar says it was freed; the replay counts the object once (the others are aliases).
       let bound = binding.load(ordering: .relaxed)
       obstrace_emit(EventKind.objectFreed.rawValue, 0, serial, 0, 0, UInt32(truncatingIfNeeded: bound), 0)
+      obstrace_leave_recorder()
     }
   }
 
@@ -105,11 +109,15 @@ final class RegistrarExtent: Sendable {
   /// pointer for the read's scope; when it is NULL (no tracking on this thread), forwarding the access would only
   /// call Observation's `access` to read the same pointer again and return, so it is not forwarded.
   ///
-  /// Called only while recording: `TracingRegistrar.access` has just loaded the recording flag.
+  /// Called only while recording: `TracingRegistrar.access` has just loaded the recording flag. Inside the recorder
+  /// (`obstrace_enter_recorder`) throughout: a read that finds its thread inside it already (a signal handler's, that
+  /// interrupted the recorder) is counted, not recorded, and forwarded as untraced.
   @usableFromInline
   func recordAccess(_ keyPath: AnyKeyPath, _ subject: Any.Type, _ member: Any.Type, _ address: UnsafeRawPointer?)
     -> Bool
   {
+    guard obstrace_enter_recorder() else { return true }
+    defer { obstrace_leave_recorder() }
     let pointer = UnsafeRawPointer(Unmanaged.passUnretained(keyPath).toOpaque())
     switch obstrace_record_read(pointer, binding.load(ordering: .relaxed)) {
     case OBSTRACE_READ_RECORDED: return true
@@ -158,8 +166,10 @@ final class RegistrarExtent: Sendable {
   }
 
   /// Records a willSet and opens its window: until `endWillSet`, tracking that fires on this thread was fired
-  /// by this write. Returns the window to close, with how the write is to be compared. Called only while recording:
-  /// `TracingRegistrar`'s `willSet` and `withMutation` have just loaded the recording flag.
+  /// by this write. Returns the window to close, with how the write is to be compared; nil, having recorded nothing
+  /// (the event counted), when the thread is inside the recorder already: a signal handler's write that interrupted
+  /// it, whose didSet then finds the thread inside it too. Called only while recording: `TracingRegistrar`'s
+  /// `willSet` and `withMutation` have just loaded the recording flag.
   @usableFromInline
   func beginWillSet(
     _ keyPath: AnyKeyPath, _ subject: Any.Type, _ member: Any.Type, _ address: UnsafeRawPointer?,
@@ -167,6 +177,8 @@ final class RegistrarExtent: Sendable {
   )
     -> WillSetWindow?
   {
+    guard obstrace_enter_recorder() else { return nil }
+    defer { obstrace_leave_recorder() }
     // Untraced scopes that ended before this write end before it in the trace (a write inside one does not fire it).
     if obstrace_has_foreign_scopes() { obstrace_sync_foreign() }
     let key = Interner.keyPathID(keyPath, root: subject, member: member)
@@ -182,10 +194,24 @@ final class RegistrarExtent: Sendable {
     return WillSetWindow(key: key, comparison: plan, saved: saved)
   }
 
-  /// Closes the window: inlined (one store into the thread's ring), not a call.
+  /// Closes the window: inlined (one store into the thread's ring, inside the recorder), not a call. The window's
+  /// flow entered the recorder at `beginWillSet`, so the thread is not inside it now.
   @inlinable
   func endWillSet(_ window: WillSetWindow) {
+    obstrace_reenter_recorder()
     obstrace_restore_writing(window.saved)
+    obstrace_leave_recorder()
+  }
+
+  /// `endWillSet` for a write compared bit for bit: keeps the bits of the property's stored field in `object` (the
+  /// object's address) until its didSet, and closes the window, in one stay inside the recorder.
+  @usableFromInline
+  func endWillSet(_ window: WillSetWindow, storingFieldOf object: UnsafeRawPointer) {
+    obstrace_reenter_recorder()
+    let plan = window.comparison
+    obstrace_snapshot_store(serial, plan.key, object + plan.fieldOffset, plan.fieldSize)
+    obstrace_restore_writing(window.saved)
+    obstrace_leave_recorder()
   }
 
   /// How a `_modify` of property `key` is compared under this object's mode.
@@ -200,7 +226,7 @@ final class RegistrarExtent: Sendable {
     guard mode != 0 else { return Self.uncompared(key, .comparisonOff) }
     guard key < OBSTRACE_MAX_FIELD_PROPERTIES else { return Self.uncompared(key, .tooManyProperties) }
     var field = obstrace_property_field(key)
-    if field == 0 { field = Interner.shared.storedField(key) }
+    if field == 0 { field = Interner.shared.storedField(key, onWriter: true) }
     switch field {
     case StoredField.notFound: return Self.uncompared(key, .storedFieldNotFound)
     case StoredField.handWritten: return Self.uncompared(key, .handWrittenAccessor)
@@ -221,7 +247,17 @@ final class RegistrarExtent: Sendable {
     return comparison(Interner.keyPathID(keyPath, root: subject, member: member))
   }
 
-  /// Records a didSet of the property `key` (from `didSetKey`, or the setter's willSet window).
+  /// `recordDidSet` for a setter's write (`withMutation`), inside the recorder: its willSet window was recorded, so
+  /// the thread is not inside it now.
+  @usableFromInline
+  func recordSetterDidSet(key: UInt32, _ subject: Any.Type, _ address: UnsafeRawPointer?) {
+    obstrace_reenter_recorder()
+    recordDidSet(key: key, subject, address)
+    obstrace_leave_recorder()
+  }
+
+  /// Records a didSet of the property `key` (from `didSetKey`, or the setter's willSet window). The caller is inside
+  /// the recorder.
   @usableFromInline
   func recordDidSet(key: UInt32, _ subject: Any.Type, _ address: UnsafeRawPointer?, flags: UInt8 = 0) {
     guard obstrace_is_enabled() else { return }
@@ -230,28 +266,51 @@ final class RegistrarExtent: Sendable {
     obstrace_emit_untimed(EventKind.didSet.rawValue, flags, object, key, obstrace_innermost_scope(), type, 0)
   }
 
-  /// Keeps the bits of the property's stored field in `object` (the object's address) until its didSet.
-  @usableFromInline
-  func storeFieldBits(_ plan: WriteComparisonPlan, object: UnsafeRawPointer) {
-    obstrace_snapshot_store(serial, plan.key, object + plan.fieldOffset, plan.fieldSize)
-  }
-
   /// Compares the stored field's bits with those kept at willSet: the didSet flags (unchanged, changed, or 0
-  /// when nothing was kept).
+  /// when nothing was kept). A field whose getter's origin was not settled when the write began
+  /// (`StoredField.originPending`: this or another program's thread found it) marks them with `originPendingFlag`,
+  /// for the flusher to settle before it encodes the didSet (`Flusher.settleMarkedDidSets`).
   @usableFromInline
   func compareFieldBits(_ plan: WriteComparisonPlan, object: UnsafeRawPointer) -> UInt8 {
-    obstrace_snapshot_compare(serial, plan.key, object + plan.fieldOffset, plan.fieldSize)
+    let outcome = obstrace_snapshot_compare(serial, plan.key, object + plan.fieldOffset, plan.fieldSize)
+    guard plan.field & StoredField.originPending != 0, outcome != 0 else { return outcome }
+    obstrace_note_origin_mark()
+    return outcome | Self.originPendingFlag
   }
 
+  /// In a didSet's flags, in the ring only (the flusher clears it): compared with a field whose getter's origin was
+  /// not settled. Bits 6–7 of a didSet's flags are not used by the format.
+  static let originPendingFlag: UInt8 = 0x80
+
+  /// A marked didSet's flags once property `key`'s origin is settled (`Interner.settleOrigin`): as compared when the
+  /// getter is the macro's, else not compared, for the reason a lookup made at first would have given.
+  static func settledFlags(_ flags: UInt8, key: UInt32) -> UInt8 {
+    let compared = flags & ~originPendingFlag
+    let withoutOutcome = compared & ~(EventFlags.unchanged | EventFlags.changed)
+    switch Interner.shared.settleOrigin(key) {
+    case StoredField.handWritten: return withoutOutcome | UncomparedReason.handWrittenAccessor.flags
+    case StoredField.notFound: return withoutOutcome | UncomparedReason.storedFieldNotFound.flags
+    default: return compared
+    }
+  }
+
+  /// Keeps the value read before a `_modify` of an Equatable member until its didSet: under a lock, inside the
+  /// recorder (the write's flow entered it at `beginWillSet`, so the thread is not inside it now). A value it
+  /// replaces is released after, outside.
   @usableFromInline
   func storeSnapshot(_ value: Any, key: UInt32) {
-    snapshots.withLock { $0[key] = value }
+    obstrace_reenter_recorder()
+    let replaced = snapshots.withLock { $0.updateValue(value, forKey: key) }
+    obstrace_leave_recorder()
+    withExtendedLifetime(replaced) {}
   }
 
-  /// The value stored by `willSet` for this property, if any.
+  /// The value stored by `willSet` for this property, if any (taken under a lock, inside the recorder, as stored).
   @usableFromInline
   func takeSnapshot(key: UInt32) -> Any? {
-    snapshots.withLock { $0.removeValue(forKey: key) }
+    obstrace_reenter_recorder()
+    defer { obstrace_leave_recorder() }
+    return snapshots.withLock { $0.removeValue(forKey: key) }
   }
 }
 
@@ -274,7 +333,7 @@ struct WriteComparisonPlan {
 
   @usableFromInline var comparesBits: Bool { field != 0 }
   var fieldOffset: Int { Int(field >> 8) }
-  var fieldSize: UInt32 { field & 0xFF }
+  var fieldSize: UInt32 { field & StoredField.sizeMask }
 }
 
 /// An open willSet window: the key path id written and how the write is compared, and the window it

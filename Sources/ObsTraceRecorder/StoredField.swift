@@ -16,13 +16,26 @@ import ObsTraceSymbols
 /// `@Observable` macro's, as the line table shows (`Symbolizer.getterOrigin`): only the macro is known to keep the
 /// value in `_<property>`. Accessors written by hand (a `_modify` that calls the registrar's `willSet`/`didSet` and
 /// keeps the value elsewhere) may have a field of that name that is something else (a cache): comparing it called
-/// a real change unchanged (a fresh-clone try-out's H4), so such writes are not compared (`handWritten`).
+/// a real change unchanged (a fresh-clone try-out's H4), so such writes are not compared (`handWritten`). Who wrote
+/// the getter is asked on the flusher, never on a program's thread (`originPending`). A private or fileprivate
+/// member's or class's symbol names it with its file's discriminator (`Counter.(secret in _8AAE…)`, `(Model in
+/// _11E4…).count`): its field is `_secret`, and a private class is the root when its metadata's symbol says so
+/// (`symbolNames`); before, neither was found (a fresh-clone try-out's J13).
 struct StoredField: Equatable {
   var offset: Int
   var size: Int
 
-  /// Packed for the C table: offset << 8 | size (0: not looked for yet).
+  /// Packed for the C table: offset << 8 | size (0: not looked for yet). Sizes are at most `maximumSize`, so bit 7
+  /// is free for `originPending`.
   var packed: UInt32 { UInt32(offset) << 8 | UInt32(size) }
+  /// In the C table, or'd into a packed field: the field is found, but whether the property's getter is the
+  /// `@Observable` macro's (`Symbolizer.getterOrigin`: the line table and DWARF, milliseconds) is not known yet. The
+  /// writer's thread that finds a field first leaves that to the flusher (`Interner.settleOrigin`): the write is
+  /// compared, and its didSet marked (`RegistrarExtent.originPendingFlag`) for the flusher to keep or to turn into
+  /// "not compared" before it is encoded.
+  static let originPending: UInt32 = 0x80
+  /// The size bits of a packed field.
+  static let sizeMask: UInt32 = 0x7F
   /// In the C table: looked for, not found (not compared: `UncomparedReason.storedFieldNotFound`).
   static let notFound = UInt32.max
   /// In the C table: not looked for, as the member cannot be compared bit for bit: not trivially copyable, or
@@ -36,14 +49,21 @@ struct StoredField: Equatable {
   /// `_EachFieldOptions.classType` (a `static var` in the standard library, hence not named here).
   static let classType = _EachFieldOptions(rawValue: 1 << 0)
 
+  /// Whether `packed` (from the C table) is a field whose getter's origin is not known yet.
+  static func isOriginPending(_ packed: UInt32) -> Bool {
+    packed & originPending != 0 && packed < handWritten
+  }
+
   /// The stored field behind a macro property packed for the C table, `notBitwise` when its member cannot be
   /// compared bit for bit, `handWritten` when its getter is not the macro's, or `notFound` when it cannot be found
-  /// beyond doubt (a field, but no line table that says who wrote the getter, included).
-  static func locate(root: Any.Type, member: Any.Type, getterAddress: UInt64) -> UInt32 {
+  /// beyond doubt (a field, but no line table that says who wrote the getter, included). Without `origin` (the
+  /// program's thread), who wrote the getter is not asked: a field found is returned with `originPending`.
+  static func locate(root: Any.Type, member: Any.Type, getterAddress: UInt64, origin: Bool = true) -> UInt32 {
     guard let size = trivialSize(member), size > 0, size <= maximumSize else { return notBitwise }
     guard let (field, name) = find(root: root, member: member, size: size, getterAddress: getterAddress) else {
       return notFound
     }
+    guard origin else { return field.packed | originPending }
     switch SymbolCache.getterOrigin(keyPathGetter: getterAddress, name: name) {
     case .observationMacro: return field.packed
     case .handWritten: return handWritten
@@ -58,9 +78,11 @@ struct StoredField: Equatable {
   )? {
     guard root is AnyObject.Type, getterAddress != 0 else { return nil }
     let named = SymbolCache.getterName(at: getterAddress).flatMap(PropertyNaming.name(fromKeyPathGetter:))
+    // A private member's storage is `_secret` for `(secret in _8AAE…)`: fields carry no discriminator.
     guard let name = named ?? MergedGetterNaming.name(getterAddress: getterAddress, root: root, member: member),
       symbolNames(name, root: root),
-      let found = field(named: "_" + name.property, of: root, member: member, size: size)
+      let found = field(
+        named: "_" + PrivateNames.withoutDiscriminators(name.property), of: root, member: member, size: size)
     else { return nil }
     return (found, name)
   }
@@ -81,11 +103,19 @@ struct StoredField: Equatable {
   }
 
   /// Whether a getter symbol's `Module.Type` is the key path's root: its module and type, generic arguments
-  /// aside.
+  /// aside. A private type (or one declared in one) is `Odd.(unknown context at $5581…).Model` to the runtime's
+  /// printing, which does not say which file's `Model` it is, and `Odd.(Model in _11E4…)` in the symbol, whose
+  /// discriminator does: the root's metadata must then be that type's, by its symbol (`type metadata for Odd.(Model
+  /// in _11E4…)`, a class's metadata the compiler emitted: `Symbolizer.typeOfMetadata`); metadata the runtime made
+  /// (a generic class's) has none, and is not compared.
   static func symbolNames(_ name: PropertyName, root: Any.Type) -> Bool {
-    var reflected = String(reflecting: root)
-    if let angle = reflected.firstIndex(of: "<") { reflected = String(reflected[..<angle]) }
-    return reflected == name.module + "." + name.type
+    guard PrivateNames.hasDiscriminator(name.type) else {
+      var reflected = String(reflecting: root)
+      if let angle = reflected.firstIndex(of: "<") { reflected = String(reflected[..<angle]) }
+      return reflected == name.module + "." + name.type
+    }
+    let metadata = UInt64(UInt(bitPattern: unsafeBitCast(root, to: UnsafeRawPointer.self)))
+    return SymbolCache.typeOfMetadata(at: metadata) == "\(name.module).\(name.type)"
   }
 
   /// The size of `type` when it is trivially copyable (no references, no resources), else nil.

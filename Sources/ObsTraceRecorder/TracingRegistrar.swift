@@ -65,8 +65,11 @@ public struct TracingRegistrar: Sendable {
     // After the observers ran: the bits kept are those the mutation starts from.
     if window.comparison.comparesBits {
       // A located field implies a class root: the subject is an object reference.
-      extent.storeFieldBits(window.comparison, object: unsafeBitCast(subject, to: UnsafeRawPointer.self))
-    } else if window.comparison.equatable {
+      extent.endWillSet(window, storingFieldOf: unsafeBitCast(subject, to: UnsafeRawPointer.self))
+      return
+    }
+    if window.comparison.equatable {
+      // The getter is the program's code: read outside the recorder.
       extent.storeSnapshot(SilentRead.value(of: subject, keyPath), key: window.key)
     }
     extent.endWillSet(window)
@@ -86,21 +89,29 @@ public struct TracingRegistrar: Sendable {
   /// `didSet` while recording: out of line, so that the path without a recording stays small enough to inline.
   @inlinable @inline(never)
   func recordingDidSet<Subject: Observable, Member>(_ subject: Subject, keyPath: KeyPath<Subject, Member>) {
-    if let plan = extent.didSetKey(keyPath, Subject.self, Member.self) {
-      var flags = RegistrarExtent.modifyFlag
-      if plan.comparesBits {
-        let outcome = extent.compareFieldBits(plan, object: unsafeBitCast(subject, to: UnsafeRawPointer.self))
-        flags |= outcome != 0 ? outcome : RegistrarExtent.noValueKeptFlag
-      } else if plan.equatable {
-        if let old = extent.takeSnapshot(key: plan.key) {
-          flags |= SilentRead.comparisonFlags(old, SilentRead.value(of: subject, keyPath))
+    // Inside the recorder from the lookup to the store (`obstrace_enter_recorder`); a didSet that finds its thread
+    // inside it already (a signal handler's, that interrupted the recorder) is counted, not recorded.
+    if obstrace_enter_recorder() {
+      if let plan = extent.didSetKey(keyPath, Subject.self, Member.self) {
+        var flags = RegistrarExtent.modifyFlag
+        if plan.comparesBits {
+          let outcome = extent.compareFieldBits(plan, object: unsafeBitCast(subject, to: UnsafeRawPointer.self))
+          flags |= outcome != 0 ? outcome : RegistrarExtent.noValueKeptFlag
+        } else if plan.equatable {
+          // The getter and `==` are the program's code: run outside the recorder.
+          obstrace_leave_recorder()
+          if let old = extent.takeSnapshot(key: plan.key) {
+            flags |= SilentRead.comparisonFlags(old, SilentRead.value(of: subject, keyPath))
+          } else {
+            flags |= RegistrarExtent.noValueKeptFlag
+          }
+          obstrace_reenter_recorder()
         } else {
-          flags |= RegistrarExtent.noValueKeptFlag
+          flags |= plan.uncompared
         }
-      } else {
-        flags |= plan.uncompared
+        extent.recordDidSet(key: plan.key, Subject.self, Self.address(of: subject), flags: flags)
       }
-      extent.recordDidSet(key: plan.key, Subject.self, Self.address(of: subject), flags: flags)
+      obstrace_leave_recorder()
     }
     registrar.didSet(subject, keyPath: keyPath)
   }
@@ -120,7 +131,12 @@ public struct TracingRegistrar: Sendable {
     registrar.willSet(subject, keyPath: keyPath)
     if let window { extent.endWillSet(window) }
     defer {
-      if let window { extent.recordDidSet(key: window.key, Subject.self, Self.address(of: subject)) }
+      if let window {
+        extent.recordSetterDidSet(key: window.key, Subject.self, Self.address(of: subject))
+      } else {
+        // The willSet found the thread inside the recorder (a signal handler's write): its didSet is counted too.
+        obstrace_note_interrupted_event()
+      }
       registrar.didSet(subject, keyPath: keyPath)
     }
     return try mutation()

@@ -89,7 +89,11 @@ public enum TrackingScopes {
     isolation: (any Actor)? = nil
   ) -> (scope: UInt32, label: UInt32, instance: UInt32, tracking: UnsafeRawPointer?) {
     Recorder.startFromEnvironmentIfNeeded()
-    guard obstrace_is_enabled() else { return (0, 0, 0, nil) }
+    // Inside the recorder throughout (`obstrace_enter_recorder`): a scope begun by a signal handler that interrupted
+    // the recorder on this thread is counted and runs unrecorded, as a scope does when not recording (its end, fire
+    // and cancel then record nothing either: they are the scope 0's).
+    guard obstrace_is_enabled() && obstrace_enter_recorder() else { return (0, 0, 0, nil) }
+    defer { obstrace_leave_recorder() }
     let labelID: UInt32
     var stack: UInt32 = 0
     switch label {
@@ -136,36 +140,51 @@ public enum TrackingScopes {
 
   /// Records that an `Observations` sequence ended, after `lastRun`.
   static func sequenceEnded(_ sequence: UInt32, lastRun: UInt32, _ ending: SequenceEnding) {
-    guard sequence != 0, obstrace_is_enabled() else { return }
+    guard sequence != 0, obstrace_is_enabled(), obstrace_enter_recorder() else { return }
     obstrace_emit(EventKind.observationsEnd.rawValue, ending.rawValue, 0, sequence, lastRun, 0, 0)
+    obstrace_leave_recorder()
   }
 
   /// A serial for an `Observations` iterator (the sequence instance its runs belong to).
   static func nextSequenceSerial() -> UInt32 { obstrace_next_scope_serial() }
 
+  /// Ends `scope` on this thread. Its flow began it inside the recorder and left it, so the thread is not inside it
+  /// now (the pop is made there all the same when recording has stopped since).
   static func end(_ scope: UInt32) {
     guard scope != 0 else { return }
+    obstrace_reenter_recorder()
     obstrace_pop_scope(scope)
     if obstrace_is_enabled() { obstrace_emit(EventKind.scopeEnd.rawValue, 0, 0, 0, scope, 0, 0) }
+    obstrace_leave_recorder()
   }
 
+  /// Records that `scope`'s observers were installed, in the flow that began it (see `end`).
   static func installed(_ scope: UInt32) {
     guard scope != 0, obstrace_is_enabled() else { return }
+    obstrace_reenter_recorder()
     obstrace_emit_untimed(EventKind.trackingInstalled.rawValue, 0, 0, 0, scope, 0, 0)
+    obstrace_leave_recorder()
   }
 
   /// Records that `scope` fired, caused by the willSet in progress on this thread (none: the object was freed
-  /// or the change came from code ObsTrace does not see).
-  static func fired(_ scope: UInt32) {
-    guard scope != 0, obstrace_is_enabled() else { return }
+  /// or the change came from code ObsTrace does not see). A fire runs in the flow of the write that fired it, which
+  /// may be a signal handler's that interrupted the recorder: then counted, not recorded. Returns whether it was
+  /// recorded.
+  @discardableResult
+  static func fired(_ scope: UInt32) -> Bool {
+    guard scope != 0, obstrace_is_enabled(), obstrace_enter_recorder() else { return false }
     obstrace_emit(
       EventKind.trackingFired.rawValue, 0, obstrace_writing_object(), obstrace_writing_key(), scope, 0, 0)
+    obstrace_leave_recorder()
+    return true
   }
 
-  /// Records that `scope`'s observers are gone, and why (`EventFlags.cancelledByFire`, `cancelledBySequenceEnd`).
+  /// Records that `scope`'s observers are gone, and why (`EventFlags.cancelledByFire`, `cancelledBySequenceEnd`):
+  /// counted, not recorded, when the thread is inside the recorder (a signal handler's write fired it, see `fired`).
   static func cancelled(_ scope: UInt32, reason: UInt8) {
-    guard scope != 0, obstrace_is_enabled() else { return }
+    guard scope != 0, obstrace_is_enabled(), obstrace_enter_recorder() else { return }
     obstrace_emit(EventKind.trackingCancelled.rawValue, reason, 0, 0, scope, 0, 0)
+    obstrace_leave_recorder()
   }
 }
 
@@ -374,9 +393,14 @@ public enum TracedTracking {
   /// instance offered and marked as firing, when there is one), the cancel that follows recorded.
   @inline(__always)
   static func runFired(_ scope: UInt32, _ handler: @Sendable () -> Void, firing: ScopeInstances.Firing?) {
-    TrackingScopes.fired(scope)
+    let recorded = TrackingScopes.fired(scope)
     if let firing {
-      ScopeInstances.fired(label: firing.label, instance: firing.instance, context: firing.context)
+      // The instance's bookkeeping (a lock) only for a recorded fire: inside the recorder, as the fire was.
+      if recorded {
+        obstrace_reenter_recorder()
+        ScopeInstances.fired(label: firing.label, instance: firing.instance, context: firing.context)
+        obstrace_leave_recorder()
+      }
       ScopeInstances.$firing.withValue(firing) { handler() }
     } else {
       handler()

@@ -116,23 +116,39 @@ struct ObservationLibrary: Sendable {
   var path: String
   /// Observation is linked into the executable (`--static-swift-stdlib`), not a library of its own.
   var isStatic = false
+  /// In such an executable, the code of the toolchain's other libraries linked in with Observation (the Swift
+  /// runtime, Concurrency, Dispatch, …: `StaticMembers`), in this process's addresses.
+  var libraries: [LibraryCode] = []
 
-  /// The module name given to frames of Observation's code linked into the executable, which the symbolizer names
-  /// by the executable: `libswiftObservation.a in App`, so that readers tell them Observation's as they tell the
-  /// library's (`SiteFilter.isObservation`).
-  var staticModuleName: String {
-    "libswiftObservation.a in " + (path.split(separator: "/").last.map(String.init) ?? path)
+  /// The module name given to frames of a library's code linked into the executable, which the symbolizer names
+  /// by the executable: `libswiftObservation.a in App`, `libswift_Concurrency.a in App`, so that readers tell them
+  /// the library's as they tell a shared library's (`SiteFilter.isObservation`, `SiteFilter.isMachinery`).
+  func staticModuleName(_ archive: String) -> String {
+    archive + " in " + (path.split(separator: "/").last.map(String.init) ?? path)
   }
 
-  /// Names frames of Observation's code as Observation's: a static executable's (a library's are already).
-  func nameObservationFrames(_ frames: inout [UInt64: SymbolizedFrame]) {
-    guard isStatic, !code.isEmpty else { return }
-    let name = staticModuleName
-    for (address, frame) in frames where code.contains(where: { $0.contains(UInt(address)) }) {
+  /// Names the frames of a static executable that are a library's code (Observation's, the runtime's) by their
+  /// library; a shared library's frames are named by it already.
+  func nameStaticFrames(_ frames: inout [UInt64: SymbolizedFrame]) {
+    guard isStatic, !code.isEmpty || !libraries.isEmpty else { return }
+    let observation = staticModuleName("libswiftObservation.a")
+    let names = libraries.map { staticModuleName($0.archive) }
+    for (address, frame) in frames {
+      let address = UInt(address)
+      let name: String
+      if code.contains(where: { $0.contains(address) }) {
+        name = observation
+      } else if let index = libraries.firstIndex(where: { $0.code.contains(address) }) {
+        name = names[index]
+      } else {
+        continue
+      }
       var renamed = frame
       renamed.module = name
-      renamed.inlined = renamed.inlined.map { var inner = $0; inner.module = name; return inner }
-      frames[address] = renamed
+      renamed.inlined = renamed.inlined.map {
+        var inner = $0; inner.module = name; return inner
+      }
+      frames[UInt64(address)] = renamed
     }
   }
 
@@ -151,7 +167,10 @@ struct ObservationLibrary: Sendable {
     }
     let file = String(decoding: path.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     let setterSymbol = ObservationRuntime.trackingSetterSymbol
-    let values = ObservationRuntime.localSymbols([symbol, setterSymbol], in: file)
+    // A static executable's table is read once, for the symbols and for whose code is where.
+    let image =
+      isStatic ? ObservationRuntime.staticImage(in: file, symbols: [symbol, setterSymbol], getter: symbol) : nil
+    let values = image?.symbols ?? ObservationRuntime.localSymbols([symbol, setterSymbol], in: file)
     guard let value = values[symbol] else {
       guard isStatic else {
         return .failure(LocateError(message: "\(symbol) is not in \(file)'s symbol table"))
@@ -170,16 +189,17 @@ struct ObservationLibrary: Sendable {
     }
     // Frames inside Observation's code are Observation's own: the library's whole code, or, linked into the
     // executable, the run of Observation's functions around the getter.
-    let code =
-      isStatic
-      ? ObservationRuntime.staticCode(in: file, around: value).map { (bias &+ $0.lowerBound)..<(bias &+ $0.upperBound) }
-      : segments
+    let relocated = { (range: Range<UInt>) in (bias &+ range.lowerBound)..<(bias &+ range.upperBound) }
+    let code = image.map { $0.observation.map(relocated) } ?? segments
+    let libraries = (image?.libraries ?? []).map { LibraryCode(code: relocated($0.code), archive: $0.archive) }
     // The setter likewise, or none (ObsTrace's tracking then goes through Observation's function).
     let setter = values[setterSymbol].map { bias &+ $0 }.flatMap { address in
       segments.contains { $0.contains(address) } ? address : nil
     }
     return .success(
-      ObservationLibrary(trackingGetter: getter, trackingSetter: setter, code: code, path: file, isStatic: isStatic))
+      ObservationLibrary(
+        trackingGetter: getter, trackingSetter: setter, code: code, path: file, isStatic: isStatic,
+        libraries: libraries))
   }
 }
 

@@ -36,15 +36,13 @@ extension Symbolizer {
   /// (`declaredGetterFile`).
   public func getterOrigin(keyPathGetter address: UInt64, name: PropertyName) -> GetterOrigin? {
     guard let module = dwfl_addrmodule(session, Dwarf_Addr(address)) else { return nil }
-    let type = name.type
-    let property = name.property
-    let buffer = Self.accessorMacroBuffer(type: type, property: property)
-    let isOwnBuffer = { (file: String) in file.contains(buffer) }
+    let subject = Self.accessorMacroSubject(of: name)
+    let isOwnBuffer = { (file: String) in self.accessorMacroSubject(file) == subject }
     let (keyPathModule, keyPathGetter) = followingThunk(module, Dwarf_Addr(address))
     let own = rowFiles(keyPathModule, keyPathGetter)
     if own?.contains(where: isOwnBuffer) == true { return .observationMacro }
     let merged = Self.thunkCode(keyPathModule, keyPathGetter)?.call
-    if let merged, let files = rowFiles(at: merged), files.contains(where: Self.isAccessorMacroBuffer) {
+    if let merged, let files = rowFiles(at: merged), files.contains(where: { accessorMacroSubject($0) != nil }) {
       return .observationMacro
     }
     let getters = [
@@ -70,13 +68,13 @@ extension Symbolizer {
   }
 
   /// The file that declares the getter of property `name` (`DW_AT_decl_file` of its `DW_TAG_subprogram`
-  /// declaration, found by its linkage name `$s<module>…<Type>C<property><value type>vg` among the declarations of
-  /// the types of the compile unit that holds `address`), or nil.
+  /// declaration, found by its linkage name among the declarations of the types of the compile unit that holds
+  /// `address`), or nil. The linkage name is demangled and compared by what it names
+  /// (`Settings.Settings.darkMode.getter : Swift.Bool` for `$s8SettingsAAC8darkModeSbvg`), not re-spelled: the mangler
+  /// shortens repeated names by substitution and spells non-ASCII ones in punycode (`getterNames`).
   func declaredGetterFile(_ module: OpaquePointer, _ address: Dwarf_Addr, _ name: PropertyName) -> String? {
     guard var unit = compileUnit(module, address) else { return nil }
-    let last = Self.innermostTypeName(name.type)
-    let prefix = "$s\(name.module.utf8.count)\(name.module)"
-    let member = "\(last.utf8.count)\(last)C\(name.property.utf8.count)\(name.property)"
+    let getter = Self.qualifiedName(of: name) + ".getter : "
     func search(_ parent: inout Dwarf_Die) -> String? {
       var child = Dwarf_Die()
       guard dwarf_child(&parent, &child) == 0 else { return nil }
@@ -86,8 +84,7 @@ extension Symbolizer {
           var attribute = Dwarf_Attribute()
           if dwarf_attr(&child, UInt32(DW_AT_linkage_name), &attribute) != nil, let raw = dwarf_formstring(&attribute) {
             let linkage = String(cString: raw)
-            if linkage.hasPrefix(prefix), let at = linkage.firstRange(of: member),
-              Self.isGetter(linkage[at.upperBound...]),
+            if Self.mayBeGetter(linkage), Self.names(getter, Demangler.demangle(linkage)),
               let file = dwarf_decl_file(&child)
             {
               return String(cString: file)
@@ -107,30 +104,67 @@ extension Symbolizer {
     return search(&unit.die)
   }
 
-  /// Whether the mangling after a property's name (`Si` + `vg`, `x` + `vg` + `Si_Tg5` for a generic getter
-  /// specialized) is its getter's: a value type, `vg`, and nothing after but a specialization; not a key path getter
-  /// (`…TK`).
-  static func isGetter(_ rest: Substring) -> Bool {
-    guard let getter = rest.firstRange(of: "vg"), !rest.contains("TK") else { return false }
-    let after = rest[getter.upperBound...]
-    return after.isEmpty || after.contains("_T")
+  /// Whether a linkage name may be a property getter's, by a cheap look before it is demangled: a Swift symbol with
+  /// a `vg` (a getter) and no `TK` (a key path getter) in it.
+  static func mayBeGetter(_ linkage: String) -> Bool {
+    linkage.hasPrefix("$s") && linkage.contains("vg") && !linkage.contains("TK")
   }
 
-  /// Whether `file` is an expansion buffer of the `ObservationTracked` accessor macro (the accessors `@Observable`
-  /// gives each stored property), of any property.
-  static func isAccessorMacroBuffer(_ file: String) -> Bool {
-    file.contains("@__swiftmacro_") && file.contains("ObservationTrackedfMa_")
+  /// Whether the demangled symbol `demangled` is the getter `getter` (`Demo.Box.value.getter : `, its type after),
+  /// or a generic specialization of it; not a thunk, a merged function or anything else named after it.
+  static func names(_ getter: String, _ demangled: String) -> Bool {
+    if demangled.hasPrefix(getter) { return true }
+    guard demangled.hasPrefix("generic specialization <"), let of = demangled.firstRange(of: "> of ") else {
+      return false
+    }
+    return demangled[of.upperBound...].hasPrefix(getter)
   }
 
-  /// What names the `ObservationTracked` buffer of `property` of class `type` (`Ledger`, `Outer.Inner`, `Box<Int>`):
-  /// `6LedgerC5cents18ObservationTrackedfMa_` in `@__swiftmacro_6Models6LedgerC5cents18ObservationTrackedfMa_.swift`.
-  static func accessorMacroBuffer(type: String, property: String) -> String {
-    let name = innermostTypeName(type)
-    return "\(name.utf8.count)\(name)C\(property.utf8.count)\(property)18ObservationTrackedfMa_"
+  /// `Module.Type.property` as the demangler prints a declaration of property `name`: its type's path without
+  /// generic arguments (`Demo.Box.value` for `Box<Int>.value`), a private declaration with its file's discriminator
+  /// (`Odd.(Model in _11E4…).count`, `Demo.Counter.(secret in _8AAE…)`).
+  static func qualifiedName(of name: PropertyName) -> String {
+    "\(name.module).\(withoutGenericArguments(name.type)).\(name.property)"
   }
 
-  /// The innermost type's name, without generic arguments (`Outer<Int>.Inner<Int>` → `Inner`).
-  static func innermostTypeName(_ type: String) -> String {
+  /// What the `ObservationTracked` buffer of property `name` is of, as the demangler says it: `darkMode in
+  /// Settings.Settings` (`accessorMacroSubject(_:)`).
+  static func accessorMacroSubject(of name: PropertyName) -> String {
+    "\(name.property) in \(name.module).\(withoutGenericArguments(name.type))"
+  }
+
+  /// What the `ObservationTracked` accessor macro's expansion buffer `file` (the accessors `@Observable` gives each
+  /// stored property) is of: its file name (`@__swiftmacro_<mangling>.swift`) demangled, `accessor macro
+  /// @ObservationTracked expansion #1 of darkMode in Settings.Settings`, after its `of `; nil for any other file.
+  /// Demangled rather than compared with a spelling of the mangling: the mangler substitutes a name said before
+  /// (`8SettingsAAC8darkMode…` for class `Settings` of module `Settings`; `12TrackedValueC5value011ObservationB0fMa_`,
+  /// whose macro name reuses the type's word `Tracked`), and spells non-ASCII names in punycode
+  /// (`0013ncd_skaCeHaFdC007caf_dma…` for `Ünïcødé.café`): a literal spelling missed those buffers, and every write
+  /// through `_modify` of such a property was "not compared" (tryout17's Q5). Once per file (`macroBufferSubjects`).
+  func accessorMacroSubject(_ file: String) -> String? {
+    if let known = macroBufferSubjects[file] { return known }
+    let subject = Self.accessorMacroSubject(demangling: file)
+    macroBufferSubjects[file] = subject
+    return subject
+  }
+
+  static func accessorMacroSubject(demangling file: String) -> String? {
+    let marker = "@__swiftmacro_"
+    guard file.hasSuffix(".swift"), let last = file.split(separator: "/").last, last.hasPrefix(marker) else {
+      return nil
+    }
+    let mangled = "$s" + last.dropFirst(marker.count).dropLast(".swift".count)
+    let demangled = Demangler.demangle(mangled)
+    let prefix = "accessor macro @ObservationTracked expansion #"
+    guard demangled.hasPrefix(prefix) else { return nil }
+    let rest = demangled.dropFirst(prefix.count).drop(while: { $0.isASCII && $0.isNumber })
+    guard rest.hasPrefix(" of ") else { return nil }
+    return String(rest.dropFirst(" of ".count))
+  }
+
+  /// A type's path without generic arguments at any level (`Outer<Int>.Inner<Int>` → `Outer.Inner`).
+  static func withoutGenericArguments(_ type: String) -> String {
+    guard type.contains("<") else { return type }
     var depth = 0
     var plain = ""
     for character in type {
@@ -142,7 +176,7 @@ extension Symbolizer {
         plain.append(character)
       }
     }
-    return String(plain.split(separator: ".").last ?? Substring(plain))
+    return plain
   }
 
   /// Whether `file` is a source file of the program: not a macro's buffer, not `<compiler-generated>`.
@@ -233,5 +267,29 @@ extension Symbolizer {
       if name.hasPrefix("$s") && name.hasSuffix("vg") { getters[name] = Dwarf_Addr(address) }
     }
     return getters
+  }
+}
+
+extension Symbolizer {
+  /// The type whose class metadata is at `address`, as its symbol names it (`Odd.(Model in _11E4…)`, a private
+  /// type's file's discriminator included, which the runtime's printing leaves out): the metadata the compiler emitted,
+  /// `…CN` (a debug build) or inside its full metadata `…CMf` (an optimized one drops `…CN`). Nil when no such symbol
+  /// holds the address (metadata the runtime made, a binary without symbols).
+  public func typeOfMetadata(at address: UInt64) -> String? {
+    guard let module = dwfl_addrmodule(session, Dwarf_Addr(address)) else { return nil }
+    var offset: GElf_Off = 0
+    var symbol = GElf_Sym()
+    guard let raw = dwfl_module_addrinfo(module, Dwarf_Addr(address), &offset, &symbol, nil, nil, nil) else {
+      return nil
+    }
+    let mangled = String(cString: raw)
+    guard mangled.hasPrefix("$s"),
+      (mangled.hasSuffix("CN") && offset == 0) || (mangled.hasSuffix("CMf") && offset < symbol.st_size)
+    else { return nil }
+    let demangled = Demangler.demangle(mangled)
+    for prefix in ["full type metadata for ", "type metadata for "] where demangled.hasPrefix(prefix) {
+      return String(demangled.dropFirst(prefix.count))
+    }
+    return nil
   }
 }

@@ -26,48 +26,69 @@ public enum ObservationRuntime {
 
   /// The values of the symbols of `symbols` found in `path`'s `.symtab`, in one pass over the file.
   public static func localSymbols(_ symbols: [String], in path: String) -> [String: UInt] {
-    var found: [String: UInt] = [:]
+    var wanted = WantedSymbols(symbols)
     forEachSymbol(in: path) { name, entry in
-      for symbol in symbols where found[symbol] == nil && strcmp(name, symbol) == 0 {
-        found[symbol] = UInt(entry.st_value)
-      }
-      return found.count < symbols.count
+      guard Int32(entry.st_info & 0xf) != STT_FILE else { return true }
+      wanted.check(name, value: UInt(entry.st_value))
+      return !wanted.isComplete
     }
-    return found
+    return wanted.found
   }
 
-  /// Where Observation's code is in an executable that links it statically (`--static-swift-stdlib`): the file
-  /// addresses of the run of Observation's functions (named `$s11Observation…` or `_swift_observation_…` in
-  /// `path`'s `.symtab`) around `address`, the tracking getter's. The linker lays out the library's objects
-  /// together; the functions the library's code specialized from the standard library (`$sSh5union…Tg5` and the
-  /// like) lie among them, so functions of Observation less than `gap` bytes apart are one run. Types of
-  /// Observation's that another module copies or destroys give that module small functions named after them
-  /// (outlined copies, value witnesses); they lie elsewhere, and are not Observation's code. Empty when the table
-  /// has no such function at `address` (a stripped file).
-  public static func staticCode(in path: String, around address: UInt, gap: UInt = 16 * 1024) -> [Range<UInt>] {
-    var functions: [Range<UInt>] = []
+  /// What one pass over the `.symtab` of an executable that links the standard library into itself
+  /// (`--static-swift-stdlib`) tells the recorder: the values of `symbols` (file addresses), Observation's code
+  /// around the value of `getter` (`StaticImage.observation`), and the code of the other libraries of the
+  /// toolchain linked in (`StaticImage.libraries`). Such a table holds ≈ 95 k symbols; each is read once.
+  public static func staticImage(in path: String, symbols: [String], getter: String, gap: UInt = 16 * 1024)
+    -> StaticImage
+  {
+    var wanted = WantedSymbols(symbols)
+    var observation: [Range<UInt>] = []
+    var members = StaticMembers()
     forEachSymbol(in: path) { name, entry in
-      guard entry.st_size > 0, Int32(entry.st_info & 0xf) == STT_FUNC,
-        strncmp(name, "$s11Observation", 15) == 0 || strncmp(name, "_swift_observation_", 19) == 0
-      else { return true }
+      let type = Int32(entry.st_info & 0xf)
+      if type == STT_FILE {
+        members.begin(name)
+        return true
+      }
+      if !wanted.isComplete { wanted.check(name, value: UInt(entry.st_value)) }
+      guard entry.st_size > 0, type == STT_FUNC else { return true }
       let start = UInt(entry.st_value)
       let (end, overflow) = start.addingReportingOverflow(UInt(entry.st_size))
-      if !overflow { functions.append(start..<end) }
+      guard !overflow else { return true }
+      if strncmp(name, "$s11Observation", 15) == 0 || strncmp(name, "_swift_observation_", 19) == 0 {
+        observation.append(start..<end)
+      }
+      // A member's own local functions: bound LOCAL by its compiler, so of default visibility (the linker makes
+      // the hidden functions of every member local too, listed after the last member's, with no member said).
+      if Int32(entry.st_info >> 4) == STB_LOCAL, Int32(entry.st_other & 0x3) == STV_DEFAULT {
+        members.addLocalFunction(start..<end, named: name)
+      }
       return true
     }
-    functions.sort { $0.lowerBound < $1.lowerBound }
+    var image = StaticImage(symbols: wanted.found)
+    if let address = image.symbols[getter] {
+      image.observation = runs(of: observation, gap: gap).filter { $0.contains(address) }
+    }
+    image.libraries = members.libraryCode()
+    return image
+  }
+
+  /// Functions less than `gap` bytes apart, as runs.
+  static func runs(of functions: [Range<UInt>], gap: UInt) -> [Range<UInt>] {
     var runs: [Range<UInt>] = []
-    for function in functions {
+    for function in functions.sorted(by: { $0.lowerBound < $1.lowerBound }) {
       if let last = runs.last, function.lowerBound <= last.upperBound || function.lowerBound - last.upperBound < gap {
         runs[runs.count - 1] = last.lowerBound..<max(last.upperBound, function.upperBound)
       } else {
         runs.append(function)
       }
     }
-    return runs.filter { $0.contains(address) }
+    return runs
   }
 
-  /// Calls `body` with each named symbol of a nonzero value in `path`'s `.symtab`, until it returns false.
+  /// Calls `body` with each named symbol of a nonzero value in `path`'s `.symtab`, and each file symbol (`STT_FILE`,
+  /// of value 0: the object file the local symbols after it are of), in the table's order, until it returns false.
   private static func forEachSymbol(in path: String, _ body: (UnsafePointer<CChar>, GElf_Sym) -> Bool) {
     _ = elf_version(UInt32(EV_CURRENT))
     let descriptor = open(path, O_RDONLY | O_CLOEXEC)
@@ -85,10 +106,46 @@ public enum ObservationRuntime {
       let count = Int32(clamping: header.sh_size / header.sh_entsize)
       for index in 0..<count {
         var entry = GElf_Sym()
-        guard gelf_getsym(data, index, &entry) != nil, entry.st_value != 0,
+        guard gelf_getsym(data, index, &entry) != nil, entry.st_value != 0 || Int32(entry.st_info & 0xf) == STT_FILE,
           let name = elf_strptr(elf, Int(header.sh_link), Int(entry.st_name))
         else { continue }
         guard body(name, entry) else { return }
+      }
+    }
+  }
+}
+
+/// Symbols looked for by name in a symbol table, each compared as the C string the table holds: no `String` is made
+/// nor hashed for each of a table's ≈ 100 k names.
+private struct WantedSymbols {
+  private let names: [String]
+  private let cNames: [[CChar]]
+  private var values: [UInt?]
+  private var remaining: Int
+
+  init(_ names: [String]) {
+    self.names = names
+    cNames = names.map { Array($0.utf8CString) }
+    values = Array(repeating: nil, count: names.count)
+    remaining = names.count
+  }
+
+  /// Whether every symbol was found.
+  var isComplete: Bool { remaining == 0 }
+
+  /// The value of each symbol found, by name.
+  var found: [String: UInt] {
+    var found: [String: UInt] = [:]
+    for (name, value) in zip(names, values) { if let value { found[name] = value } }
+    return found
+  }
+
+  /// Takes `value` for the symbol named `name`, when it is one looked for and not yet found (the first wins).
+  mutating func check(_ name: UnsafePointer<CChar>, value: UInt) {
+    for index in cNames.indices where values[index] == nil {
+      if cNames[index].withUnsafeBufferPointer({ strcmp(name, $0.baseAddress!) }) == 0 {
+        values[index] = value
+        remaining -= 1
       }
     }
   }

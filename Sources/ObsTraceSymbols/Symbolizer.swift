@@ -20,6 +20,9 @@ public final class Symbolizer {
   /// Each module's property getters (`…vg`) by mangled name, keyed by the module's address in libdw's memory
   /// (`getterOrigin`).
   var getterSymbols: [UInt: [String: Dwarf_Addr]] = [:]
+  /// What each `ObservationTracked` accessor macro buffer seen in a line table is of (`darkMode in
+  /// Settings.Settings`), by its file; nil for a file that is not one (`accessorMacroSubject`).
+  var macroBufferSubjects: [String: String?] = [:]
   /// Each module's functions with code by linkage name, keyed by the module's address in libdw's memory
   /// (`placeInlinedFromOtherModules`); indexed at the first frame inlined from another module.
   var definitionIndexes: [UInt: DefinitionIndex] = [:]

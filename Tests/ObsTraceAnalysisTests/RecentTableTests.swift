@@ -94,6 +94,66 @@ struct RecentTableTests {
     table[far] = 7
     #expect(table.count == 6_000 && table[far] == 7 && table.remove(far) == 7 && table.count == 5_999)
   }
+
+  @Test(
+    "forEachEntry and ids give each entry once, in id order: the window's and those aside on both sides of it, merged")
+  func entriesInIDOrder() {
+    var table = RecentTable<Int>()
+    var expected: [UInt32: Int] = [:]
+    func put(_ id: UInt32, _ value: Int) {
+      table[id] = value
+      expected[id] = value
+    }
+    // A long-lived entry left before the window, a forged one far past it, and the window's own.
+    put(3, -3)
+    for id in UInt32(4)...20_000 {
+      put(id, Int(id))
+      if id % 50 != 0 {
+        table.remove(id)
+        expected[id] = nil
+      }
+    }
+    put(4_000_000_000, 1)
+    #expect(table.outsideCount >= 2 && table.slots > 0)
+    var visited: [(UInt32, Int)] = []
+    table.forEachEntry { visited.append(($0, $1)) }
+    let sorted = expected.sorted { $0.key < $1.key }
+    #expect(visited.map(\.0) == sorted.map(\.key) && visited.map(\.1) == sorted.map(\.value))
+    #expect(table.ids == sorted.map(\.key))
+    // Nothing aside: the window alone.
+    var window = RecentTable<Int>()
+    for id in UInt32(10)..<20 { window[id] = Int(id) }
+    #expect(window.outsideCount == 0 && window.ids == Array(UInt32(10)..<20))
+  }
+
+  @Test(
+    "ids met out of order below the window's start (a fan-out's trackings, fired in Observation's order) and live entries spread over many ids (instances waiting to be re-tracked) stay in the array, not aside"
+  )
+  func outOfOrderAndSpreadIDs() {
+    // 4,096 scopes fired in an order of their own: the first is in the middle, half of them come before it.
+    var fired = RecentTable<Int>()
+    let ids = (0..<4_096).map { UInt32(1_000 + ($0 * 1_237 + 2_048) % 4_096) }
+    for id in ids { fired[id] = Int(id) }
+    // Before: the 2,048 below the first id went to the dictionary (a hash for each look).
+    #expect(fired.outsideCount == 0 && fired.count == 4_096)
+    #expect(fired.slots <= 2 * RecentTable<Int>.window + RecentTable<Int>.step)
+    #expect(ids.allSatisfy { fired[$0] == Int($0) } && fired.ids == ids.sorted())
+    // Live entries one in ten ids: before, the window was cut at four slots a live entry, the rest aside.
+    var spread = RecentTable<Int>()
+    for id in stride(from: UInt32(1), to: 200_000, by: 10) { spread[id] = Int(id) }
+    #expect(spread.outsideCount == 0 && spread.count == 20_000)
+    #expect(spread.slots <= 200_000 + RecentTable<Int>.step)
+    // Once an entry was cut off, ids before the window go aside as before (a long-lived run is not moved back).
+    var cut = RecentTable<Int>()
+    cut[10] = 10
+    for id in UInt32(11)...100_000 {
+      cut[id] = Int(id)
+      cut.remove(id)
+    }
+    #expect(cut.outsideCount == 1)
+    cut[50_000] = 1
+    #expect(cut.outsideCount == 2 && cut[50_000] == 1 && cut[10] == 10)
+  }
 }
 
 @Suite("Finding order")

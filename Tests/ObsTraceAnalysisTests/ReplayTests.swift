@@ -1,4 +1,4 @@
-import ObsTraceAnalysis
+@testable import ObsTraceAnalysis
 import ObsTraceFormat
 import Testing
 
@@ -501,6 +501,23 @@ struct ReplayTests {
     #expect(!findings.contains { $0.kind == .unrecordedWrite })
   }
 
+  /// A fresh-clone try-out's Q6 (session 17): objects made before the start, used while recording and then freed,
+  /// were in no column of the objects table ("from before" counted only those still alive at the end).
+  @Test("objects from before the recording are counted whether or not they are freed while it runs, and their frees")
+  func objectsFromBefore() {
+    var script = EventScript()
+    script.created(1)
+    for object: UInt32 in 3...5 { script.read(object, 1) }
+    script.freed(4)
+    script.freed(5)
+    script.freed(1)
+    // Freed without a read or write while recording: nothing shows it was ever seen.
+    script.freed(9)
+    let (replay, _) = script.replay()
+    #expect(replay.typeStatistics[1] == TypeStatistics(created: 1, freed: 1, seenOnly: 3, seenOnlyFreed: 2))
+    #expect(replay.machine.objectsFromBefore == 3)
+  }
+
   @Test("stale reads, untracked reads and objects never freed are found")
   func hazards() {
     var script = EventScript()
@@ -945,7 +962,8 @@ struct TimeOrderTests {
       var expected: [TraceEvent] = []
       for _ in 0..<(1 + next(40)) {
         let thread = UInt32(1 + next(UInt64(threadCount)))
-        guard !ended.contains(thread) else { continue }
+        // Now and then a chunk of a thread that has ended (a damaged or hostile trace).
+        if ended.contains(thread) && next(8) != 0 { continue }
         var times: [UInt64] = []
         for _ in 0..<next(12) {
           // Mostly forward, sometimes the same time (ties across threads), now and then back (a damaged trace).
@@ -974,6 +992,78 @@ struct TimeOrderTests {
     }
     #expect(compared > 10_000)
     #expect(heldBack > 1000)  // the cases hold events back, not only pass them through
+  }
+
+  /// `count` threads that each write one chunk and exit, one after another, merged and compared with the rule.
+  func comeAndGo(
+    _ count: UInt32, footer: Bool, descending: Bool = false
+  ) -> (ordered: TimeOrderedEvents, got: [UInt32], expected: [UInt32]) {
+    let threads = footer ? Set(1...count) : nil
+    var ordered = TimeOrderedEvents(threads: threads, window: 10)
+    var reference = Reference(threads: threads, capacity: TimeOrderedEvents.defaultCapacity, window: 10)
+    var got: [TraceEvent] = []
+    var expected: [TraceEvent] = []
+    for thread in 1...count {
+      let first = UInt64(descending ? count - thread : thread) * 10
+      let chunk = EventChunk(
+        offset: 0, thread: thread, osThreadID: 0, sequence: 0, droppedSinceLastChunk: 0, firstTime: first,
+        threadEnded: true,
+        events: [0, 3, 15].map { TraceEvent(kind: .access, thread: thread, time: first + $0, key: thread) })
+      ordered.add(chunk) { got.append($0) }
+      reference.add(chunk, &expected)
+    }
+    ordered.finish { got.append($0) }
+    reference.finish(&expected)
+    return (ordered, got.map(\.key), expected.map(\.key))
+  }
+
+  @Test("threads that come and go cost the merge work and state for the threads not ended, not for all it has seen")
+  func threadsComeAndGo() {
+    // tryout15's J6: each chunk looked at every thread's latest time for the watermark (a trace of 100,000 threads
+    // of one chunk each was not read in 60 s), and a thread's run, once made, was kept to the end.
+    let count: UInt32 = 1_000
+    for (footer, descending) in [(false, false), (false, true), (true, false), (true, true)] {
+      let (ordered, got, expected) = comeAndGo(count, footer: footer, descending: descending)
+      #expect(got == expected, "footer \(footer), descending \(descending)")
+      #expect(got.count == 3 * Int(count))
+      // A push and a pop or two a chunk (the footer's threads pushed at the start), not a look at every thread.
+      #expect(ordered.watermarkWork <= 4 * Int(count), "footer \(footer), descending \(descending)")
+      let state = ordered.perThreadState
+      #expect(state.clocks == 0 && state.threadsWithRuns == 0, "footer \(footer), descending \(descending)")
+      // Without a footer a thread's events wait only for the window: a few runs at a time, used again.
+      if !footer { #expect(state.runs <= 4, "descending \(descending): \(state.runs) runs") }
+    }
+  }
+
+  @Test("a thread that stays behind holds the watermark while the others move on: entries gone stale are dropped")
+  func staleClocksAreDropped() {
+    // Thread 1 records nothing after time 0; threads 2… send chunk after chunk, each a later latest time: their
+    // earlier entries go stale under thread 1's and are dropped together once they outnumber the threads.
+    let threads = Set(UInt32(1)...40)
+    var ordered = TimeOrderedEvents(threads: threads, capacity: 500)
+    var reference = Reference(threads: threads, capacity: 500, window: 1_000_000_000)
+    var got: [TraceEvent] = []
+    var expected: [TraceEvent] = []
+    var serial: UInt32 = 0
+    for round in UInt64(0)..<60 {
+      for thread in UInt32(2)...40 {
+        let times = [round * 100 + UInt64(thread), round * 100 + UInt64(thread) + 50]
+        let chunk = EventChunk(
+          offset: 0, thread: thread, osThreadID: 0, sequence: round, droppedSinceLastChunk: 0, firstTime: times[0],
+          threadEnded: round == 59 && thread % 2 == 0,
+          events: times.map { time in
+            serial += 1
+            return TraceEvent(kind: .access, thread: thread, time: time, key: serial)
+          })
+        ordered.add(chunk) { got.append($0) }
+        reference.add(chunk, &expected)
+        #expect(ordered.perThreadState.clocks <= 2 * 40 + 64)
+      }
+    }
+    ordered.finish { got.append($0) }
+    reference.finish(&expected)
+    #expect(got.map(\.key) == expected.map(\.key))
+    #expect(got.count == 60 * 39 * 2)
   }
 
   @Test("threads' long stretches come out as the plain rule says: ties at their seams by arrival, a cap cuts one")
@@ -1317,6 +1407,40 @@ struct TimelineOrderTests {
 
 @Suite("What the machine cannot place")
 struct AnomalyTests {
+  /// A trace started by code while another thread was inside a write (tryout16's P8): that write's didSet comes
+  /// first on its thread, its willSet was before the start.
+  static func startedMidWrite(startedWhileRunning: Bool) -> (Replay, [Finding]) {
+    var script = EventScript()
+    script.events.append(TraceEvent(kind: .didSet, thread: 2, time: 0, object: 7, key: 1, aux: 1))
+    script.write(7, 1, unchanged: false, thread: 2)
+    // A didSet of a property written in the trace already, with no willSet of its own: inconsistent even so.
+    script.events.append(TraceEvent(kind: .didSet, thread: 2, time: 900, object: 7, key: 1, aux: 1))
+    var replay = Replay()
+    replay.startedWhileRunning = startedWhileRunning
+    replay.replay(script.events)
+    var trace = AnalysisReport.Trace(
+      path: "started.trc", events: replay.events, threads: 1, droppedEvents: 0, truncated: false, damage: [],
+      durationNanoseconds: 1, backtraces: "off", symbolized: true)
+    trace.startedWhileRunning = startedWhileRunning
+    return (replay, Findings.derive(replay, TraceDefinitions(), trace))
+  }
+
+  @Test("in a trace started while the program ran, a thread's didSet of a property no willSet wrote yet is a write begun before the start, said next to started-while-running, not an inconsistency")
+  func writeBegunBeforeStart() {
+    let (started, findings) = Self.startedMidWrite(startedWhileRunning: true)
+    #expect(started.anomalies == [.didSetWithoutWillSet: 1])
+    #expect(started.machine.writesBegunBeforeStart == 1)
+    let said = findings.first { $0.kind == .startedWhileRunning }
+    #expect(
+      said?.message.hasSuffix(
+        "; 1 write was in progress at the start (T2): its didSet is in the trace, its willSet before it, so it is "
+          + "not counted among the writes") == true, "\(said?.message ?? "none")")
+    // Not started while running (OBSTRACE_OUTPUT): nothing began before, and both are inconsistencies, as before.
+    let (whole, _) = Self.startedMidWrite(startedWhileRunning: false)
+    #expect(whole.anomalies == [.didSetWithoutWillSet: 2])
+    #expect(whole.machine.writesBegunBeforeStart == 0)
+  }
+
   @Test("a read in an unknown scope, a didSet without willSet and a fire of an unknown scope are counted and reported")
   func counted() {
     var script = EventScript()

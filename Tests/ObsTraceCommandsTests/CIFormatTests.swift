@@ -33,13 +33,15 @@ struct CIFormatTests {
     #expect(property("file", of: noop)?.hasSuffix("Examples/obstrace-scenarios/main.swift") == true)
     #expect(property("line", of: noop) == "\(ScenarioSource.noopWrite)")
     #expect(noop.contains("::1 write to TodoStore.items left the value unchanged"))
+    // Each says its evidence, as the text report does, on a line too (tryout17's Q1: only those without one did).
+    #expect(noop.contains(". Evidence: didSet events marked unchanged: the recorder compared the value"), "\(noop)")
     // A finding without a site still shows, on the run rather than a line, and says why it has none, with its
     // evidence (a named scope, TodoList.body, has no call site to stand on).
     let redundant = try #require(annotations.first { $0.contains("title=obstrace redundant-run") })
     #expect(property("file", of: redundant) == nil)
     #expect(
       redundant.contains(
-        ". No file or line: the trace names no place in the code for this finding (evidence: each of these runs "
+        ". No file or line: the trace names no place in the code for this finding. Evidence: each of these runs "
           + "continued a recorded instance"), "\(redundant)")
     #expect(!result.standardOutput.contains("untracked-read"))
   }

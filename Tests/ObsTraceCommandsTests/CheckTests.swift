@@ -91,6 +91,46 @@ struct CheckTests {
     #expect(result.standardOutput.isEmpty)
   }
 
+  @Test(
+    "a name given twice in a baseline is an error naming the file, both lines and the name, not one entry taken silently",
+    arguments: [
+      // The property again on a line of its own, with other counts (the later was the one checked, silently).
+      (
+        #"    "TodoStore.items": {"writes": 2"#,
+        "    \"TodoStore.items\": {\"writes\": 9},\n    \"TodoStore.items\": {\"writes\": 2",
+        #"gives the property "TodoStore.items" twice, on lines 4 and 5"#
+      ),
+      // Spelled with an escape: the same name once decoded.
+      (
+        #"    "TodoList.body": {"runs": 3"#,
+        "    \"TodoList\\u002ebody\": {\"runs\": 1},\n    \"TodoList.body\": {\"runs\": 3",
+        #"gives the scope "TodoList.body" twice, on lines 7 and 8"#
+      ),
+      // A metric twice in one entry.
+      (
+        #""writes": 2, "noopWrites": 1"#, #""writes": 2, "writes": 7, "noopWrites": 1"#,
+        #"gives the metric "writes" twice, on lines 4 and 4"#
+      ),
+    ])
+  func duplicateNames(original: String, replacement: String, error: String) throws {
+    let text = try String(contentsOfFile: committedBaseline, encoding: .utf8)
+    #expect(text.contains(original))
+    let path = Paths.temporary("duplicate-name.json")
+    try text.replacingOccurrences(of: original, with: replacement).write(
+      toFile: path, atomically: true, encoding: .utf8)
+    // The same JSON, read as JSONSerialization reads it, is taken without a word: one entry of the two.
+    let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any]
+    #expect(object != nil)
+    let result = Run.command(["check", trace, "--baseline", path])
+    #expect(result.status == 2, "\(result.standardOutput)")
+    #expect(
+      result.errorLines == [
+        "obstrace check: \(path) " + error + ": one of the two would be taken and the other "
+          + "ignored; keep one (make the baseline again with 'obstrace baseline')"
+      ], "\(result.standardError)")
+    #expect(result.standardOutput.isEmpty)
+  }
+
   @Test("a baseline over 8 MiB is refused before it is parsed; a name is cut in the error that quotes it")
   func hostileSizes() throws {
     let large = Paths.temporary("large.json")

@@ -42,6 +42,20 @@ struct CompletenessTests {
     #expect(text.contains("200 events not recorded (threads that could not get a ring"), "\(text)")
   }
 
+  @Test("events of signal handlers that interrupted the recorder make a trace incomplete, said with their count")
+  func signalHandlerEvents() {
+    var trace = AnalysisReport.Trace(
+      path: "t.trc", events: 10, threads: 1, droppedEvents: 0, truncated: false, damage: [], durationNanoseconds: 1,
+      backtraces: "writes", symbolized: true)
+    trace.signalHandlerEvents = 6
+    let (text, complete) = TraceInput.completeness(trace)
+    #expect(!complete)
+    #expect(
+      text == "INCOMPLETE: 6 events from signal handlers not recorded (a handler that interrupted the recorder on its "
+        + "thread)", "\(text)")
+    #expect(trace.lostEvents)
+  }
+
   @Test("symbolize's two times of a binary modified in the second the recording began differ as printed")
   func timesApart() {
     let began: UInt64 = 1_795_000_000 * 1_000_000_000 + 201_000_000

@@ -91,6 +91,40 @@ struct LossTests {
     return path
   }
 
+  /// A whole trace but for the events of signal handlers that interrupted the recorder, which its footer counts.
+  static func signalHandlerFooter() throws -> String {
+    let path = Paths.temporary("signal-handlers.trc")
+    let header = TraceHeader(
+      startWallClockNanoseconds: 1, processID: 42, executable: "/bin/fixture", dropWhenFull: false, ringCapacity: 64,
+      stackLevel: 0)
+    let writer = try TraceFileWriter(path: path, header: header)
+    let footer = TraceFooter(
+      durationNanoseconds: 1000, chunks: 1, threads: [ThreadTotals(thread: 1, osThreadID: 7, recorded: 0, dropped: 0)],
+      signalHandlerEvents: 9)
+    try writer.writeChunk(.footer, payload: ChunkPayload.footer(footer))
+    writer.close()
+    return path
+  }
+
+  @Test("events of signal handlers not recorded: report, timeline and check say so; check and baseline refuse")
+  func signalHandlerEvents() throws {
+    let path = try Self.signalHandlerFooter()
+    let clause = "9 events from signal handlers not recorded (a handler that interrupted the recorder on its thread)"
+    let report = Run.command(["report", path])
+    #expect(report.status == 0, "\(report.standardError)")
+    #expect(report.standardOutput.contains("0 dropped, INCOMPLETE: " + clause), "\(report.standardOutput)")
+    let timeline = Run.command(["timeline", path])
+    #expect(timeline.standardOutput.contains("!   " + clause), "\(timeline.standardOutput)")
+    let check = Run.command(["check", path, "--max", "Model.count:writes<=1"])
+    // The limit names nothing the trace has (it has no events): exit 2, and the loss said as what may hold it.
+    #expect(check.status == 2, "\(check.standardOutput)\(check.standardError)")
+    #expect(
+      (check.standardOutput + check.standardError).contains("9 events from signal handlers were not recorded"),
+      "\(check.standardOutput)\(check.standardError)")
+    let baseline = Run.command(["baseline", path, "-o", path + ".json"])
+    #expect(baseline.status != 0, "\(baseline.standardError)")
+  }
+
   @Test("symbolize of a trace whose module list names a FIFO: skipped, not opened (it blocked forever: tryout15's J11)")
   func moduleThatIsAFIFO() throws {
     let path = Paths.temporary("fifo-module.trc")
@@ -302,5 +336,54 @@ struct LossTests {
     #expect(result.status == 0)
     #expect(result.standardError.contains("3 events lost at the stop"), "\(result.standardError)")
     #expect(result.standardError.contains("200 events not recorded on threads without a ring"))
+  }
+}
+
+extension LossTests {
+  /// `traces/guide.trc` with a byte of the chunk of `type` flipped (its checksum fails), and that chunk's offset.
+  static func damagedGuide(_ type: ChunkType) throws -> (path: String, offset: UInt64) {
+    let source = Paths.root + "/traces/guide.trc"
+    var chunk: Range<UInt64>?
+    try TraceReader(path: source).forEachWholeChunkRange { found, range in
+      if found == type && chunk == nil { chunk = range }
+    }
+    let range = try #require(chunk)
+    var bytes = try Data(contentsOf: URL(fileURLWithPath: source))
+    bytes[Int(range.lowerBound + range.upperBound) / 2] ^= 0x5a
+    let path = Paths.temporary("damaged-\(type)-guide.trc")
+    try bytes.write(to: URL(fileURLWithPath: path))
+    return (path, range.lowerBound)
+  }
+
+  /// A fresh-clone try-out's Q4 (session 17): a damaged symbol table was said as "its events are lost" by report,
+  /// dump, timeline and the exports, while every one of the 45 events the footer counts was read.
+  @Test("a damaged chunk whose loss leaves every recorded event read is said to have lost definitions, not events")
+  func damagedChunkWithoutEvents() throws {
+    let (symbols, offset) = try Self.damagedGuide(.symbols)
+    let report = Run.command(["report", symbols])
+    #expect(report.status == 0)
+    #expect(report.standardOutput.contains("45 events"))
+    #expect(
+      report.standardOutput.contains(
+        "INCOMPLETE: 1 damaged chunk skipped (no recorded event is missing: the footer's counts are all read; the "
+          + "definitions they held, names or sites, are lost)"))
+    #expect(!report.standardOutput.contains("events are lost"))
+    #expect(report.standardOutput.contains("no recorded event is missing (every event the footer counts was read)"))
+    let clause =
+      "damaged chunk at byte \(offset) skipped (a chunk's checksum does not match): no recorded event is missing "
+      + "(every event the footer counts was read), so what it held was definitions (names, sites, the symbol table), "
+      + "and those are lost"
+    let dump = Run.command(["dump", symbols])
+    #expect(dump.standardOutput.contains("# INCOMPLETE: " + clause))
+    let timeline = Run.command(["timeline", symbols])
+    #expect(timeline.standardOutput.contains("!   " + clause))
+    // The events chunk damaged instead: its events are lost, and said so.
+    let (events, eventsOffset) = try Self.damagedGuide(.events)
+    let lost = Run.command(["report", events])
+    #expect(lost.standardOutput.contains("INCOMPLETE: 1 damaged chunk skipped (their events are lost)"))
+    let lostDump = Run.command(["dump", events])
+    #expect(
+      lostDump.standardOutput.contains(
+        "damaged chunk at byte \(eventsOffset) skipped (a chunk's checksum does not match): its events are lost"))
   }
 }

@@ -22,37 +22,12 @@ struct RecordSignalTests {
   /// once the command says it records.
   static func startRecord(trace: String, folder: String) throws -> pid_t {
     try #require(mkfifo(folder + "/in", 0o600) == 0)
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    // The FIFO opened read-write: its opening does not wait for a writer, and its reader never sees its end.
-    posix_spawn_file_actions_addopen(&actions, 0, folder + "/in", O_RDWR, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, folder + "/out", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-    posix_spawn_file_actions_addopen(&actions, 2, folder + "/err", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    posix_spawnattr_setpgroup(&attributes, 0)
-    // SIGINT as a terminal's shell leaves it for a foreground job: at its default (the test runner may ignore it).
-    var defaults = sigset_t()
-    sigemptyset(&defaults)
-    sigaddset(&defaults, SIGINT)
-    sigaddset(&defaults, SIGTERM)
-    posix_spawnattr_setsigdefault(&attributes, &defaults)
-    // And no signal blocked: the test's thread (a pool thread of Swift concurrency) blocks nearly all, and a child
-    // inherits its mask.
-    var unblocked = sigset_t()
-    sigemptyset(&unblocked)
-    posix_spawnattr_setsigmask(&attributes, &unblocked)
-    posix_spawnattr_setflags(
-      &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
     let arguments = [
       Paths.binary("obstrace"), "record", "-o", trace, "--", Paths.binary("obstrace-scenarios"), "hold-trace",
     ]
-    let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-    defer { for pointer in argv { free(pointer) } }
-    var process: pid_t = 0
-    try #require(posix_spawn(&process, argv[0]!, &actions, &attributes, argv, environ) == 0)
+    // The FIFO opened read-write: its opening does not wait for a writer, and its reader never sees its end.
+    let process = try Run.job(
+      arguments, input: folder + "/in", inputFlags: O_RDWR, output: folder + "/out", errors: folder + "/err")
     // Until the command has recorded its first write (at most 120 s: a loaded machine).
     for _ in 0..<1200 {
       if (try? String(contentsOfFile: folder + "/out", encoding: .utf8))?.contains("recording") == true { break }

@@ -177,17 +177,8 @@ struct UntracedObservationsTests {
   func staticStandardLibrary() throws {
     let folder = Paths.root + "/Tests/Fixtures/UntracedObservations"
     let sources = [folder + "/main.swift", folder + "/Loop.swift"]
-    // swiftc's -static-stdlib links Foundation's static libraries, which need these (SwiftPM adds them itself).
-    let foundation = [
-      "Foundation", "CoreFoundation", "FoundationEssentials", "FoundationInternationalization", "_FoundationICU",
-      "_FoundationCShims", "_FoundationCollections",
-    ]
-    let flags =
-      ["-static-stdlib", "-Xlinker", "--start-group"] + foundation.map { "-l" + $0 } + [
-        "-Xlinker", "--end-group", "-lstdc++",
-      ]
     let program = try FixtureBuild.compile(
-      sources, module: "UntracedObservations", optimization: "-Onone", flags: flags)
+      sources, module: "UntracedObservations", optimization: "-Onone", flags: FixtureBuild.staticStandardLibrary)
     let dynamic = try FixtureBuild.compile(sources, module: "UntracedObservations", optimization: "-Onone")
     var reports: [String] = []
     for binary in [program, dynamic] {
@@ -198,8 +189,9 @@ struct UntracedObservationsTests {
       #expect(!run.standardError.contains("cannot see tracking"), "\(run.standardError)")
       let report = Run.command(["report", trace]).standardOutput
       // Everything after the header line (the file's name, the duration) is the same for both builds.
-      reports.append(report.split(separator: "\n").dropFirst(2).filter { !$0.contains("running-at-stop") }
-        .joined(separator: "\n"))
+      reports.append(
+        report.split(separator: "\n").dropFirst(2).filter { !$0.contains("running-at-stop") }
+          .joined(separator: "\n"))
       if binary == program {
         let stacks = Run.command(["dump", "--stacks", trace]).standardOutput
         let name = "[libswiftObservation.a in \(program.split(separator: "/").last ?? "")]"
@@ -449,21 +441,59 @@ struct TopLevelLabelTests {
 
 /// Compiles a one-file program that imports ObsTrace against the modules and objects `swift build` made.
 enum FixtureBuild {
-  /// Builds `sources` with ObsTrace (`-DOBSTRACE`) and without it, runs both with `arguments`, the traced one
-  /// recording to a new trace named `trace`, and expects the traced one to exit 0 and both to print the same (side
-  /// by side); the caller checks what that is.
+  /// Builds `sources` with ObsTrace (`-DOBSTRACE`) and without it, with `flags`, each linked with its own build
+  /// of `libraries` (in their order, each seeing the modules of those before it), runs both with `arguments`, the
+  /// traced one recording to a new trace named `trace`, and expects the traced one to exit 0 and both to print the
+  /// same (side by side); the caller checks what that is. The traced program records through `OBSTRACE_OUTPUT`,
+  /// or, when it `recordsItself` (`Recorder.start(to:)` with options of its own), to the path it is given as its
+  /// first argument.
   static func sideBySide(
-    _ sources: [String], module: String, optimization: String, arguments: [String] = [], trace name: String
+    _ sources: [String], module: String, optimization: String, flags: [String] = [],
+    libraries: [Library] = [], arguments: [String] = [], recordsItself: Bool = false, trace name: String
   ) throws -> (traced: ProcessResult, untraced: ProcessResult, trace: String) {
-    let traced = try compile(sources, module: module, optimization: optimization, flags: ["-DOBSTRACE"])
-    let untraced = try compile(sources, module: module, optimization: optimization)
+    var programs: [String] = []
+    for variant in [["-DOBSTRACE"], []] {
+      var built: [String] = []
+      for library in libraries {
+        built.append(
+          try self.library(
+            library.sources, module: library.module, optimization: optimization,
+            flags: variant + built.flatMap { ["-I", $0] }))
+      }
+      // A library's archive before those it uses: the linker takes from an archive what earlier inputs need.
+      programs.append(
+        try compile(
+          sources, module: module, optimization: optimization, flags: variant + flags, libraries: built.reversed()))
+    }
     let trace = Paths.temporary(name)
-    let run = try Run.program(traced, arguments, environment: ["OBSTRACE_OUTPUT": trace])
+    let run =
+      recordsItself
+      ? try Run.program(programs[0], [trace] + arguments)
+      : try Run.program(programs[0], arguments, environment: ["OBSTRACE_OUTPUT": trace])
     #expect(run.status == 0, "\(run.standardError)")
-    let alone = try Run.program(untraced, arguments)
+    let alone = try Run.program(programs[1], recordsItself ? [trace + ".untraced"] + arguments : arguments)
     #expect(alone.standardOutput == run.standardOutput, "traced and untraced print differently")
     return (run, alone, trace)
   }
+
+  /// A library module of a fixture (`library(_:module:optimization:flags:)`), built for `sideBySide`.
+  struct Library {
+    var sources: [String]
+    var module: String
+  }
+
+  /// `swiftc`'s flags for a program that links the standard library, Foundation and the runtime into itself, as
+  /// `swift build --static-swift-stdlib` does: `-static-stdlib` and the static libraries Foundation needs, which
+  /// SwiftPM adds itself.
+  static let staticStandardLibrary: [String] = {
+    let foundation = [
+      "Foundation", "CoreFoundation", "FoundationEssentials", "FoundationInternationalization", "_FoundationICU",
+      "_FoundationCShims", "_FoundationCollections",
+    ]
+    return ["-static-stdlib", "-Xlinker", "--start-group"] + foundation.map { "-l" + $0 } + [
+      "-Xlinker", "--end-group", "-lstdc++",
+    ]
+  }()
 
   /// `swiftc` with the built modules (and the C modules they import) on its search paths.
   static func swiftc(module: String) -> [String] {
@@ -624,21 +654,11 @@ extension SiteTests {
     arguments: ["-Onone", "-O"])
   func asyncSites(optimization: String) throws {
     let folder = Paths.root + "/Tests/Fixtures/SitesAsync"
-    var programs: [String] = []
-    for flags in [["-DOBSTRACE"], []] {
-      let models = try FixtureBuild.library(
-        [folder + "/Models.swift"], module: "AsyncModels", optimization: optimization, flags: flags)
-      programs.append(
-        try FixtureBuild.compile(
-          [folder + "/main.swift"], module: "SitesAsync", optimization: optimization, flags: flags,
-          libraries: [models]))
-    }
-    let trace = Paths.temporary("sites-async\(optimization).trc")
-    let run = try Run.program(programs[0], [trace])
-    #expect(run.status == 0, "\(run.standardError)")
-    let alone = try Run.program(programs[1], [trace + ".untraced"])
+    let (run, alone, trace) = try FixtureBuild.sideBySide(
+      [folder + "/main.swift"], module: "SitesAsync", optimization: optimization,
+      libraries: [.init(sources: [folder + "/Models.swift"], module: "AsyncModels")], recordsItself: true,
+      trace: "sites-async\(optimization).trc")
     #expect(alone.status == 0, "\(alone.standardError)")
-    #expect(run.standardOutput == alone.standardOutput, "traced and untraced print differently")
     #expect(
       run.standardOutput
         == "function: start\nfunction: after await\ntask\nasync let\nasync let: 3\nfor await: 1\nfor await: 2\n"
@@ -704,20 +724,10 @@ extension SiteTests {
     arguments: ["-Onone", "-O"])
   func inlinedNeighbours(optimization: String) throws {
     let folder = Paths.root + "/Tests/Fixtures/SitesInlined"
-    var programs: [String] = []
-    for flags in [["-DOBSTRACE"], []] {
-      let models = try FixtureBuild.library(
-        [folder + "/Models.swift"], module: "InlinedModels", optimization: optimization, flags: flags)
-      programs.append(
-        try FixtureBuild.compile(
-          [folder + "/main.swift"], module: "SitesInlined", optimization: optimization, flags: flags,
-          libraries: [models]))
-    }
-    let trace = Paths.temporary("sites-inlined\(optimization).trc")
-    let run = try Run.program(programs[0], [], environment: ["OBSTRACE_OUTPUT": trace])
-    #expect(run.status == 0, "\(run.standardError)")
-    let alone = try Run.program(programs[1], [])
-    #expect(run.standardOutput == alone.standardOutput, "traced and untraced print differently")
+    let (run, _, trace) = try FixtureBuild.sideBySide(
+      [folder + "/main.swift"], module: "SitesInlined", optimization: optimization,
+      libraries: [.init(sources: [folder + "/Models.swift"], module: "InlinedModels")],
+      trace: "sites-inlined\(optimization).trc")
     #expect(run.standardOutput == "7 [\"a\", \"b\", \"c\"]\n")
     let marks = try FixtureBuild.siteMarks(folder + "/main.swift")
     let reader = try TraceReader(path: trace)
@@ -757,22 +767,12 @@ extension SiteTests {
     arguments: ["-Onone", "-O"])
   func inlinedFromOtherModules(optimization: String) throws {
     let folder = Paths.root + "/Tests/Fixtures/SitesModules"
-    var programs: [String] = []
-    for flags in [["-DOBSTRACE"], []] {
-      let models = try FixtureBuild.library(
-        [folder + "/Models.swift"], module: "ModuleModels", optimization: optimization, flags: flags)
-      let screens = try FixtureBuild.library(
-        [folder + "/Screens.swift"], module: "ModuleScreens", optimization: optimization, flags: flags + ["-I", models])
-      programs.append(
-        try FixtureBuild.compile(
-          [folder + "/main.swift"], module: "SitesModules", optimization: optimization, flags: flags,
-          libraries: [screens, models]))
-    }
-    let trace = Paths.temporary("sites-modules\(optimization).trc")
-    let run = try Run.program(programs[0], [], environment: ["OBSTRACE_OUTPUT": trace])
-    #expect(run.status == 0, "\(run.standardError)")
-    let alone = try Run.program(programs[1], [])
-    #expect(run.standardOutput == alone.standardOutput, "traced and untraced print differently")
+    let (run, _, trace) = try FixtureBuild.sideBySide(
+      [folder + "/main.swift"], module: "SitesModules", optimization: optimization,
+      libraries: [
+        .init(sources: [folder + "/Models.swift"], module: "ModuleModels"),
+        .init(sources: [folder + "/Screens.swift"], module: "ModuleScreens"),
+      ], trace: "sites-modules\(optimization).trc")
     #expect(run.standardOutput == "[\"!\", \"?\", \"!\", \"?\"] [10, 10] [0, 1, 2, 3] 4 4\n")
     let main = try FixtureBuild.siteMarks(folder + "/main.swift")
     let screens = try FixtureBuild.siteMarks(folder + "/Screens.swift")
@@ -819,5 +819,62 @@ extension SiteTests {
     #expect(!timeline.contains("<compiler-generated>") && !timeline.contains("ModuleScreens/main.swift"), "\(timeline)")
     let stacks = Run.command(["dump", "--stacks", trace]).standardOutput
     #expect(!stacks.contains("ModuleScreens/main.swift") && !stacks.contains("ModuleScreens/<compiler-generated>"))
+  }
+}
+
+extension SiteTests {
+  /// 0e53b23's finding (J8, left then): in a program built with `--static-swift-stdlib` the Swift runtime,
+  /// Concurrency and Dispatch are part of the executable, and their frames were named by it, so `SiteFilter`,
+  /// which tells them by their libraries' names, took `swift::runJobInEstablishedExecutorContext`, a Dispatch
+  /// function's `.cold` part and the like for the user's: `dump --stacks` marked them `▸`, and an untraced
+  /// `Observations` loop's scope, whose stack after Observation's frames holds only the runtime's, was sited at
+  /// one (`scopeBegin … at _ZN5swift34runJobInEstablishedExecutorContextEPNS_3JobE`). The recorder now reads from
+  /// the executable's symbol table which of its code is which library's (`StaticMembers`) and names those frames
+  /// `libswift_Concurrency.a in App`, `libdispatch.a in App`, machinery as a shared library's are. Writes in a
+  /// detached Task and on Dispatch queues are at the user's lines, debug and release; side by side.
+  @Test(
+    "in a program linked with a static standard library, the runtime's, Concurrency's and Dispatch's frames are named by their library and are never the user's; writes in a Task and on Dispatch queues are at their lines, debug and release",
+    arguments: ["-Onone", "-O"])
+  func staticRuntimeFrames(optimization: String) throws {
+    let folder = Paths.root + "/Tests/Fixtures/SitesStatic"
+    let (run, _, trace) = try FixtureBuild.sideBySide(
+      [folder + "/main.swift", folder + "/Loop.swift"], module: "SitesStatic", optimization: optimization,
+      flags: FixtureBuild.staticStandardLibrary, trace: "sites-static\(optimization).trc")
+    #expect(run.standardOutput == "value: 111, seen: 111\n")
+    let marks = try FixtureBuild.siteMarks(folder + "/main.swift")
+    let reader = try TraceReader(path: trace)
+    var writes: [String] = []
+    reader.forEachEvent { event in
+      guard event.kind == .willSet else { return }
+      guard let site = reader.definitions.site(ofStack: event.stack) else { return writes.append("no site") }
+      writes.append("\(site.file.split(separator: "/").last ?? ""):\(site.line)")
+    }
+    #expect(writes.sorted() == ["task", "dispatch", "serial"].map { "main.swift:\(marks[$0] ?? 0)" }.sorted())
+    let stacks = Run.command(["dump", "--stacks", trace]).standardOutput
+    let frames = stacks.split(separator: "\n").filter { $0.hasPrefix("              ") }
+    // The runtime's frames are their libraries', never marked as the user's.
+    for (symbol, library) in [
+      ("swift_job_run", "libswift_Concurrency.a"),
+      ("_ZN5swift34runJobInEstablishedExecutorContextEPNS_3JobE", "libswift_Concurrency.a"),
+      ("_dispatch_worker_thread", "libdispatch.a"),
+    ] {
+      let lines = frames.filter { $0.hasSuffix("]") && $0.contains(" \(symbol)  [") }
+      #expect(!lines.isEmpty, "\(symbol) is on no stack:\n\(stacks)")
+      #expect(lines.allSatisfy { $0.contains("  [\(library) in SitesStatic") && !$0.contains("▸") }, "\(lines)")
+    }
+    // Every frame marked as the user's is the fixture's code.
+    let users = frames.filter { $0.contains("▸ ") }
+    #expect(!users.isEmpty)
+    #expect(
+      users.allSatisfy { $0.contains("SitesStatic/") || $0.contains("main.swift:") || $0.contains("top-level code") },
+      "\(users)")
+    // The untraced loop's scope: named by its closure, and not sited at the runtime's frame it began under.
+    let scopes = stacks.split(separator: "\n").filter { $0.contains("scopeBegin") && $0.contains(" untraced ") }
+    let loop = try #require(try FixtureBuild.siteMarks(folder + "/Loop.swift")["observations"])
+    #expect(scopes.count == 1, "\(stacks)")
+    #expect(
+      scopes.allSatisfy {
+        $0.contains("untraced \"SitesStatic/Loop.swift:\(loop) (Observations closure)\"") && !$0.contains("\" at ")
+      }, "\(scopes)")
   }
 }

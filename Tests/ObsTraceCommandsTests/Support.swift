@@ -2,6 +2,10 @@ import Foundation
 import ObsTraceCommands
 import ObsTraceFormat
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// Where the repository and the built programs are.
 enum Paths {
   /// The repository's root, from this file's place in it.
@@ -94,6 +98,49 @@ enum Run {
     let output = CapturedOutput()
     let status = CommandLineInterface.run(arguments, output: output)
     return ProcessResult(status: status, standardOutput: output.standardOutput, standardError: output.standardError)
+  }
+}
+
+extension Run {
+  /// Starts `arguments` as a shell starts a job, and returns its process id without waiting: in a process group of its
+  /// own (so that a signal can go to the group, as a terminal's Ctrl-C or `timeout` sends it), SIGINT and SIGTERM at
+  /// their defaults and no signal blocked (the test's thread, a pool thread of Swift concurrency, blocks nearly all,
+  /// and may ignore SIGINT; a child inherits both), its input `input` opened with `inputFlags`, its output and errors
+  /// written to `output` and `errors`. `environment`: "NAME=value" entries, by default this process's.
+  static func job(
+    _ arguments: [String], input: String, inputFlags: Int32, output: String, errors: String,
+    environment: [String]? = nil
+  ) throws -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, input, inputFlags, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    posix_spawnattr_setpgroup(&attributes, 0)
+    var defaults = sigset_t()
+    sigemptyset(&defaults)
+    sigaddset(&defaults, SIGINT)
+    sigaddset(&defaults, SIGTERM)
+    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    var unblocked = sigset_t()
+    sigemptyset(&unblocked)
+    posix_spawnattr_setsigmask(&attributes, &unblocked)
+    posix_spawnattr_setflags(
+      &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+    let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+    let envp: [UnsafeMutablePointer<CChar>?]? = environment.map { $0.map { strdup($0) } + [nil] }
+    defer { for pointer in argv + (envp ?? []) { free(pointer) } }
+    var process: pid_t = 0
+    let spawned = envp.map { posix_spawn(&process, argv[0]!, &actions, &attributes, argv, $0) }
+      ?? posix_spawn(&process, argv[0]!, &actions, &attributes, argv, environ)
+    guard spawned == 0 else {
+      throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO, userInfo: [NSLocalizedDescriptionKey: arguments[0]])
+    }
+    return process
   }
 }
 

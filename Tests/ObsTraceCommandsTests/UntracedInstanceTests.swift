@@ -75,7 +75,9 @@ struct UntracedInstanceTests {
     #expect(whoReadWhat.components(separatedBy: "<details").count == 2, "\(whoReadWhat)")
     #expect(whoReadWhat.contains("<code>App/Banner.swift:13</code>"), "\(whoReadWhat)")
     #expect(whoReadWhat.contains("in 2 of 2 runs"), "\(whoReadWhat)")
-    #expect(whoReadWhat.contains("</code>: 2</li>"), "both writes invalidated it: \(whoReadWhat)")
+    #expect(
+      whoReadWhat.contains("</code>: 2 <span class=\"predicted\">(all predicted, not recorded)</span></li>"),
+      "both writes invalidated it (predicted: it is untraced): \(whoReadWhat)")
     // Its runs in the order they ran: label 1's run (#11), then label 2's (#19).
     let first = try #require(whoReadWhat.range(of: "<td>#11"), "\(whoReadWhat)")
     let second = try #require(whoReadWhat.range(of: "<td>#19"), "\(whoReadWhat)")

@@ -94,3 +94,40 @@ struct ZeroTailTests {
     #expect(reader.damage.count == 1 && reader.damage.listed.map(\.offset) == [footer.lowerBound])
   }
 }
+
+extension ZeroTailTests {
+  /// A fresh-clone try-out's Q13 (session 17): a footer with one byte of its compressed data changed was told as a
+  /// chunk "never wholly written: the file ends in 1 zero byte" (the deflate stream's own last byte), and its
+  /// damage was never said.
+  @Test("a damaged last chunk whose data ends in a zero byte is damage, not an end never written")
+  func damagedFooterIsDamage() throws {
+    let (bytes, chunks) = try GuideTrace.read()
+    let footer = try #require(chunks.last { $0.type == .footer }).range
+    #expect(bytes.last == 0)
+    var damaged = bytes
+    damaged[Int(footer.lowerBound + footer.upperBound) / 2] ^= 0x01
+    let path = try GuideTrace.write(damaged, "flipped-footer.trc")
+    let (reader, _) = try GuideTrace.events(path)
+    #expect(reader.zeroTail == nil)
+    #expect(reader.truncated)
+    #expect(reader.malformedFooter?.offset == footer.lowerBound)
+    #expect(reader.malformedFooter?.message == TraceReader.damagedFooterMessage)
+    let report = Run.command(["report", path])
+    #expect(!report.standardOutput.contains("never wholly written"))
+    #expect(
+      report.standardOutput.contains(
+        "INCOMPLETE: the footer at byte \(footer.lowerBound) is damaged (its checksum does not match) (what the "
+          + "recording lost is not known)"), "\(report.standardOutput)")
+    let dump = Run.command(["dump", path])
+    #expect(
+      dump.standardOutput.contains(
+        "# the footer at byte \(footer.lowerBound) is damaged (its checksum does not match): the recording wrote it"))
+    // Another chunk damaged the same way is a damaged chunk, not a footer.
+    let events = try #require(chunks.first { $0.type == .events }).range
+    var other = bytes
+    other[Int(events.lowerBound + events.upperBound) / 2] ^= 0x01
+    let (otherReader, _) = try GuideTrace.events(try GuideTrace.write(other, "flipped-events.trc"))
+    #expect(otherReader.malformedFooter == nil)
+    #expect(otherReader.damage.listed.map(\.offset) == [events.lowerBound])
+  }
+}

@@ -6,6 +6,14 @@ import Testing
 /// One reader test per format version: a reader reads every version up to its own.
 @Suite("Format versions")
 struct FormatVersionTests {
+  /// The footer that `bytes` (a footer chunk's payload) decodes to.
+  static func footer(decoding bytes: some Collection<UInt8>) throws -> TraceFooter {
+    try Array(bytes).withUnsafeBytes { buffer in
+      var cursor = ByteCursor(buffer)
+      return try TraceReader.decodeFooter(&cursor)
+    }
+  }
+
   static let fixtures: String = {
     var url = URL(fileURLWithPath: #filePath)
     url.deleteLastPathComponent()
@@ -90,18 +98,13 @@ struct FormatVersionTests {
     let footer = TraceFooter(
       durationNanoseconds: 9, chunks: 1, threads: totals, runningAtStop: [2, 7], lostAtStop: 3)
     var bytes = ChunkPayload.footer(footer)
-    let decoded = try bytes.withUnsafeBytes { buffer in
-      var cursor = ByteCursor(buffer)
-      return try TraceReader.decodeFooter(&cursor)
-    }
+    let decoded = try Self.footer(decoding: bytes)
     #expect(decoded == footer)
     // A footer written before the fields existed (version 2 earlier in this session) ends after the threads.
     let plain = ChunkPayload.footer(TraceFooter(durationNanoseconds: 9, chunks: 1, threads: totals))
-    bytes = Array(plain.dropLast(4))  // the empty list, the zero count, the zero ringless and fork counts
-    let older = try bytes.withUnsafeBytes { buffer in
-      var cursor = ByteCursor(buffer)
-      return try TraceReader.decodeFooter(&cursor)
-    }
+    // The empty list, the zero count, the zero ringless, fork and signal handlers' counts.
+    bytes = Array(plain.dropLast(5))
+    let older = try Self.footer(decoding: bytes)
     #expect(older == TraceFooter(durationNanoseconds: 9, chunks: 1, threads: totals))
   }
 
@@ -110,17 +113,12 @@ struct FormatVersionTests {
     let totals = [ThreadTotals(thread: 1, osThreadID: 10, recorded: 4, dropped: 0)]
     let footer = TraceFooter(
       durationNanoseconds: 9, chunks: 1, threads: totals, runningAtStop: [2], lostAtStop: 3, ringless: 200)
-    let decoded = try ChunkPayload.footer(footer).withUnsafeBytes { buffer in
-      var cursor = ByteCursor(buffer)
-      return try TraceReader.decodeFooter(&cursor)
-    }
+    let decoded = try Self.footer(decoding: ChunkPayload.footer(footer))
     #expect(decoded == footer)
     // Written before the field existed: the footer ends after the events lost at the stop.
-    let earlier = Array(ChunkPayload.footer(footer).dropLast(3))  // 200 is a two-byte varint, then no forks
-    let older = try earlier.withUnsafeBytes { buffer in
-      var cursor = ByteCursor(buffer)
-      return try TraceReader.decodeFooter(&cursor)
-    }
+    // 200 is a two-byte varint, then no forks, no signal handlers' events.
+    let earlier = Array(ChunkPayload.footer(footer).dropLast(4))
+    let older = try Self.footer(decoding: earlier)
     #expect(older.lostAtStop == 3)
     #expect(older.ringless == 0)
   }
@@ -130,18 +128,26 @@ struct FormatVersionTests {
     let totals = [ThreadTotals(thread: 1, osThreadID: 10, recorded: 4, dropped: 0)]
     let footer = TraceFooter(
       durationNanoseconds: 9, chunks: 1, threads: totals, runningAtStop: [], lostAtStop: 0, ringless: 200, forks: 2)
-    let decoded = try ChunkPayload.footer(footer).withUnsafeBytes { buffer in
-      var cursor = ByteCursor(buffer)
-      return try TraceReader.decodeFooter(&cursor)
-    }
+    let decoded = try Self.footer(decoding: ChunkPayload.footer(footer))
     #expect(decoded == footer)
-    // Written before the field existed: the footer ends after the ringless count.
-    let earlier = Array(ChunkPayload.footer(footer).dropLast(1))
-    let older = try earlier.withUnsafeBytes { buffer in
-      var cursor = ByteCursor(buffer)
-      return try TraceReader.decodeFooter(&cursor)
-    }
+    // Written before the field existed: the footer ends after the ringless count (no forks, no handlers' events).
+    let earlier = Array(ChunkPayload.footer(footer).dropLast(2))
+    let older = try Self.footer(decoding: earlier)
     #expect(older.ringless == 200 && older.forks == 0)
+  }
+
+  @Test("version 3, later still: the footer counts the events of signal handlers that interrupted the recorder")
+  func version3FooterSignalHandlerEvents() throws {
+    let totals = [ThreadTotals(thread: 1, osThreadID: 10, recorded: 4, dropped: 0)]
+    let footer = TraceFooter(
+      durationNanoseconds: 9, chunks: 1, threads: totals, runningAtStop: [], lostAtStop: 0, ringless: 0, forks: 2,
+      signalHandlerEvents: 300)
+    let decoded = try Self.footer(decoding: ChunkPayload.footer(footer))
+    #expect(decoded == footer)
+    // Written before the field existed: the footer ends after the fork count (300 is a two-byte varint).
+    let earlier = Array(ChunkPayload.footer(footer).dropLast(2))
+    let older = try Self.footer(decoding: earlier)
+    #expect(older.forks == 2 && older.signalHandlerEvents == 0)
   }
 
   @Test("version 2: the seed guide's trace as version 2 wrote it (zlib streams) reads whole, with its names and sites")

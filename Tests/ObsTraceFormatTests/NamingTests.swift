@@ -103,6 +103,12 @@ struct NamingTests {
       ("partial apply forwarder for closure #3 () -> () in Demo.run() -> ()", false),
       ("Observation.ObservationRegistrar.willSet<A, B>(_: A, keyPath: Swift.KeyPath<A, B>) -> ()", false),
       ("swift_job_run", false),
+      // The toolchain's libraries, by their modules: in a static executable no library name says whose they are.
+      (
+        "FoundationEssentials.JSONDecoder.decode<A where A: Swift.Decodable>(_: A.Type, from: Foundation.Data) throws -> A",
+        false
+      ),
+      ("closure #1 () -> () in _StringProcessing.Regex.firstMatch(in: Swift.String) throws -> ()", false),
       (
         "function signature specialization <Arg[2] = Dead> of static ObsTraceRecorder.TrackingScopes.begin(_:_:)", false
       ),
@@ -127,7 +133,10 @@ struct NamingTests {
       ("App.Temp.fahrenheit.setter : Swift.Double", "/p/Sources/App/main.swift", true),
       ("App.Temp.subscript.setter : (Swift.Double) -> Swift.Double", "/p/Sources/App/main.swift", true),
       ("closure #1 () -> Swift.String in App.Screen.label.getter : Swift.String", "/p/Sources/App/main.swift", true),
-      ("App.Temp.celsius.setter : Swift.Double", "/tmp/@__swiftmacro_3App4TempC7celsius18ObservationTrackedfMa_.swift", false),
+      (
+        "App.Temp.celsius.setter : Swift.Double", "/tmp/@__swiftmacro_3App4TempC7celsius18ObservationTrackedfMa_.swift",
+        false
+      ),
       ("App.Temp.celsius.modify : Swift.Double", "", false),
       ("App.Temp.celsius.getter : Swift.Double", "<compiler-generated>", false),
       ("key path getter for App.Temp.celsius : App.Temp", "/p/Sources/App/main.swift", false),
@@ -141,6 +150,18 @@ struct NamingTests {
   func machineryByFile(function: String, file: String, isUserCode: Bool) {
     let frame = SymbolizedFrame(address: 1, function: function, file: file, line: 3, module: "app")
     #expect(SiteFilter.isMachinery(frame) == !isUserCode)
+  }
+
+  @Test(
+    "the runtime's C++ frame is machinery by its library's name: a shared library's, or the archive a static executable's code is of; named by the executable alone it is not told",
+    arguments: [
+      ("libswift_Concurrency.so", true), ("libswift_Concurrency.a in App", true), ("libdispatch.a in App", true),
+      ("App", false),
+    ])
+  func machineryByLibrary(module: String, isMachinery: Bool) {
+    let frame = SymbolizedFrame(
+      address: 1, function: "_ZN5swift34runJobInEstablishedExecutorContextEPNS_3JobE", module: module)
+    #expect(SiteFilter.isMachinery(frame) == isMachinery)
   }
 }
 

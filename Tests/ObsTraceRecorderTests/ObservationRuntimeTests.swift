@@ -4,6 +4,7 @@ import Observation
 import Testing
 
 @testable import ObsTraceRecorder
+@testable import ObsTraceSymbols
 
 /// What the recorder relies on to see tracking it does not own (docs/analysis.md, "Untraced tracking").
 @Suite("Observation's runtime")
@@ -103,5 +104,42 @@ struct ObservationRuntimeTests {
     }
     #expect(error.message.contains("_swift_observation_no_such_symbol"))
     #expect(error.message.contains("libswiftObservation.so"))
+  }
+}
+
+extension ObservationRuntimeTests {
+  /// How `StaticMembers` reads a static executable's members from its symbol table, on a table of the shape gold
+  /// writes (a file symbol, then that member's own local functions, in the order the members' code is laid out;
+  /// the parts moved before all code first): each toolchain library's members in a row are one range, the parts
+  /// moved before all code are their member's, and no member of the user's or of a C library that cannot be told
+  /// is named.
+  @Test("a static executable's members give the code of each toolchain library linked in, and nothing of the user's")
+  func staticMembers() {
+    var members = StaticMembers()
+    func member(_ file: String, _ functions: [(String, Range<UInt>)]) {
+      file.withCString { members.begin($0) }
+      for (name, code) in functions { name.withCString { members.addLocalFunction(code, named: $0) } }
+    }
+    member("crtstuff.c", [])
+    // The user's object, whose locals include a specialization of the standard library's (`$sSa…Tg5`).
+    member("App.o", [("$s3App5counter33_F0SiVvp", 0x1000..<0x1100), ("$sSa6appendyyxnFSi_Tg5", 0x1100..<0x1180)])
+    member("Swift.o", [("$ss5printF", 0x2000..<0x2100), ("$ss6_Deque", 0x2f00..<0x3000), ("a.cold.1", 0x100..<0x110)])
+    member("Heap.cpp", [("_ZN5swiftL4heapEv", 0x3100..<0x3200)])
+    member("Errors.cpp", [])
+    member("_Concurrency.o", [("$sScT5valuexvg", 0x4000..<0x4100)])
+    member("Actor.cpp", [("_ZN5swift34runJobInEstablishedExecutorContextEPNS_3JobE", 0x4200..<0x4300)])
+    member("data.c", [])
+    member("runtime.c", [("_Block_copy_internal", 0x5000..<0x5010)])
+    member("queue.c", [("_dispatch_lane_push", 0x6000..<0x6100), ("_dispatch_lane_push.cold.1", 0x200..<0x210)])
+    member("block.cpp", [("_ZN12_GLOBAL__N_1L5blockEv", 0x6200..<0x6210)])
+    member("Other.cpp", [("_ZL5otherv", 0x7000..<0x7010)])
+    #expect(
+      members.libraryCode() == [
+        LibraryCode(code: 0x100..<0x110, archive: "libswiftCore.a"),
+        LibraryCode(code: 0x200..<0x210, archive: "libdispatch.a"),
+        LibraryCode(code: 0x2000..<0x3200, archive: "libswiftCore.a"),
+        LibraryCode(code: 0x4000..<0x4300, archive: "libswift_Concurrency.a"),
+        LibraryCode(code: 0x6000..<0x6100, archive: "libdispatch.a"),
+      ])
   }
 }

@@ -11,6 +11,7 @@
 #ifndef COBSTRACE_RING_H
 #define COBSTRACE_RING_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -142,9 +143,10 @@ extern uint32_t obstrace_stack_depth_flag;
 /// How a write through `_modify` is compared with the value before it: 0 off, 1 trivial (the bits of a trivially
 /// copyable member), 2 equatable (any Equatable member, with `==`). `RecordingOptions.comparison`.
 extern uint32_t obstrace_compare_mode_flag;
-/// Property id → where its stored field is in the object, packed (offset << 8 | size); 0 when not looked for yet,
-/// UINT32_MAX when not found. Written by the interner at the property's first compared write (two threads may
-/// both look and store the same answer); read with relaxed loads.
+/// Property id → where its stored field is in the object, packed (offset << 8 | size, bit 7 set while the getter's
+/// origin is not settled: `StoredField.originPending`); 0 when not looked for yet, UINT32_MAX when not found.
+/// Written by the interner at the property's first compared write or by the flusher as it defines the property (two
+/// threads may both look; the flusher's answer is the whole one); read with relaxed loads.
 extern uint32_t obstrace_property_fields[OBSTRACE_MAX_FIELD_PROPERTIES];
 /// Per property id: whether its member type is Equatable, 0 not asked yet, 1 no, 2 yes (`Interner.memberIsEquatable`,
 /// asked only under `WriteComparison.equatable`); a later id is answered by the interner's table.
@@ -162,6 +164,50 @@ extern obstrace_tracking_setter obstrace_observation_set_tracking;
 /// Initial-exec TLS: a single %fs-relative load, no __tls_get_addr call (ObsTrace is linked into the executable,
 /// never dlopen'ed).
 extern __thread obstrace_ring *obstrace_thread_ring __attribute__((tls_model("initial-exec")));
+
+/// Whether the calling thread is inside the recorder: set around the recorder's own work on a program's thread (a
+/// lock, an allocation, a store into the thread's ring or its per-thread state), never around the program's code
+/// (its getters, `==`, observers, change handlers). The recorder is not re-entrant on a thread: an event offered
+/// while this is set can only come from a signal handler that interrupted that work, and is counted
+/// (`obstrace_interrupted_events`), not recorded, so that the handler neither waits for a lock its own thread holds
+/// nor stores into the middle of its thread's store (tryout16's P1 and P3). Initial-exec TLS, as the ring pointer:
+/// one %fs-relative load. Written only by its own thread (and by a handler on it, which leaves it as it found it).
+extern __thread uint32_t obstrace_in_recorder __attribute__((tls_model("initial-exec")));
+/// Counts an event that met its thread inside the recorder (cold; async-signal-safe: one lock-free atomic add).
+void obstrace_note_interrupted_event(void);
+/// Events offered this recording by signal handlers that interrupted the recorder on their thread: counted, not
+/// recorded (the footer's last field).
+uint64_t obstrace_interrupted_events(void);
+
+/// Enters the recorder on this thread for an event: false, with the event counted, when the thread is inside it
+/// already (a signal handler interrupted it); the caller then records nothing and leaves the program's own work (the
+/// real registrar) as it is. On true the caller must `obstrace_leave_recorder()` before it runs any of the program's
+/// code and when it is done. The compiler keeps the section's loads and stores between the two (signal fences).
+static inline __attribute__((always_inline)) bool obstrace_enter_recorder(void) {
+  if (__builtin_expect(__atomic_load_n(&obstrace_in_recorder, __ATOMIC_RELAXED) != 0, 0)) {
+    obstrace_note_interrupted_event();
+    return false;
+  }
+  __atomic_store_n(&obstrace_in_recorder, 1, __ATOMIC_RELAXED);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  return true;
+}
+
+/// Enters the recorder again in a flow that left it to run the program's code (`obstrace_enter_recorder` succeeded
+/// earlier in the same event, so the thread cannot be inside it): no check, no count.
+static inline __attribute__((always_inline)) void obstrace_reenter_recorder(void) {
+  __atomic_store_n(&obstrace_in_recorder, 1, __ATOMIC_RELAXED);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+/// Leaves the recorder (see `obstrace_enter_recorder`).
+static inline __attribute__((always_inline)) void obstrace_leave_recorder(void) {
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  __atomic_store_n(&obstrace_in_recorder, 0, __ATOMIC_RELAXED);
+}
+
+/// Whether the calling thread is inside the recorder now (tests).
+static inline bool obstrace_is_in_recorder(void) { return __atomic_load_n(&obstrace_in_recorder, __ATOMIC_RELAXED) != 0; }
 
 /// The slow half of `obstrace_current_ring`: allocates and registers this thread's ring.
 obstrace_ring *obstrace_ring_attach(void);
@@ -213,6 +259,31 @@ static inline uint32_t obstrace_property_field(uint32_t key) {
 static inline void obstrace_set_property_field(uint32_t key, uint32_t packed) {
   if (key < OBSTRACE_MAX_FIELD_PROPERTIES) __atomic_store_n(&obstrace_property_fields[key], packed, __ATOMIC_RELAXED);
 }
+
+/// Stores `packed` for property `key` unless an answer is there already: returns what the table then holds (a
+/// program's thread's answer, which leaves the getter's origin to the flusher, never replaces the flusher's).
+static inline uint32_t obstrace_set_property_field_if_unset(uint32_t key, uint32_t packed) {
+  if (key >= OBSTRACE_MAX_FIELD_PROPERTIES) return packed;
+  uint32_t expected = 0;
+  if (__atomic_compare_exchange_n(&obstrace_property_fields[key], &expected, packed, false, __ATOMIC_RELAXED,
+                                  __ATOMIC_RELAXED))
+    return packed;
+  return expected;
+}
+
+/// didSets a program's thread marked as compared with a field whose getter's origin was not settled yet
+/// (`RegistrarExtent.originPendingFlag`), not yet settled by the flusher. A thread counts one up before it records
+/// the didSet (so before the ring's release of it); the flusher, which reads a ring's records after its acquire of
+/// them, counts one down per didSet it settles: while none is outstanding, it looks at no didSet's flags.
+extern uint64_t obstrace_origin_marks;
+
+static inline void obstrace_note_origin_mark(void) { __atomic_fetch_add(&obstrace_origin_marks, 1, __ATOMIC_RELAXED); }
+
+static inline uint64_t obstrace_origin_marks_outstanding(void) {
+  return __atomic_load_n(&obstrace_origin_marks, __ATOMIC_RELAXED);
+}
+
+static inline void obstrace_settle_origin_mark(void) { __atomic_fetch_sub(&obstrace_origin_marks, 1, __ATOMIC_RELAXED); }
 
 static inline uint8_t obstrace_property_equatable_state(uint32_t key) {
   if (key >= OBSTRACE_MAX_FIELD_PROPERTIES) return 0;
@@ -622,6 +693,12 @@ size_t obstrace_stack_left(void);
 /// Runs `body(context)` on a new thread with a stack of `size` bytes and waits for it to return; false, having run
 /// nothing, when no thread could be made.
 bool obstrace_run_with_stack(void (*body)(void *), void *context, size_t size);
+/// `pthread_create` for the recorder's own threads (the flusher, the roomy-stack helper): the thread starts with
+/// every signal blocked, so that none of the program's handlers ever runs on it (a thread starts with its creator's
+/// mask: every signal is blocked around the creation and the caller's mask put back). The kernel still delivers a
+/// fault of the thread's own to it.
+int obstrace_create_quiet_thread(pthread_t *thread, const pthread_attr_t *attributes, void *(*body)(void *),
+                                 void *context);
 
 /// Installs, once per process, the handlers that keep `fork` safe while recording: the parent counts the fork
 /// (`obstrace_forks_while_recording`); the child, which has no flusher (only the forking thread survives a fork),
