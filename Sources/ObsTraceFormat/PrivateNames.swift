@@ -12,16 +12,6 @@ public enum PrivateNames {
     text.contains(marker)
   }
 
-  /// `(secret in _8AAE…)` → `secret` and `8AAE…`; nil for a plain identifier (`count`).
-  public static func split(_ component: some StringProtocol) -> (name: Substring, discriminator: Substring)? {
-    let text = Substring(component)
-    guard text.hasPrefix("("), text.hasSuffix(")"), let marker = text.firstRange(of: marker) else { return nil }
-    let name = text[text.index(after: text.startIndex)..<marker.lowerBound]
-    let discriminator = text[marker.upperBound..<text.index(before: text.endIndex)]
-    guard !name.isEmpty, !discriminator.isEmpty, discriminator.allSatisfy(\.isHexDigit) else { return nil }
-    return (name, discriminator)
-  }
-
   /// `(Model in _11E4…).count` → `Model.count`, `Counter.(secret in _8AAE…)` → `Counter.secret`: every private
   /// declaration's name without its discriminator. Text without one is returned as it is.
   public static func withoutDiscriminators(_ text: String) -> String {
@@ -51,16 +41,6 @@ public enum PrivateNames {
     guard let marker = text.firstRange(of: marker) else { return nil }
     let hash = text[marker.upperBound...].prefix { $0.isHexDigit }
     return hash.isEmpty ? nil : hash
-  }
-
-  /// The mangled identifier of one component of a name: `count` → `5count`, `(secret in _8AAE…)` →
-  /// `6secret33_8AAE…LL` (Swift's mangling of a private declaration's name: its identifier, then the discriminator
-  /// as an identifier, then `LL`).
-  public static func mangledIdentifier(_ component: some StringProtocol) -> String {
-    if let (name, discriminator) = split(component) {
-      return "\(name.utf8.count)\(name)\(discriminator.utf8.count + 1)_\(discriminator)LL"
-    }
-    return "\(component.utf8.count)\(component)"
   }
 
   /// The discriminator of file `baseName` (`PrivA.swift`) in module `module`: the MD5 of the two, in capitals.

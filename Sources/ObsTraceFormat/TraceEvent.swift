@@ -82,7 +82,8 @@ public struct SymbolizedFrame: Sendable, Equatable {
   public var inlined: [SymbolizedFrame]
   /// The Swift module whose code this is, from DWARF (the `DW_TAG_module` its function is declared in), set by the
   /// symbolizer only where the function's name does not say it: an executable's top-level code (`main`,
-  /// `async_Main`, `async_MainTY1_`). Not stored in a trace: the call-site labels made from it are.
+  /// `async_Main`, `async_MainTY1_`). Stored in a trace (the symbols chunk's 0x97 record), so that a write's site in
+  /// top-level code names its module as a label does (`App/main.swift:23`).
   public var declaringModule = ""
   /// The line is not known for certain, only near: the binary's line table does not tell the user's line (a
   /// statement of an `@Observable` property's observer that the macro re-formatted over more lines than the user

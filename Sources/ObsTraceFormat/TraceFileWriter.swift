@@ -304,6 +304,11 @@ public enum ChunkPayload {
         bytes.appendVarint(frame.address)
         bytes.appendVarint(approximate)
       }
+      if !frame.declaringModule.isEmpty {
+        bytes.append(SymbolTag.declaringModule.rawValue)
+        bytes.appendVarint(frame.address)
+        bytes.appendName(frame.declaringModule)
+      }
     }
     return bytes
   }
@@ -319,6 +324,10 @@ enum SymbolTag: UInt8 {
   /// Version 3: which logical frames at an address have an approximate line (`SymbolizedFrame.lineIsApproximate`),
   /// bit i for the i-th of `logicalFrames` (innermost first); after that address's 0x93 and 0x95.
   case approximateLines = 0x96
+  /// Version 3, later: the Swift module that declares the frame's function, where its name does not say it (an
+  /// executable's top-level code: `main`, `async_MainTY1_`; `SymbolizedFrame.declaringModule`), from DWARF; after
+  /// that address's 0x93. Before it, a write in top-level code was sited without its module (`main.swift:23`).
+  case declaringModule = 0x97
 }
 
 extension SymbolizedFrame {

@@ -821,6 +821,13 @@ public final class TraceReader {
         let address = try cursor.readVarint()
         let bits = try cursor.readVarint()
         table.frames[address]?.markApproximate(bits)
+      case .declaringModule:
+        let address = try cursor.readVarint()
+        let module = try cursor.readString()
+        if table.frames[address] != nil {
+          try budget.charge(new: module.utf8.count)
+          table.frames[address]!.declaringModule = module
+        }
       case nil:
         throw .malformed
       }

@@ -404,12 +404,12 @@ struct RetrackTests {
 @Suite("Top-level labels")
 struct TopLevelLabelTests {
   @Test(
-    "withObservationTracking in top-level code is labelled with its module, as one in a function",
-    arguments: [[], ["-DASYNC"]])
-  func moduleOfTopLevelCode(flags: [String]) throws {
+    "withObservationTracking in top-level code is labelled with its module, as one in a function, and a write there is sited with it",
+    .timeLimit(.minutes(5)), arguments: [[], ["-DASYNC"]], ["-Onone", "-O"])
+  func moduleOfTopLevelCode(flags: [String], optimization: String) throws {
     let source = Paths.root + "/Tests/Fixtures/TopLevel/main.swift"
-    let program = try FixtureBuild.compile([source], module: "TopLevel", optimization: "-Onone", flags: flags)
-    let trace = Paths.temporary("top-level\(flags.joined()).trc")
+    let program = try FixtureBuild.compile([source], module: "TopLevel", optimization: optimization, flags: flags)
+    let trace = Paths.temporary("top-level\(flags.joined())\(optimization).trc")
     let run = try Run.program(program, [trace])
     #expect(run.status == 0, "\(run.standardError)")
     let marks = try FixtureBuild.siteMarks(source)
@@ -436,6 +436,11 @@ struct TopLevelLabelTests {
       let checked = Run.command(["check", trace, "--max", "\(label):runs<=1"])
       #expect(checked.status == 0, "\(checked.standardOutput)\(checked.standardError)")
     }
+    // The write's site names the module too: its frame's module is recorded (0x97), not guessed. Before, an async
+    // main's write was `at main.swift:N (top-level code)` (tryout17's Q9), and so was any in a swiftc-built `main`.
+    let write = "at TopLevel/main.swift:\(marks["write"] ?? 0) (top-level code)"
+    #expect(timeline.contains(write), "\(timeline)")
+    #expect(Run.command(["dump", "--stacks", trace]).standardOutput.contains(write))
   }
 }
 

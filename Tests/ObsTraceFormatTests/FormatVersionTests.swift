@@ -92,6 +92,33 @@ struct FormatVersionTests {
     #expect(decoded.frames[0x20]?.lineIsApproximate == true && decoded.frames[0x30]?.lineIsApproximate == false)
   }
 
+  @Test("version 3, later: the module that declares top-level code is written and read back, and names its site")
+  func version3DeclaringModule() throws {
+    var table = SymbolTable()
+    var topLevel = SymbolizedFrame(
+      address: 0x10, function: "async_MainTY1_", file: "/src/App/main.swift", line: 23, module: "app",
+      inlined: [
+        SymbolizedFrame(
+          address: 0x10, function: "App.Model.value.setter : Swift.Int", file: "/tmp/@__swiftmacro_3App5Model.swift",
+          line: 15, module: "app")
+      ])
+    topLevel.declaringModule = "App"
+    table.frames[0x10] = topLevel
+    table.frames[0x20] = SymbolizedFrame(address: 0x20, function: "main", file: "/src/App/main.swift", line: 30)
+    let payload = ChunkPayload.symbols(table)
+    let decoded = try payload.withUnsafeBytes { raw in
+      var cursor = ByteCursor(raw)
+      var budget = DefinitionBudget(fileSize: UInt64(payload.count))
+      return try TraceReader.decodeSymbols(&cursor, budget: &budget)
+    }
+    #expect(decoded == table)
+    #expect(decoded.frames[0x10]?.declaringModule == "App" && decoded.frames[0x20]?.declaringModule == "")
+    var definitions = TraceDefinitions()
+    definitions.symbols = decoded
+    definitions.stacks[1] = [0x10]
+    #expect(definitions.site(ofStack: 1).map(SiteFilter.callSiteLabel) == "App/main.swift:23")
+  }
+
   @Test("version 2: the footer lists the threads still running at the stop and counts events lost; one without")
   func version2FooterRunningAtStop() throws {
     let totals = [ThreadTotals(thread: 1, osThreadID: 10, recorded: 4, dropped: 0)]

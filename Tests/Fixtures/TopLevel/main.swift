@@ -1,6 +1,7 @@
 // withObservationTracking in a program's top-level code and in a function of the same file: both labels name the
 // module, `TopLevel/main.swift:N`, though top-level code's function (`main`, or `async_Main` once the code awaits)
-// has no module in its name. Built by Tests/ObsTraceCommandsTests/SiteTests.swift, with and without -DASYNC.
+// has no module in its name; so does the site of a write there. Built by Tests/ObsTraceCommandsTests/SiteTests.swift,
+// with and without -DASYNC, in debug and optimized.
 import ObsTrace
 import Observation
 
@@ -20,5 +21,5 @@ trackInFunction(model)
   await Task.yield()
 #endif
 withObservationTracking { _ = model.value } onChange: {}  // site: top level later
-model.value = 1
+model.value = 1  // site: write
 Recorder.stop()
