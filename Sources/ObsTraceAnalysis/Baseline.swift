@@ -140,8 +140,12 @@ public struct Baseline: Equatable, Sendable {
 
   /// Reads a baseline; the error says what is wrong with it.
   public static func parse(_ data: Data) throws(BaselineError) -> Baseline {
-    guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-      throw BaselineError("is not JSON")
+    // Said as it is: `[]`, `42` or `null` is JSON, only not an object (tryout18's R10: they were "not JSON").
+    guard let json = try? JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed) else {
+      throw BaselineError("could not be read as JSON (not JSON, or a number past what a double holds)")
+    }
+    guard let object = json as? [String: Any] else {
+      throw BaselineError("is JSON but not an ObsTrace baseline: its top level is \(describe(json)), not an object")
     }
     guard object["schema"] as? String == schema else {
       throw BaselineError("is not an ObsTrace baseline (schema \(schema)); make one with 'obstrace baseline'")
@@ -199,7 +203,10 @@ public struct Baseline: Equatable, Sendable {
       return parsed
     }
     for (section, metrics) in [("properties", propertyMetrics), ("scopes", scopeMetrics)] {
-      guard let entries = object[section] as? [String: Any] else { throw BaselineError("has no \"\(section)\"") }
+      guard let value = object[section] else { throw BaselineError("has no \"\(section)\"") }
+      guard let entries = value as? [String: Any] else {
+        throw BaselineError("has \"\(section)\": \(describe(value)), not an object of names")
+      }
       for (name, value) in entries {
         var parsed = try counts(value, of: name, in: section, metrics: metrics, unknowable: section == "properties")
         for metric in metrics where parsed[metric] == nil { parsed[metric] = 0 }

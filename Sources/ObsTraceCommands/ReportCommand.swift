@@ -142,7 +142,7 @@ extension TraceInput {
         + (trace.readsEveryRecordedEvent
           ? "no recorded event is missing: the footer's counts are all read; the definitions they held, names or "
             + "sites, are lost)"
-          : "their events are lost)")
+          : "their events are lost" + lostEventsDetail(trace) + ")")
     let copiesClause =
       copies == 0
       ? nil
@@ -191,6 +191,14 @@ extension TraceInput {
     return ("complete", true)
   }
 
+  /// What the footer's counts and the chunk numbers show the damage took, when they show it: ": 3802 events the
+  /// footer counts as recorded are not in the file (T2: 3802 of 3802)". Before, the report said only "their events
+  /// are lost", and its thread count was of the threads read (tryout18's R4); the timeline said how many.
+  private static func lostEventsDetail(_ trace: AnalysisReport.Trace) -> String {
+    let clauses = trace.missingEventsClauses
+    return clauses.isEmpty ? "" : ": " + clauses.joined(separator: "; ")
+  }
+
   /// How many findings, as the report and `record`'s summary both say it: "2 warnings, 3 informational".
   static func findingCounts(_ report: AnalysisReport) -> String {
     let warnings = report.findings.filter { !$0.isInformational }.count
@@ -211,6 +219,9 @@ extension TraceInput {
 
 /// Renders an `AnalysisReport`; derives nothing.
 enum ReportPrinter {
+  /// How the recorder labels a scope by its stack until a symbol names its call site (`Interner`).
+  static let stackLabelPrefix = "<call site of stack #"
+
   /// What the report says under its header of the properties the symbol table does not name.
   static func fallbackNamesLine(_ names: [String]) -> String {
     let one = names.count == 1
@@ -269,6 +280,18 @@ enum ReportPrinter {
     }
     if !fallbackNames.isEmpty {
       out.line("  " + ReportPrinter.fallbackNamesLine(fallbackNames))
+    }
+    // A scope labelled by a stack no symbol named: each path to its call site is a scope of its own (tryout18's R5:
+    // a stripped program's re-tracks from onChange were other scopes, and the writes after them 13 coalesced writes
+    // into an instance that nothing re-ran).
+    let byStack = report.scopes.filter { $0.label.hasPrefix(Self.stackLabelPrefix) }.count
+    if byStack > 0 {
+      out.line(
+        "  \(byStack) scope\(byStack == 1 ? " is" : "s are") labelled by \(byStack == 1 ? "its" : "their") stack "
+          + "(<call site of stack #N>), not a call site: no symbol names it, so each path to one call site (a first "
+          + "call, a re-track from onChange) is a scope of its own, and a re-track along another path is not seen "
+          + "as one: the instances, coalesced writes and redundant runs of such scopes are not known; record an "
+          + "unstripped build, or name the scopes (withObservationTracking(named:))")
     }
     if let line = unfinishedWritesLine(report.unfinishedWrites, traceLostEvents: report.trace.lostEvents) {
       out.line("  " + line)
@@ -609,6 +632,8 @@ enum ReportPrinter {
     out.array(report.findings) { out, finding in
       out.raw("{\"kind\":")
       out.string(finding.kind.rawValue)
+      // What the text says before the kind (`warning`, `info`): a script need not know which kinds inform.
+      out.raw(finding.isInformational ? ",\"severity\":\"information\"" : ",\"severity\":\"warning\"")
       out.raw(",\"property\":")
       out.string(finding.property)
       out.raw(",\"scope\":")

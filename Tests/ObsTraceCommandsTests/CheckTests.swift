@@ -92,6 +92,26 @@ struct CheckTests {
   }
 
   @Test(
+    "a baseline that is JSON of another shape is said as such, not as 'not JSON' (tryout18's R10)",
+    arguments: [
+      ("[]", "is JSON but not an ObsTrace baseline: its top level is an array, not an object"),
+      ("42", "is JSON but not an ObsTrace baseline: its top level is 42, not an object"),
+      ("null", "is JSON but not an ObsTrace baseline: its top level is null, not an object"),
+      (#""x""#, #"is JSON but not an ObsTrace baseline: its top level is "x", not an object"#),
+      (#"{"schema": "obstrace.baseline/1", "properties": [], "scopes": {}}"#, #"has "properties": an array, not an object of names"#),
+      (#"{"schema": "obstrace.baseline/1", "scopes": {}}"#, #"has no "properties""#),
+      ("{not json", "could not be read as JSON"),
+    ])
+  func baselineOfAnotherShape(text: String, error: String) throws {
+    let path = Paths.temporary("shape-baseline.json")
+    try text.write(toFile: path, atomically: true, encoding: .utf8)
+    let result = Run.command(["check", trace, "--baseline", path])
+    #expect(result.status == 2, "\(result.standardOutput)")
+    #expect(result.errorLines.count == 1 && result.standardError.contains(error), "\(result.standardError)")
+    #expect(result.standardOutput.isEmpty)
+  }
+
+  @Test(
     "a name given twice in a baseline is an error naming the file, both lines and the name, not one entry taken silently",
     arguments: [
       // The property again on a line of its own, with other counts (the later was the one checked, silently).

@@ -607,7 +607,7 @@ struct CommandLineTests {
     let path = Paths.temporary("damaged.trc")
     try bytes.write(to: URL(fileURLWithPath: path))
     let status = Run.command(["report", path]).standardOutput.split(separator: "\n")[1]
-    #expect(status.hasSuffix("INCOMPLETE: 1 damaged chunk skipped (their events are lost)"), "\(status)")
+    #expect(status.contains("INCOMPLETE: 1 damaged chunk skipped (their events are lost"), "\(status)")
     #expect(!status.contains("complete,"))
     let clean = Run.command(["report", source]).standardOutput.split(separator: "\n")[1]
     #expect(clean.hasSuffix(", complete"))

@@ -137,7 +137,7 @@ struct IncompleteCheckTests {
     let path = try GuideTrace.write(bytes, "damaged-chunk.trc")
     Self.expectRefused(
       path, baseline: baseline, reason: "1 damaged chunk(s) were skipped",
-      said: "INCOMPLETE: 1 damaged chunk skipped (their events are lost)")
+      said: "INCOMPLETE: 1 damaged chunk skipped (their events are lost")
   }
 
   @Test("a cut tail (no footer): check refuses, report says it")

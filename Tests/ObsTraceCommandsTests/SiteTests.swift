@@ -444,6 +444,32 @@ struct TopLevelLabelTests {
   }
 }
 
+extension TopLevelLabelTests {
+  @Test(
+    "scopes a stripped program's stacks label are said: their instances and coalesced writes are not known (tryout18's R5)",
+    .timeLimit(.minutes(5)))
+  func stackLabelledScopesAreSaid() throws {
+    let source = Paths.root + "/Tests/Fixtures/TopLevel/main.swift"
+    let program = try FixtureBuild.compile([source], module: "TopLevel", optimization: "-Onone")
+    let stripped = program + "-stripped"
+    try? FileManager.default.removeItem(atPath: stripped)
+    try FileManager.default.copyItem(atPath: program, toPath: stripped)
+    #expect(try Run.program("/usr/bin/env", ["strip", stripped]).status == 0)
+    var reports: [String] = []
+    for binary in [program, stripped] {
+      let trace = Paths.temporary("top-level-\(binary == program ? "whole" : "stripped").trc")
+      let run = try Run.program(binary, [trace])
+      #expect(run.status == 0, "\(run.standardError)")
+      reports.append(Run.command(["report", trace]).standardOutput)
+    }
+    // The three call sites are scopes labelled by their stacks once stripped, and said so; named, nothing is said.
+    #expect(reports[1].contains("<call site of stack #"), "\(reports[1])")
+    #expect(reports[1].contains("\n  3 scopes are labelled by their stack (<call site of stack #N>), not a call site"), "\(reports[1])")
+    #expect(reports[1].contains("the instances, coalesced writes and redundant runs of such scopes are not known"))
+    #expect(!reports[0].contains("labelled by"), "\(reports[0])")
+  }
+}
+
 /// Compiles a one-file program that imports ObsTrace against the modules and objects `swift build` made.
 enum FixtureBuild {
   /// Builds `sources` with ObsTrace (`-DOBSTRACE`) and without it, with `flags`, each linked with its own build
