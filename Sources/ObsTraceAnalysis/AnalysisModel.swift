@@ -61,6 +61,10 @@ public struct ScopeStatistics: Sendable, Equatable {
   public var invalidations = 0
   /// Of those, fired by writes that changed nothing.
   public var wastedInvalidations = 0
+  /// Of `invalidations`, fired by writes through `_modify` that were not compared (`PropertyStatistics`'s
+  /// `uncomparedWrites`): whether they changed anything is not known, so `wastedInvalidations` is a least count,
+  /// short by as many of these as changed nothing.
+  public var uncomparedInvalidations = 0
   /// Of `invalidations`, those predicted (an `untraced` scope: tracking ObsTrace does not own), not recorded.
   public var predictedInvalidations = 0
   /// Runs that read only values no real change had touched since the instance's previous run.
@@ -69,6 +73,11 @@ public struct ScopeStatistics: Sendable, Equatable {
   /// that changed nothing, but a re-run by itself (an `Observations` sequence iterated by several tasks re-runs its
   /// closure for each other iterator's fire).
   public var unfiredRedundantRuns = 0
+  /// Runs not counted in `redundantRuns` only because a write through `_modify` that was not compared may have
+  /// changed what they read: each read only what its previous run read, and no write known to change a value (one
+  /// compared and found changed, or a setter's) touched it since that run began, but a write not compared did. So
+  /// `redundantRuns` is a least count, short by as many of these as the writes not compared left unchanged.
+  public var possiblyRedundantRuns = 0
   /// Of `runs`, untraced ones whose end is not in the trace (their thread recorded nothing after them), counted up
   /// to the trace's end (`ReplayMachine.finish`).
   public var runsEndedAtTraceEnd = 0
@@ -104,7 +113,9 @@ public struct ScopeStatistics: Sendable, Equatable {
     sum.invalidations += other.invalidations
     sum.predictedInvalidations += other.predictedInvalidations
     sum.wastedInvalidations += other.wastedInvalidations
+    sum.uncomparedInvalidations += other.uncomparedInvalidations
     sum.redundantRuns += other.redundantRuns
+    sum.possiblyRedundantRuns += other.possiblyRedundantRuns
     sum.unfiredRedundantRuns += other.unfiredRedundantRuns
     sum.runsEndedAtTraceEnd += other.runsEndedAtTraceEnd
     sum.unexplainedInvalidations += other.unexplainedInvalidations

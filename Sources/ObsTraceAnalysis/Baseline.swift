@@ -10,6 +10,13 @@ public struct Baseline: Equatable, Sendable {
   /// The property metrics that rest on comparing each write through `_modify` with the value before it: of a
   /// property some of whose writes were not compared they are not known (`uncompared`), not 0.
   public static let comparedMetrics = ["noopWrites", "wastedInvalidations"]
+  /// The scope metrics that rest on the same comparisons, each with the count that says how much of it is not known
+  /// (`ScopeStatistics.uncomparedInvalidations`, `possiblyRedundantRuns`): of a scope where that count is not 0,
+  /// the metric is not known, not what was counted.
+  public static let comparedScopeMetrics = [
+    (metric: "wastedInvalidations", reason: "uncomparedInvalidations"),
+    (metric: "redundantRuns", reason: "possiblyRedundantRuns"),
+  ]
 
   /// Property name → metric → count.
   public var properties: [String: [String: Int]] = [:]
@@ -19,6 +26,11 @@ public struct Baseline: Equatable, Sendable {
   /// writes: its `comparedMetrics` are not known (what `properties` holds for them is what the compared writes made,
   /// at least the count). Written as `null` with `"uncomparedWrites": N`; 0 for a baseline's `null` without it.
   public var uncompared: [String: Int] = [:]
+  /// Scope label → metric of `comparedScopeMetrics` not known → the count that makes it so (the invalidations by
+  /// writes not compared, the runs possibly redundant), for a scope that has such: `scopes` holds what was counted
+  /// for it, a least value. Written as `null` with `"uncomparedInvalidations": N` or `"possiblyRedundantRuns": N`;
+  /// 0 for a baseline's `null` without it.
+  public var uncomparedScopes: [String: [String: Int]] = [:]
   /// Property name → place (`Module/File.swift:line`) → metric → how much of the count the writes made there:
   /// what lets `check` put its errors only on the places whose counts grew. Empty in a baseline made without
   /// symbols or by an earlier obstrace (`check` then points at every place). A property's `maximumFanOut` there is
@@ -44,7 +56,17 @@ public struct Baseline: Equatable, Sendable {
         "runs": s.runs, "invalidations": s.invalidations, "wastedInvalidations": s.wastedInvalidations,
         "redundantRuns": s.redundantRuns,
       ]
+      var unknown: [String: Int] = [:]
+      if s.uncomparedInvalidations > 0 { unknown["wastedInvalidations"] = s.uncomparedInvalidations }
+      if s.possiblyRedundantRuns > 0 { unknown["redundantRuns"] = s.possiblyRedundantRuns }
+      if !unknown.isEmpty { uncomparedScopes[scope.label] = unknown }
     }
+  }
+
+  /// Whether `metric` of the property or scope (`kind`) `name` is not known: it rests on writes through `_modify`
+  /// that were not compared.
+  public func isUnknown(kind: String, _ name: String, _ metric: String) -> Bool {
+    kind == "property" ? isUnknown(property: name, metric) : uncomparedScopes[name]?[metric] != nil
   }
 
   /// Whether `metric` of the property `name` is not known: its writes through `_modify` were not all compared.
@@ -53,17 +75,23 @@ public struct Baseline: Equatable, Sendable {
   }
 
   /// The JSON text: keys sorted, one property or scope per line, so that a change reads well in a diff. A count
-  /// that is not known is `null`, and the writes that make it so are said (`"uncomparedWrites": 4`).
+  /// that is not known is `null`, and what makes it so is said (`"uncomparedWrites": 4` for a property,
+  /// `"uncomparedInvalidations": 2` and `"possiblyRedundantRuns": 2` for a scope).
   public func json() -> String {
     func section(_ name: String, _ entries: [String: [String: Int]], _ metrics: [String]) -> String {
-      let unknown = name == "properties" ? uncompared : [:]
       let lines = entries.keys.sorted().map { key -> String in
-        let uncompared = unknown[key]
+        let kind = name == "properties" ? "property" : "scope"
         var counts = metrics.map { metric in
-          "\"\(metric)\": "
-            + (uncompared != nil && Self.comparedMetrics.contains(metric) ? "null" : "\(entries[key]?[metric] ?? 0)")
+          "\"\(metric)\": " + (isUnknown(kind: kind, key, metric) ? "null" : "\(entries[key]?[metric] ?? 0)")
         }
-        if let uncompared { counts.append("\"uncomparedWrites\": \(uncompared)") }
+        if kind == "property", let uncompared = uncompared[key] {
+          counts.append("\"uncomparedWrites\": \(uncompared)")
+        }
+        if kind == "scope", let unknown = uncomparedScopes[key] {
+          for (metric, reason) in Self.comparedScopeMetrics {
+            if let count = unknown[metric] { counts.append("\"\(reason)\": \(count)") }
+          }
+        }
         return "    \(jsonString(key)): {\(counts.joined(separator: ", "))}"
       }
       return "  \"\(name)\": {" + (lines.isEmpty ? "}" : "\n" + lines.joined(separator: ",\n") + "\n  }")
@@ -161,31 +189,33 @@ public struct Baseline: Equatable, Sendable {
     // Every count is read as what it says or refused: a count that is not one ("2", null, -5, 2.5, past 2^53)
     // was read as 0 or wrapped (a fresh-clone try-out's J7), and the check then failed or passed on a line that
     // is not so. A metric the entry does not have counts 0, as a baseline without that metric meant.
-    // A property's count that rests on compared writes may be `null`: not known, as `baseline` writes it for a
-    // property whose writes were not all compared, with how many were not (`uncomparedWrites`).
+    // A count that rests on compared writes may be `null`: not known, as `baseline` writes it for a property whose
+    // writes were not all compared, with how many were not (`uncomparedWrites`), and for a scope fired by such
+    // writes (`uncomparedInvalidations`) or whose runs may be redundant for them (`possiblyRedundantRuns`).
+    // `unknowable`: such metric → the count that says why.
     var unknown: Set<String> = []
-    var uncomparedWrites: Int?
+    var reasons: [String: Int] = [:]
     func counts(
-      _ value: Any, of name: String, in section: String, metrics: [String], unknowable: Bool = false
+      _ value: Any, of name: String, in section: String, metrics: [String], unknowable: [String: String] = [:]
     ) throws(BaselineError) -> [String: Int] {
       guard let counts = value as? [String: Any] else {
         throw BaselineError("has a malformed entry \(quoted(name)) (not an object of counts)")
       }
       unknown = []
-      uncomparedWrites = nil
+      reasons = [:]
       var parsed: [String: Int] = [:]
       for (metric, value) in counts {
-        if unknowable, value is NSNull, comparedMetrics.contains(metric) {
+        if value is NSNull, unknowable[metric] != nil {
           unknown.insert(metric)
           continue
         }
-        if unknowable, metric == "uncomparedWrites" {
+        if unknowable.values.contains(metric) {
           guard let count = count(value) else {
             throw BaselineError(
               "has \(quoted(metric)): \(describe(value)) for \(quoted(name)), which is not a count (a whole number from "
                 + "0 to 2^53)")
           }
-          uncomparedWrites = count
+          reasons[metric] = count
           continue
         }
         guard metrics.contains(metric) else {
@@ -202,23 +232,42 @@ public struct Baseline: Equatable, Sendable {
       }
       return parsed
     }
+    let propertyUnknowable = Dictionary(uniqueKeysWithValues: comparedMetrics.map { ($0, "uncomparedWrites") })
+    let scopeUnknowable = Dictionary(uniqueKeysWithValues: comparedScopeMetrics.map { ($0.metric, $0.reason) })
     for (section, metrics) in [("properties", propertyMetrics), ("scopes", scopeMetrics)] {
       guard let value = object[section] else { throw BaselineError("has no \"\(section)\"") }
       guard let entries = value as? [String: Any] else {
         throw BaselineError("has \"\(section)\": \(describe(value)), not an object of names")
       }
       for (name, value) in entries {
-        var parsed = try counts(value, of: name, in: section, metrics: metrics, unknowable: section == "properties")
+        var parsed = try counts(
+          value, of: name, in: section, metrics: metrics,
+          unknowable: section == "properties" ? propertyUnknowable : scopeUnknowable)
         for metric in metrics where parsed[metric] == nil { parsed[metric] = 0 }
-        if section == "properties" { baseline.properties[name] = parsed } else { baseline.scopes[name] = parsed }
-        // Both counts are known, or neither: the writes not compared make both unknown.
-        if !unknown.isEmpty || uncomparedWrites.map({ $0 > 0 }) == true {
-          guard unknown.count == comparedMetrics.count else {
-            throw BaselineError(
-              "has \(quoted(name)) with \(comparedMetrics.map { quoted($0) }.joined(separator: " and ")) not both null: "
-                + "the writes not compared make both unknown")
+        if section == "properties" {
+          baseline.properties[name] = parsed
+          // Both counts are known, or neither: the writes not compared make both unknown.
+          if !unknown.isEmpty || reasons["uncomparedWrites"].map({ $0 > 0 }) == true {
+            guard unknown.count == comparedMetrics.count else {
+              throw BaselineError(
+                "has \(quoted(name)) with \(comparedMetrics.map { quoted($0) }.joined(separator: " and ")) not both "
+                  + "null: the writes not compared make both unknown")
+            }
+            baseline.uncompared[name] = reasons["uncomparedWrites"] ?? 0
           }
-          baseline.uncompared[name] = uncomparedWrites ?? 0
+        } else {
+          baseline.scopes[name] = parsed
+          // Each on its own: a scope's wasted invalidations are not known for the invalidations by writes not
+          // compared, its redundant runs for the runs those writes may have left redundant.
+          for (metric, reason) in comparedScopeMetrics {
+            if unknown.contains(metric) {
+              baseline.uncomparedScopes[name, default: [:]][metric] = reasons[reason] ?? 0
+            } else if let count = reasons[reason], count > 0 {
+              throw BaselineError(
+                "has \(quoted(name)) with \(quoted(reason)): \(count) and \(quoted(metric)) not null: what \(quoted(reason)) "
+                  + "counts makes \(quoted(metric)) unknown")
+            }
+          }
         }
       }
     }
@@ -271,8 +320,8 @@ public struct BaselineError: Error, CustomStringConvertible {
 
 /// How a report compares with a baseline and with limits.
 public struct BaselineComparison: Sendable {
-  /// `unknown`: a count that rests on compared writes (`Baseline.comparedMetrics`) is not known now or in the
-  /// baseline, so whether it grew is not known either.
+  /// `unknown`: a count that rests on compared writes (`Baseline.comparedMetrics`, `comparedScopeMetrics`) is not
+  /// known now or in the baseline, so whether it grew is not known either.
   public enum Change: String, Sendable { case grew, shrank, new, gone, unknown }
 
   public struct Row: Sendable, Equatable {
@@ -285,8 +334,8 @@ public struct BaselineComparison: Sendable {
     public var current: Int?
     /// Grew beyond the tolerance; or not known now where the baseline knew it (`unknown`).
     public var failed: Bool
-    /// `unknown`: the count is not known now (some writes of the property were not compared; `current` is then
-    /// nil) …
+    /// `unknown`: the count is not known now (some writes of the property, or some that fired the scope, were not
+    /// compared; `current` is then nil) …
     public var currentUnknown = false
     /// … or was not known when the baseline was made (`baseline` is then nil).
     public var baselineUnknown = false
@@ -326,8 +375,10 @@ public struct BaselineComparison: Sendable {
     /// `property` or `scope`: what the name named (a property first, as `actual` is looked up), nil for neither.
     public var kind: String? = nil
     /// For a property's count that rests on compared writes (`Baseline.comparedMetrics`): how many of its writes
-    /// were not compared, when some were. The count is then not known (`actual` is what the compared writes made,
-    /// a least value), and the limit does not pass: it is `exceeded` when that least value already breaks it.
+    /// were not compared, when some were; for a scope's (`Baseline.comparedScopeMetrics`): its invalidations by
+    /// such writes, or its runs possibly redundant. The count is then not known (`actual` is what the compared
+    /// writes made, a least value), and the limit does not pass: it is `exceeded` when that least value already
+    /// breaks it.
     public var uncompared: Int? = nil
 
     /// Whether the count is known to break the limit (not only not known to keep it).
@@ -361,8 +412,8 @@ public struct BaselineComparison: Sendable {
             let old = before[name]?[metric]
             // A count not known now or then is not compared: not known now where the baseline knew it fails (it may
             // have grown, and nothing can tell); not known then is said, and passes (the baseline pinned nothing).
-            let currentUnknown = kind == "property" && value != nil && current.isUnknown(property: name, metric)
-            let baselineUnknown = kind == "property" && old != nil && baseline.isUnknown(property: name, metric)
+            let currentUnknown = value != nil && current.isUnknown(kind: kind, name, metric)
+            let baselineUnknown = old != nil && baseline.isUnknown(kind: kind, name, metric)
             if currentUnknown || baselineUnknown {
               if let value, old != nil {
                 rows.append(
@@ -411,8 +462,12 @@ public struct BaselineComparison: Sendable {
         current.properties[limit.name]?[limit.metric] != nil
         ? "property" : current.scopes[limit.name]?[limit.metric] != nil ? "scope" : nil
       // A count not known is not within a limit: it fails, saying so (`check` says why and how to know it).
-      let uncompared =
-        kind == "property" && current.isUnknown(property: limit.name, limit.metric) ? current.uncompared[limit.name] : nil
+      let uncompared: Int? =
+        switch kind {
+        case "property" where current.isUnknown(property: limit.name, limit.metric): current.uncompared[limit.name]
+        case "scope": current.uncomparedScopes[limit.name]?[limit.metric]
+        default: nil
+        }
       self.limits.append(
         LimitResult(
           limit: limit, actual: actual, passed: passed && uncompared == nil, kind: kind, uncompared: uncompared))

@@ -225,6 +225,9 @@ public struct RunEndedFact: Sendable {
   public var firstOfInstance: Bool
   /// Nothing it read really changed since its instance's previous run began.
   public var redundant: Bool
+  /// Not `redundant` only because writes through `_modify` not compared touched what it read since its instance's
+  /// previous run began (and no write known to change a value did): redundant if they changed nothing.
+  public var possiblyRedundant = false
   /// A write fired its instance's previous run before it began (a write that changed nothing, for a redundant run);
   /// else it re-ran unfired.
   public var afterFire: Bool = true

@@ -189,6 +189,14 @@ public struct ReplayMachine {
     static let untracedRuns: UInt8 = 4
 
     var lastRealChange: UInt64 = 0
+    /// How long before `lastRealChange` (in sequence numbers) the last change known to be real was: 0 when that is
+    /// `lastRealChange` itself (a write compared and found changed, or a setter's), more when writes through
+    /// `_modify` not compared came after it (`lastKnownChange`). Counted from `lastRealChange` in 32 bits, so that it
+    /// takes the room the state's padding had (no byte more per object property); a lag that does not fit is
+    /// `unknownLag`, read as no known change at all, which can only make a run's redundancy rest on writes not
+    /// compared (`RunEndedFact.possiblyRedundant`) where it did not, never the other way.
+    var knownChangeLag: UInt32 = 0
+    static let unknownLag = UInt32.max
     /// The label of the instances counted in `waitingInstances` (meaningless while that is 0).
     var waitingLabel: UInt32 = 0
     /// Instances of `waitingLabel` whose last run read it and that fired and wait to run again: a write of it is
@@ -203,6 +211,25 @@ public struct ReplayMachine {
     var firstWriter = TraceFormat.reservedThread
     /// Which of `KeyOverflow`'s tables hold entries for it.
     var overflow: UInt8 = 0
+
+    /// The sequence number of the last change known to be real (0: none).
+    var lastKnownChange: UInt64 {
+      knownChangeLag == Self.unknownLag ? 0 : lastRealChange - UInt64(knownChangeLag)
+    }
+
+    /// A write that did not leave the value unchanged ended (write `sequence`): `known`, it changed it (compared
+    /// and found changed, or made through the setter, which the macro skips for an equal Equatable value); else it
+    /// went through `_modify` and was not compared, and may have changed nothing.
+    mutating func noteChange(_ sequence: UInt64, known: Bool) {
+      if known {
+        knownChangeLag = 0
+      } else {
+        let lastKnown = lastKnownChange
+        let lag = sequence - lastKnown
+        knownChangeLag = lastKnown == 0 || lag >= UInt64(Self.unknownLag) ? Self.unknownLag : UInt32(lag)
+      }
+      lastRealChange = sequence
+    }
   }
 
   /// What a few object properties hold beyond their `KeyState`, by key: flagged in the state, so that the others
@@ -1016,12 +1043,15 @@ public struct ReplayMachine {
     let fired = write.firedAny ? takeFires(of: write.sequence) : nil
     writesInProgress -= 1
     let sequence = write.sequence
-    keys.withState(key) { state in
-      keyOverflow.endWrite(on: event.thread, key, &state)
-      if !unchanged { state.lastRealChange = sequence }
-    }
     let outcome: WriteFact.Outcome =
       unchanged ? .unchanged : (event.flags & EventFlags.changed != 0 ? .changed : .unknown)
+    // A write through `_modify` not compared may have changed nothing: a change, but not one known (see
+    // `RunEndedFact.possiblyRedundant`); a setter's write is one (the macro skips an equal Equatable value).
+    let known = outcome == .changed || event.flags & EventFlags.modify == 0
+    keys.withState(key) { state in
+      keyOverflow.endWrite(on: event.thread, key, &state)
+      if !unchanged { state.noteChange(sequence, known: known) }
+    }
     consumer.consume(
       .write(
         WriteFact(
@@ -1280,6 +1310,7 @@ public struct ReplayMachine {
     }
     let id = run.fact.instance
     var redundant = false
+    var possiblyRedundant = false
     let first: Bool
     // It waits no more: its instance runs again here (with what its previous run read: taken out just below).
     if !awaitingRerun.isEmpty { stopAwaiting(id) }
@@ -1290,12 +1321,26 @@ public struct ReplayMachine {
       // Redundant: it read only what its previous run read, and none of it really changed since that run
       // began (a run that reads something new, a row added or another model, saw something change). A run that
       // read a value while another thread was replacing it raced a change: not redundant (see `readRacing`).
-      redundant =
-        !run.reads.isEmpty && !run.readStale && !run.readRacing
-        && run.reads.elements.allSatisfy {
-          previous.lastReads.contains($0)
-            && (keys.withExisting($0, { $0.lastRealChange }) ?? 0) < previous.lastRunBeginSequence
+      // A write through `_modify` not compared counts as a change, which it may not have been: a run that only
+      // such writes kept from being redundant is possibly redundant, and the scope's count a least one.
+      if !run.reads.isEmpty && !run.readStale && !run.readRacing {
+        let began = previous.lastRunBeginSequence
+        redundant = true
+        possiblyRedundant = true
+        for key in run.reads.elements {
+          guard previous.lastReads.contains(key) else {
+            (redundant, possiblyRedundant) = (false, false)
+            break
+          }
+          let (real, known) = keys.withExisting(key, { ($0.lastRealChange, $0.lastKnownChange) }) ?? (0, 0)
+          if known >= began {
+            (redundant, possiblyRedundant) = (false, false)
+            break
+          }
+          if real >= began { redundant = false }
         }
+        if redundant { possiblyRedundant = false }
+      }
       if spareReadLists.count < Self.spareReadListLimit, var spare = previous.lastReads.takeElements() {
         spare.removeAll(keepingCapacity: true)
         spareReadLists.append(spare)
@@ -1320,8 +1365,9 @@ public struct ReplayMachine {
       .runEnded(
         RunEndedFact(
           run: run.fact, end: event.time, reads: run.reads.elements, firstOfInstance: first, redundant: redundant,
-          afterFire: run.afterFire, readStale: run.readStale, readRacing: run.readRacing, sequence: run.sequence,
-          isolation: run.isolation, endedAtTraceEnd: endingAtTraceEnd, mergedInto: mergedInto)))
+          possiblyRedundant: possiblyRedundant, afterFire: run.afterFire, readStale: run.readStale,
+          readRacing: run.readRacing, sequence: run.sequence, isolation: run.isolation,
+          endedAtTraceEnd: endingAtTraceEnd, mergedInto: mergedInto)))
     if run.fact.kind == .untraced && !run.reads.isEmpty {
       // Observation installs its observers as the tracking returns: from here the next willSet of anything it
       // read fires it (predicted at that willSet).

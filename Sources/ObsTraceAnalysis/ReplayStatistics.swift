@@ -136,6 +136,9 @@ public struct ReplayStatistics: ReplayConsumer {
               .wasted += 1
           }
         }
+      } else if write.outcome == .unknown && write.throughModify && fanOut > 0 {
+        // Not compared: wasted or not, nobody knows; the scopes it fired have a least wasted count.
+        for fire in write.fired { modifyScope(fire.label) { $0.uncomparedInvalidations += 1 } }
       }
     case .runBegan(let run):
       // Tested in place: `scopeTable[run.label] == nil` copied the statistics (and their tables) out.
@@ -153,6 +156,7 @@ public struct ReplayStatistics: ReplayConsumer {
           statistics.redundantRuns += 1
           if !ended.afterFire { statistics.unfiredRedundantRuns += 1 }
         }
+        if ended.possiblyRedundant { statistics.possiblyRedundantRuns += 1 }
         if ended.sequence != 0 { statistics.isolations[ended.isolation, default: 0] += 1 }
         if ended.sequence != 0 && ended.firstOfInstance { statistics.sequences += 1 }
         statistics.threads.insert(ended.run.thread)

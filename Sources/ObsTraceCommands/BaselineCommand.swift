@@ -14,7 +14,10 @@ enum BaselineCommand: TraceCommand {
     Per property: writes, noopWrites, invalidations, wastedInvalidations, maximumFanOut. Per scope label: runs,
     invalidations, wastedInvalidations, redundantRuns. Sorted, one entry per line: commit it, and review its diff
     when it changes. A property some of whose writes through _modify were not compared has its noopWrites and
-    wastedInvalidations written as null (not known) with "uncomparedWrites": N, said on standard error. A trace 'obstrace check' would not pass for being incomplete (dropped events, cut short,
+    wastedInvalidations written as null (not known) with "uncomparedWrites": N, said on standard error; so has a
+    scope its wastedInvalidations when such writes fired it ("uncomparedInvalidations": N), and its redundantRuns
+    when runs of it would be redundant if they changed nothing ("possiblyRedundantRuns": N). A trace 'obstrace
+    check' would not pass for being incomplete (dropped events, cut short,
     damaged or missing chunks, events naming ids it never defined) gives no baseline (exit 2): any of its counts
     may be off.
 
@@ -77,6 +80,14 @@ enum BaselineCommand: TraceCommand {
           + CheckCommand.unknownCounts(name, baseline.uncompared[name] ?? 0, report)
           + "; written as unknown (null), which 'check' does not hold the property's later counts to\n")
     }
+    for name in baseline.uncomparedScopes.keys.sorted() {
+      for (metric, _) in Baseline.comparedScopeMetrics {
+        guard let count = baseline.uncomparedScopes[name]?[metric] else { continue }
+        output.writeError(
+          "obstrace baseline: note: \(name): " + CheckCommand.unknownScopeCount(name, metric, count, report)
+            + "; written as unknown (null), which 'check' does not hold the scope's later count to\n")
+      }
+    }
     return 0
   }
 }
@@ -96,8 +107,10 @@ enum CheckCommand: TraceCommand {
     input. Limits name a property (Type.name) or a scope label; metrics are those of 'obstrace baseline': a
     property's writes, noopWrites, invalidations, wastedInvalidations, maximumFanOut; a scope's runs,
     invalidations, wastedInvalidations, redundantRuns. A property's noopWrites and wastedInvalidations are not
-    known when some of its writes through _modify were not compared: a limit on them fails (UNKNOWN, saying why
-    and how to compare them), and so does a baseline's count of them; one the baseline did not know is not checked.
+    known when some of its writes through _modify were not compared, nor a scope's wastedInvalidations when such
+    writes fired it, or its redundantRuns when runs of it would be redundant if they changed nothing: a limit on
+    them fails (UNKNOWN, saying why and how to compare them), and so does a baseline's count of them; one the
+    baseline did not know is not checked.
 
     OPTIONS:
       --baseline <file>     The baseline to compare with (from 'obstrace baseline').
@@ -375,6 +388,43 @@ enum CheckCommand: TraceCommand {
       + (remedies.isEmpty ? "" : ": " + remedies.joined(separator: "; "))
   }
 
+  /// Why the count `metric` of the property or scope (`kind`) `name` is not known, and how to know it; `count` is
+  /// what makes it so (`BaselineComparison.LimitResult.uncompared`).
+  static func unknownCount(kind: String, _ name: String, _ metric: String, _ count: Int, _ report: AnalysisReport)
+    -> String
+  {
+    kind == "property" ? unknownCounts(name, count, report) : unknownScopeCount(name, metric, count, report)
+  }
+
+  /// Why a scope's count that rests on compared writes (`Baseline.comparedScopeMetrics`) is not known, and how to
+  /// know it: "2 of TodoList.body's invalidations were by writes through _modify not compared (TodoStore.items: not
+  /// trivially copyable or over 64 bytes: arrays, strings, …), so its wastedInvalidations is not known:
+  /// OBSTRACE_COMPARE=equatable compares the Equatable ones". `count` is the scope's
+  /// `uncomparedInvalidations` (for `wastedInvalidations`) or `possiblyRedundantRuns` (for `redundantRuns`); the
+  /// properties named are those it read whose writes were not all compared, with the reasons the trace gives.
+  static func unknownScopeCount(_ name: String, _ metric: String, _ count: Int, _ report: AnalysisReport) -> String {
+    let read = Set(report.scopes.first { $0.label == name }?.reads ?? [])
+    let properties = report.properties.filter { read.contains($0.name) && $0.statistics.uncomparedWrites > 0 }
+    let reasons = properties.reduce(UncomparedCounts()) { $0 + $1.statistics.uncomparedBecause }.nonzero
+    let remedies = reasons.compactMap { uncomparedRemedy($0.reason) }
+    let whys = reasons.map(\.reason.why).joined(separator: "; ")
+    let named = properties.map(\.name).joined(separator: ", ")
+    let detail = named.isEmpty || whys.isEmpty ? named + whys : named + ": " + whys
+    let what =
+      metric == "redundantRuns"
+      ? "\(count) run\(count == 1 ? "" : "s") of \(name) would be redundant if the writes through _modify not "
+        + "compared before \(count == 1 ? "it" : "them") changed nothing"
+      : "\(count) of \(name)'s invalidations \(count == 1 ? "was" : "were") by writes through _modify not compared"
+    return what + (detail.isEmpty ? "" : " (" + detail + ")")
+      + ", so its \(metric) is not known" + (remedies.isEmpty ? "" : ": " + remedies.joined(separator: "; "))
+  }
+
+  /// A scope's count that makes its `metric` not known in `report` (see `unknownScopeCount`).
+  static func scopeUncertainty(_ name: String, _ metric: String, _ report: AnalysisReport) -> Int {
+    guard let statistics = report.scopes.first(where: { $0.label == name })?.statistics else { return 0 }
+    return metric == "redundantRuns" ? statistics.possiblyRedundantRuns : statistics.uncomparedInvalidations
+  }
+
   /// What would compare the writes not compared for `reason`, if anything would.
   static func uncomparedRemedy(_ reason: UncomparedReason) -> String? {
     switch reason {
@@ -386,6 +436,18 @@ enum CheckCommand: TraceCommand {
 
   /// Why a row's count is not known, now or in the baseline.
   static func unknownRow(_ row: BaselineComparison.Row, _ report: AnalysisReport) -> String {
+    if row.kind == "scope" {
+      guard row.currentUnknown else {
+        return "the baseline does not know \(row.name)'s \(row.metric) (when it was made, "
+          + (row.metric == "redundantRuns"
+            ? "runs of it rested on writes through _modify not compared"
+            : "writes through _modify not compared fired it")
+          + "), so it is not checked; a new baseline ('obstrace baseline') pins it"
+      }
+      return unknownScopeCount(row.name, row.metric, scopeUncertainty(row.name, row.metric, report), report)
+        + (row.baselineUnknown
+          ? " (nor in the baseline: not checked)" : "; the baseline knew it, so the check cannot pass on it")
+    }
     guard row.currentUnknown else {
       return "the baseline does not know \(row.name)'s \(Baseline.comparedMetrics.joined(separator: " and ")) (its "
         + "writes through _modify were not all compared when it was made), so they are not checked; a new baseline "
@@ -544,18 +606,19 @@ enum CheckCommand: TraceCommand {
           ])
         }
         table.render(into: &out, more: 0)
-        // Why each count not known is not, once per property.
+        // Why each count not known is not, once per property (its two counts have one reason) and scope count.
         var said: Set<String> = []
-        for row in comparison.rows where row.change == .unknown && !said.contains(row.name) {
-          said.insert(row.name)
-          out.line("  unknown: " + unknownRow(row, report))
+        for row in comparison.rows where row.change == .unknown {
+          let why = unknownRow(row, report)
+          if said.insert(why).inserted { out.line("  unknown: " + why) }
         }
       }
     }
     for result in comparison.limits {
       let actual = result.actual.map(String.init) ?? "0 (no such property or scope)"
       if let uncompared = result.uncompared {
-        let why = unknownCounts(result.limit.name, uncompared, report)
+        let why = unknownCount(
+          kind: result.kind ?? "property", result.limit.name, result.limit.metric, uncompared, report)
         out.line(
           "  limit \(result.limit): "
             + (result.exceeded ? "EXCEEDED (at least \(actual); \(why))" : "UNKNOWN (\(why))"))
@@ -575,10 +638,15 @@ enum CheckCommand: TraceCommand {
       }
       let limits = exceeded.map { result in
         guard let uncompared = result.uncompared else { return "\(result.limit) (is \(result.actual ?? 0))" }
-        return result.exceeded
-          ? "\(result.limit) (is at least \(result.actual ?? 0))"
-          : "\(result.limit) (not known: \(uncompared) write\(uncompared == 1 ? "" : "s") of \(result.limit.name) "
-            + "not compared)"
+        guard !result.exceeded else { return "\(result.limit) (is at least \(result.actual ?? 0))" }
+        let why =
+          switch (result.kind, result.limit.metric) {
+          case ("scope", "redundantRuns"):
+            "\(uncompared) run\(uncompared == 1 ? "" : "s") possibly redundant for writes not compared"
+          case ("scope", _): "\(uncompared) invalidation\(uncompared == 1 ? "" : "s") by writes not compared"
+          default: "\(uncompared) write\(uncompared == 1 ? "" : "s") of \(result.limit.name) not compared"
+          }
+        return "\(result.limit) (not known: \(why))"
       }
       out.line("FAILED: " + ((refused.map { [$0] } ?? []) + grew + limits).joined(separator: "; "))
     }

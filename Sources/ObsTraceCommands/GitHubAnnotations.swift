@@ -232,15 +232,17 @@ enum GitHubAnnotations {
     var order: [String] = []
     var failed: [String: [BaselineComparison.Row]] = [:]
     // Counts not known (some writes not compared): an error of the run where the baseline knew them, else a warning
-    // of the run, once per property, saying why; no site is pinned (the writes not compared made no count).
+    // of the run, once per property (its two counts have one reason) and scope count, saying why; no site is pinned
+    // (the writes not compared made no count).
     var saidUnknown: Set<String> = []
-    for row in comparison.rows where row.change == .unknown && !saidUnknown.contains(row.name) {
-      saidUnknown.insert(row.name)
-      let failed = comparison.rows.contains { $0.change == .unknown && $0.name == row.name && $0.failed }
+    for row in comparison.rows where row.change == .unknown {
+      let why = CheckCommand.unknownRow(row, report)
+      guard saidUnknown.insert("\(row.kind) \(row.name): \(why)").inserted else { continue }
+      let failed = row.failed
       add(
         failed ? "error" : "warning", file: nil, line: nil,
         title: "obstrace check: \(row.kind) \(row.name) \(failed ? "not known" : "not checked")",
-        message: "\(row.kind) \(row.name): " + CheckCommand.unknownRow(row, report))
+        message: "\(row.kind) \(row.name): " + why)
     }
     for row in comparison.rows where row.failed && row.change != .unknown {
       let key = "\(row.kind) \(row.name)"
@@ -261,7 +263,8 @@ enum GitHubAnnotations {
     }
     for result in comparison.limits where !result.passed {
       if let uncompared = result.uncompared {
-        let why = CheckCommand.unknownCounts(result.limit.name, uncompared, report)
+        let why = CheckCommand.unknownCount(
+          kind: result.kind ?? "property", result.limit.name, result.limit.metric, uncompared, report)
         let actual = result.actual ?? 0
         add(
           "error", file: nil, line: nil, title: "obstrace check: limit \(result.limit)",

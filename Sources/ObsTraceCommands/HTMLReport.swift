@@ -319,6 +319,14 @@ enum HTMLReport {
       }, empty: "No tracking scope ran.")
     html += left(
       report.scopes.count - rowLimit, "scope", command: "obstrace report --top \(report.scopes.count) \(tracePath)")
+    // A scope's wasted and redundant counts that rest on writes not compared are least values: said under the
+    // table, as the text report says them, so that a 0 there is not read as a known 0.
+    let leastCounts = report.scopes.prefix(rowLimit).compactMap(ReportPrinter.leastCountsLine)
+    if !leastCounts.isEmpty {
+      html += "<p class=\"note\" id=\"least-counts\">"
+      html += leastCounts.map { escape(String($0.drop { $0 == " " })) + "." }.joined(separator: "<br>\n")
+      html += "</p>\n"
+    }
     html += "</section>\n"
 
     // Who read what, per scope.

@@ -97,7 +97,8 @@ enum JUnitReport {
     for result in comparison.limits {
       let actual = result.actual.map(String.init) ?? "0 (no such property or scope)"
       if let uncompared = result.uncompared {
-        let why = CheckCommand.unknownCounts(result.limit.name, uncompared, report)
+        let why = CheckCommand.unknownCount(
+          kind: result.kind ?? "property", result.limit.name, result.limit.metric, uncompared, report)
         testCase(
           classname: "obstrace.limits", name: result.limit.description,
           failure: result.exceeded

@@ -327,12 +327,16 @@ enum ReportPrinter {
         table.add([
           scope.label, s.kind.description, "\(s.instances)", "\(s.runs)",
           "\(s.invalidations)" + (s.predictedInvalidations > 0 ? " (\(s.predictedInvalidations) predicted)" : ""),
-          "\(s.wastedInvalidations)", "\(s.redundantRuns)",
+          (s.uncomparedInvalidations > 0 ? "≥" : "") + "\(s.wastedInvalidations)",
+          (s.possiblyRedundantRuns > 0 ? "≥" : "") + "\(s.redundantRuns)",
           scope.reads.prefix(4).joined(separator: ", ")
             + (scope.reads.count > 4 ? ", …" : ""),
         ])
       }
       table.render(into: &out, more: report.scopes.count - top)
+      for scope in report.scopes.prefix(top) {
+        if let line = Self.leastCountsLine(scope) { out.line(line) }
+      }
       for scope in report.scopes.prefix(top) where scope.statistics.kind == .observations {
         var endings = scope.statistics.endings.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
         let running = scope.statistics.sequencesRunningAtEnd
@@ -439,6 +443,30 @@ enum ReportPrinter {
       if !remedies.isEmpty { line += ": " + remedies.joined(separator: "; ") }
     }
     return line
+  }
+
+  /// Why a scope's wasted and redundant counts are least values (marked `≥` in the table), when they are: writes
+  /// through `_modify` not compared fired it, or may have changed nothing its runs read (see docs/analysis.md,
+  /// "Writes compared"). The line under the properties says why they were not compared and how to compare them.
+  static func leastCountsLine(_ scope: AnalysisReport.Scope) -> String? {
+    let s = scope.statistics
+    var clauses: [String] = []
+    var counts: [String] = []
+    if s.uncomparedInvalidations > 0 {
+      counts.append("wasted")
+      clauses.append(
+        "\(s.uncomparedInvalidations) of its invalidations \(s.uncomparedInvalidations == 1 ? "was" : "were") by writes "
+          + "through _modify not compared")
+    }
+    if s.possiblyRedundantRuns > 0 {
+      counts.append("redundant")
+      clauses.append(
+        "\(s.possiblyRedundantRuns) of its runs would be redundant if the writes through _modify not compared before "
+          + "\(s.possiblyRedundantRuns == 1 ? "it" : "them") changed nothing")
+    }
+    guard !counts.isEmpty else { return nil }
+    return "  \(scope.label): \(counts.joined(separator: " and ")) \(counts.count == 1 ? "is" : "are") at least the "
+      + "count\(counts.count == 1 ? "" : "s") shown: " + clauses.joined(separator: ", and ")
   }
 
   /// What setting would compare writes not compared for `reason`, if one would.
@@ -571,6 +599,11 @@ enum ReportPrinter {
       out.number(s.wastedInvalidations)
       out.raw(",\"redundantRuns\":")
       out.number(s.redundantRuns)
+      // What makes the two counts above least values (not 0: they are).
+      out.raw(",\"uncomparedInvalidations\":")
+      out.number(s.uncomparedInvalidations)
+      out.raw(",\"possiblyRedundantRuns\":")
+      out.number(s.possiblyRedundantRuns)
       out.raw(",\"unexplainedInvalidations\":")
       out.number(s.unexplainedInvalidations)
       out.raw(",\"coalescedWrites\":")

@@ -300,6 +300,9 @@ final class TimelinePrinter {
         }
       }
       if ended.redundant { writer.append("  [redundant: nothing it read changed]") }
+      if ended.possiblyRedundant {
+        writer.append("  [redundant if the writes not compared since its previous run changed nothing]")
+      }
       if ended.readRacing { writer.append("  [raced a write on another thread: may have read the old value]") }
       if ended.endedAtTraceEnd {
         writer.append(

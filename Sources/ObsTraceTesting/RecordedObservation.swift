@@ -99,12 +99,17 @@ public struct RecordedObservation: Sendable {
   ) -> Int {
     count(ofScope: scope, \.predictedInvalidations, CallerLocation(fileID, filePath, line, column))
   }
-  /// Runs of `scope` that read nothing that really changed since its previous run.
+  /// Runs of `scope` that read nothing that really changed since its previous run. When runs of it would be
+  /// redundant if writes through `_modify` that were not compared changed nothing, the test fails with how to
+  /// compare them: the answer would not be known.
   public func redundantRuns(
     of scope: String,
     fileID: String = #fileID, filePath: StaticString = #filePath, line: Int = #line, column: Int = #column
   ) -> Int {
-    count(ofScope: scope, \.redundantRuns, CallerLocation(fileID, filePath, line, column))
+    count(ofScope: scope, \.redundantRuns, CallerLocation(fileID, filePath, line, column)) { statistics in
+      statistics.possiblyRedundantRuns > 0
+        ? possiblyRedundantMessage(TraceDefinitions.printable(scope), statistics.possiblyRedundantRuns) : nil
+    }
   }
 
   /// Findings of one kind (`.noopWrite`, `.staleRead`, `.fanOut`, …).
@@ -144,10 +149,15 @@ public struct RecordedObservation: Sendable {
     return value
   }
 
-  /// One count of `scope`'s statistics: every scope lookup above is this, with its metric.
-  private func count(ofScope scope: String, _ metric: KeyPath<ScopeStatistics, Int>, _ location: CallerLocation) -> Int
-  {
-    let value = scopeStatistics(scope, location)?[keyPath: metric] ?? 0
+  /// One count of `scope`'s statistics: every scope lookup above is this, with its metric. `unknown`: why the count
+  /// is not known in these statistics, if it is not (the test then fails with that).
+  private func count(
+    ofScope scope: String, _ metric: KeyPath<ScopeStatistics, Int>, _ location: CallerLocation,
+    unknown: (ScopeStatistics) -> String? = { _ in nil }
+  ) -> Int {
+    let statistics = scopeStatistics(scope, location)
+    if let statistics, let why = unknown(statistics) { location.fail(why) }
+    let value = statistics?[keyPath: metric] ?? 0
     if value == 0, let outside = outsideRuns[TraceDefinitions.printable(scope)], outside > 0 {
       location.fail(Self.outsideMessage("scope " + scope, outside, "run"))
     }
@@ -222,6 +232,20 @@ public struct RecordedObservation: Sendable {
     }.joined(separator: "; ")
     return "recordObservation: \(count) write\(count == 1 ? "" : "s") of \(property) through _modify "
       + "\(count == 1 ? "was" : "were") not compared (comparing: .\(comparison)): \(how)"
+  }
+
+  /// Why a scope's redundant runs cannot be given, and how to get them: the writes not compared of the properties
+  /// it read, each as `noopWrites(of:)` says it.
+  private func possiblyRedundantMessage(_ scope: String, _ count: Int) -> String {
+    let read = Set(report.scopes.first { $0.label == scope }?.reads ?? [])
+    let properties = report.properties.filter { read.contains($0.name) && $0.statistics.uncomparedWrites > 0 }
+    let whys = properties.map {
+      Self.uncomparedMessage($0.name, $0.statistics.uncomparedWrites, comparison, $0.statistics.uncomparedBecause)
+        .replacing("recordObservation: ", with: "")
+    }
+    return "recordObservation: \(count) run\(count == 1 ? "" : "s") of \(scope) would be redundant if the writes "
+      + "through _modify not compared before \(count == 1 ? "it" : "them") changed nothing, so its redundantRuns is "
+      + "not known" + (whys.isEmpty ? "" : ": " + whys.joined(separator: "; "))
   }
 
   private func scopeStatistics(_ scope: String, _ location: CallerLocation) -> ScopeStatistics? {

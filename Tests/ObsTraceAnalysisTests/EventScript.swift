@@ -98,14 +98,15 @@ struct EventScript {
     install(scope, thread: thread)
   }
 
-  /// A write: willSet, the fires it causes (one-shot tracking is cancelled by its fire), didSet.
+  /// A write: willSet, the fires it causes (one-shot tracking is cancelled by its fire), didSet. `modify`: made
+  /// through `_modify` (then `unchanged: nil` is a write not compared, for `notTriviallyCopyable`).
   mutating func write(
     _ object: UInt32, _ property: UInt32, firing scopes: [UInt32] = [], unchanged: Bool? = nil, oneShot: Bool = true,
-    willSetFlags: UInt8 = 0, stack: UInt32 = 0, thread: UInt32 = 1
+    willSetFlags: UInt8 = 0, stack: UInt32 = 0, thread: UInt32 = 1, modify: Bool = false
   ) {
     beginWrite(
       object, property, firing: scopes, oneShot: oneShot, willSetFlags: willSetFlags, stack: stack, thread: thread)
-    finishWrite(object, property, unchanged: unchanged, thread: thread)
+    finishWrite(object, property, unchanged: unchanged, thread: thread, modify: modify)
   }
 
   /// The first half of a write: its willSet and the fires it causes; other threads' events may follow before
@@ -129,8 +130,13 @@ struct EventScript {
   }
 
   /// The didSet that ends a write begun with `beginWrite`.
-  mutating func finishWrite(_ object: UInt32, _ property: UInt32, unchanged: Bool? = nil, thread: UInt32 = 1) {
-    let flags: UInt8 = unchanged.map { $0 ? EventFlags.unchanged : EventFlags.changed } ?? 0
+  mutating func finishWrite(
+    _ object: UInt32, _ property: UInt32, unchanged: Bool? = nil, thread: UInt32 = 1, modify: Bool = false
+  ) {
+    var flags: UInt8 = unchanged.map { $0 ? EventFlags.unchanged : EventFlags.changed } ?? 0
+    if modify {
+      flags |= EventFlags.modify | (unchanged == nil ? UncomparedReason.notTriviallyCopyable.flags : 0)
+    }
     add(TraceEvent(kind: .didSet, flags: flags, thread: thread, time: 0, object: object, key: property, aux: 1))
   }
 
