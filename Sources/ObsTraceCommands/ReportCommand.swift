@@ -305,14 +305,23 @@ enum ReportPrinter {
       var table = Table(["property", "reads", "tracked", "writes", "no-op", "invalidations", "wasted", "coalesced"])
       for property in report.properties.prefix(top) {
         let s = property.statistics
+        // At least: a write not compared may have changed nothing (tryout18's R3: these printed a plain 0).
+        let least = s.uncomparedWrites > 0 ? "≥" : ""
         table.add([
-          property.name, "\(s.reads)", "\(s.trackedReads)", "\(s.writes)", "\(s.noopWrites)",
+          property.name, "\(s.reads)", "\(s.trackedReads)", "\(s.writes)", least + "\(s.noopWrites)",
           "\(s.invalidations)" + (s.predictedInvalidations > 0 ? " (\(s.predictedInvalidations) predicted)" : ""),
-          "\(s.wastedInvalidations)", "\(s.coalescedWrites)",
+          least + "\(s.wastedInvalidations)", "\(s.coalescedWrites)",
         ])
       }
       table.render(into: &out, more: report.properties.count - top)
       if let line = comparisonLine(report) { out.line(line) }
+      let least = report.properties.prefix(top).filter { $0.statistics.uncomparedWrites > 0 }
+      if !least.isEmpty {
+        let names = least.prefix(4).map(\.name).joined(separator: ", ") + (least.count > 4 ? ", …" : "")
+        out.line(
+          "  ≥: no-op and wasted are at least the counts shown for \(names): \(least.count == 1 ? "its" : "their") "
+            + "writes not compared may have changed nothing")
+      }
     }
     out.line()
 
@@ -354,13 +363,14 @@ enum ReportPrinter {
       out.line("  (none)")
     } else {
       var table = Table(["type", "created", "freed", "alive at end", "from before", "of them freed"])
-      for objects in report.objects {
+      // Cut at --top as the other tables are (tryout18's R12: every type was listed).
+      for objects in report.objects.prefix(top) {
         let s = objects.statistics
         table.add([
           objects.type, "\(s.created)", "\(s.freed)", "\(s.created - s.freed)", "\(s.seenOnly)", "\(s.seenOnlyFreed)",
         ])
       }
-      table.render(into: &out, more: 0)
+      table.render(into: &out, more: report.objects.count - top)
     }
     let registrars = report.registrarsWithoutEvents
     if let summary = registrars.summary {

@@ -126,4 +126,16 @@ struct ReportTests {
     let crossThread = try #require(rows(report, "findings").first { $0["kind"] as? String == "cross-thread-write" })
     #expect((crossThread["site"] as? String)?.hasPrefix("obstrace_scenarios/main.swift:159 ") == true, "\(crossThread)")
   }
+
+  @Test("--top cuts every table of the text report, the objects by type too, and says how many more (tryout18's R12)")
+  func topCutsObjects() {
+    let text = Run.command(["report", Paths.root + "/traces/observations.trc", "--top", "1"]).standardOutput
+    let objects = text.components(separatedBy: "Objects, by type\n").last?.split(separator: "\n").prefix(3) ?? []
+    #expect(objects.count == 3, "\(text)")
+    #expect(objects.first?.hasPrefix("  type ") == true, "\(text)")
+    #expect(objects.last == "  … 1 more (see --format json)", "\(text)")
+    let whole = Run.command(["report", Paths.root + "/traces/observations.trc"]).standardOutput
+    #expect(!(whole.components(separatedBy: "Objects, by type\n").last ?? "").hasPrefix("  … "), "\(whole)")
+    #expect(whole.components(separatedBy: "Objects, by type\n").last?.split(separator: "\n").prefix(3).count == 3)
+  }
 }
