@@ -38,6 +38,11 @@ public struct FindingEvidence: ReplayConsumer {
   private(set) var staleReads: [SiteKey: Int] = [:]
   /// Reads in a scope that raced a write of their property on another thread, by property and scope label.
   private(set) var racingReads: [LabelKey: Int] = [:]
+  /// The racing reads of an object property whose raced write has not ended yet, by that object property: taken
+  /// back from `racingReads` when the next write of it to end changed nothing (compared, unchanged), since there
+  /// was no old value to see (tryout18's R11: `g.level += 0` on one thread, an `Observations` loop reading it on
+  /// another, was a stale-read warning). Empty but while such a write is in progress: one test a write.
+  private var racingUntilWriteEnds: [PropertyKey: [LabelKey: Int]] = [:]
   /// Reads outside any scope, by site.
   var untrackedReads: [SiteKey: Int] {
     guard let pending = pendingUntrackedReads, pending.count != 0 else { return untrackedReadCounts }
@@ -78,7 +83,9 @@ public struct FindingEvidence: ReplayConsumer {
       noteTypeThread(read.type, read.thread)
       if read.stale { Self.add(1, at: SiteKey(property: read.key.property, stack: read.stack), in: &staleReads) }
       if read.racing, read.scope != 0 {
-        Self.add(1, at: LabelKey(property: read.key.property, label: read.label), in: &racingReads)
+        let key = LabelKey(property: read.key.property, label: read.label)
+        Self.add(1, at: key, in: &racingReads)
+        racingUntilWriteEnds[read.key, default: [:]][key, default: 0] += 1
       }
       if read.scope == 0 {
         let site = SiteKey(property: read.key.property, stack: read.stack)
@@ -97,6 +104,7 @@ public struct FindingEvidence: ReplayConsumer {
       if write.firstWriter != write.thread { noteSharedWrite(write.key, write.thread, write.stack, write.firstWriter) }
       if write.overlapping { noteOverlappingWrite(write.key, write.stack) }
     case .write(let write):
+      if !racingUntilWriteEnds.isEmpty { settleRacingReads(write) }
       if write.outcome == .unchanged {
         let site = SiteKey(property: write.key.property, stack: write.stack)
         Self.add(1, at: site, in: &noopWrites)
@@ -116,6 +124,19 @@ public struct FindingEvidence: ReplayConsumer {
   @inline(never)
   private static func add<Key: Hashable>(_ amount: Int, at key: Key, in counts: inout [Key: Int]) {
     counts[key, default: 0] += amount
+  }
+
+  /// Settles the racing reads of the property `write` ended: a write that changed nothing (compared) had no old
+  /// value to show them, and they are taken back; any other leaves them counted (a write not compared may have
+  /// changed it). The first write of the property to end after the reads settles them: another thread's write of it
+  /// in progress at once is a `concurrent-write` of its own.
+  @inline(never)
+  private mutating func settleRacingReads(_ write: WriteFact) {
+    guard let reads = racingUntilWriteEnds.removeValue(forKey: write.key), write.outcome == .unchanged else { return }
+    for (key, count) in reads {
+      let left = (racingReads[key] ?? 0) - count
+      racingReads[key] = left > 0 ? left : nil
+    }
   }
 
   /// Takes back the untracked read a `_modify` write made of its own property (`WriteBeganFact.ownAccess`), at its

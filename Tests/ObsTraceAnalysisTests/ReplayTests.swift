@@ -394,6 +394,22 @@ struct ReplayTests {
     #expect(raced.first?.message.contains("raced a write of it on another thread") == true)
   }
 
+  @Test(
+    "a read racing a write that changed nothing (compared) saw no old value: no stale-read finding; one not compared keeps it (tryout18's R11)",
+    arguments: [(true, 0), (false, 1), (nil, 1)] as [(Bool?, Int)])
+  func racingANoOpWrite(unchanged: Bool?, warnings: Int) {
+    var script = EventScript()
+    script.run(1, label: 1, reads: [(1, 1)], thread: 2, instance: 7)
+    script.beginWrite(1, 1, firing: [1], thread: 1)
+    script.run(2, label: 1, reads: [(1, 1)], thread: 2, instance: 7)
+    script.finishWrite(1, 1, unchanged: unchanged, thread: 1, modify: true)
+    let (replay, _) = script.replay()
+    let findings = TraceAnalysis.findings(of: replay, definitions: TraceDefinitions())
+    let raced = findings.filter { $0.kind == .staleRead }
+    #expect(raced.count == warnings, "\(raced.map(\.message))")
+    #expect(raced.allSatisfy { $0.count == 1 })
+  }
+
   @Test("two threads writing one property at once: a read races until the other thread's write is done")
   func overlappingWritesOfOneProperty() {
     var script = EventScript()

@@ -27,7 +27,8 @@ struct BaseClassTests {
       report.contains(
         "writes through _modify: 2 compared, 1 not compared (not trivially copyable or over 64 bytes: arrays, "
           + "strings, …): OBSTRACE_COMPARE=equatable compares the Equatable ones"), "\(report)")
-    #expect(report.contains("[noop-write]") && report.contains("at main.swift:\(marks["unchanged"] ?? 0)"), "\(report)")
+    #expect(
+      report.contains("[noop-write]") && report.contains("at BaseClass/main.swift:\(marks["unchanged"] ?? 0)"), "\(report)")
     let timeline = Run.command(["timeline", trace]).standardOutput
     #expect(timeline.contains("Dog#1.age by _modify UNCHANGED"), "\(timeline)")
     #expect(timeline.contains("Dog#1.age by _modify changed"), "\(timeline)")

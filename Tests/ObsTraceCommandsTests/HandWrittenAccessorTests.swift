@@ -30,8 +30,9 @@ struct HandWrittenAccessorTests {
     }
     // Columns: reads, tracked, writes, no-op, invalidations, wasted, coalesced. Before: percent's `+= 5` (0 → 5)
     // and `+= 0` were both no-ops (its cache `_percent` stayed 0), one of them wasted; degrees' `= 21` a no-op.
-    #expect(row("Ledger.percent").dropFirst(2).prefix(4) == ["2", "0", "1", "0"], "\(report)")
-    #expect(row("Thermometer.degrees").dropFirst(2).prefix(4) == ["1", "0", "1", "0"], "\(report)")
+    // Not compared, their no-op and wasted counts are least counts (≥0), not 0.
+    #expect(row("Ledger.percent").dropFirst(2).prefix(4) == ["2", "≥0", "1", "≥0"], "\(report)")
+    #expect(row("Thermometer.degrees").dropFirst(2).prefix(4) == ["1", "≥0", "1", "≥0"], "\(report)")
     // The macro's properties are still compared: `+= 0` a no-op, and wasted when it fired a scope.
     #expect(row("Ledger.cents").dropFirst(2).prefix(4) == ["2", "1", "1", "1"], "\(report)")
     #expect(row("Thermometer.reading").dropFirst(2).prefix(4) == ["1", "1", "1", "1"], "\(report)")
@@ -47,7 +48,8 @@ struct HandWrittenAccessorTests {
       #expect(finding.count == 2, "no finding for \(property):\n\(report)")
       if finding.count == 2 {
         let place = finding[1].split(separator: "\n").dropFirst().first ?? ""
-        #expect(place.hasPrefix("      at main.swift:\(marks[mark] ?? 0) ("), "\(report)")
+        // Top-level code's site names its module (recorded: the symbols' 0x97 record).
+        #expect(place.hasPrefix("      at HandWritten/main.swift:\(marks[mark] ?? 0) ("), "\(report)")
       }
     }
     let timeline = Run.command(["timeline", trace]).standardOutput
