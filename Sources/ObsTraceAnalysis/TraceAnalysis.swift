@@ -129,6 +129,9 @@ public struct AnalysisReport: Sendable {
     /// The module that declares it, when symbols name it: what tells apart two properties of one name (types of
     /// one name in two modules).
     public var module: String? = nil
+    /// The module its name is qualified with (`ModA` for `ModA.Model.count`), because another type of the trace
+    /// has its type's name (`TraceDefinitions.qualifyingModule(ofProperty:)`); nil for a name that is unique.
+    public var qualifyingModule: String? = nil
     public var statistics: PropertyStatistics
   }
 
@@ -143,6 +146,9 @@ public struct AnalysisReport: Sendable {
 
   public struct Objects: Sendable {
     public var type: String
+    /// The module `type` is qualified with (`ModA` for `ModA.Model`), because another type of the trace has the
+    /// same name; nil for a name that is unique.
+    public var qualifyingModule: String? = nil
     public var statistics: TypeStatistics
   }
 
@@ -364,7 +370,8 @@ public enum TraceAnalysis {
   ) -> AnalysisReport {
     let properties = replay.properties.map { id, statistics in
       AnalysisReport.Property(
-        id: id, name: definitions.propertyName(id), module: definitions.propertyModule(id), statistics: statistics)
+        id: id, name: definitions.propertyName(id), module: definitions.propertyModule(id),
+        qualifyingModule: definitions.qualifyingModule(ofProperty: id), statistics: statistics)
     }.sorted {
       ($1.statistics.invalidations, $1.statistics.writes, $0.name) < (
         $0.statistics.invalidations, $0.statistics.writes, $1.name
@@ -422,7 +429,9 @@ public enum TraceAnalysis {
     }
 
     let objects = replay.typeStatistics.map { type, statistics in
-      AnalysisReport.Objects(type: type == 0 ? "<unknown type>" : definitions.typeName(type), statistics: statistics)
+      AnalysisReport.Objects(
+        type: type == 0 ? "<unknown type>" : definitions.typeName(type),
+        qualifyingModule: type == 0 ? nil : definitions.qualifyingModule(ofType: type), statistics: statistics)
     }.sorted { $0.type < $1.type }
 
     let findings = Findings.derive(replay, definitions, trace, mainThread: mainThread)

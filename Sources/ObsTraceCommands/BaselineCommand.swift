@@ -282,6 +282,14 @@ enum CheckCommand: TraceCommand {
             + NameSuggestions.describe(limit.name, in: isProperty ? properties : properties + scopes)
             + "); " + remedy)
       }
+      // `Model.count` of a trace with a `Model` in two modules, whose names are qualified with them.
+      let qualified = Self.moduleQualifiedNames(limit.name, definitions)
+      if !qualified.isEmpty {
+        throw CommandError(
+          "obstrace check: --max '\(limit)' is ambiguous in \(path): it names \(qualified.joined(separator: ", ")), "
+            + "types of one name in \(qualified.count == 1 ? "another module" : "several modules") named with their module: "
+            + "--max '\(qualified[0]):\(value)'")
+      }
       if let renamed = Self.earlierName(limit.name, definitions) {
         throw CommandError(
           "obstrace check: --max '\(limit)' names no property or scope of \(path): '\(limit.name)' is what "
@@ -464,6 +472,13 @@ enum CheckCommand: TraceCommand {
   static func earlierSpelling(_ name: String) -> String {
     PrivateNames.hasDiscriminator(name)
       ? "naming a private declaration with its file's discriminator" : "naming a type without its outer types"
+  }
+
+  /// The properties whose names are `name` qualified with their type's module (`ModA.Model.count` and
+  /// `ModB.Model.count` for `Model.count`: `TraceDefinitions.unqualifiedPropertyName`), sorted; none for most names.
+  static func moduleQualifiedNames(_ name: String, _ definitions: TraceDefinitions) -> [String] {
+    definitions.properties.keys.filter { definitions.unqualifiedPropertyName($0) == name }
+      .map { definitions.propertyName($0) }.sorted()
   }
 
   /// The properties (their names now) that earlier builds of obstrace named `name`, when they name them otherwise

@@ -187,6 +187,15 @@ enum GraphCommand: TraceCommand {
     _ replay: Replay, _ definitions: TraceDefinitions, _ options: Options, writes: WriteTally = WriteTally(),
     loss: String? = nil
   ) -> String {
+    // One node per property, by id: two properties whose printed names are the same (which `propertyName` avoids,
+    // qualifying a type with its module where another has its name) are drawn apart, each with its number, never
+    // as one node whose counts are both's.
+    var idsByName: [String: UInt32] = [:]
+    var sharedNames: Set<String> = []
+    for id in definitions.properties.keys {
+      let name = definitions.propertyName(id)
+      if let other = idsByName.updateValue(id, forKey: name), other != id { sharedNames.insert(name) }
+    }
     func propertyNode(object: UInt32, property id: UInt32) -> String? {
       let name = definitions.propertyName(id)
       let typeName = definitions.properties[id].map { definitions.typeName($0.rootType) } ?? ""
@@ -198,7 +207,7 @@ enum GraphCommand: TraceCommand {
         // is one node name, whichever of its class's @Observable levels declares what it holds.
         return "\(definitions.typeName(ofObject: object))#\(object).\(definitions.shortPropertyName(id))"
       }
-      return name
+      return sharedNames.contains(name) ? "\(name) (property #\(id))" : name
     }
     func scopeNode(_ label: UInt32) -> String? {
       let name = definitions.labelName(label)

@@ -549,6 +549,12 @@ enum ReportPrinter {
       let s = property.statistics
       out.raw("{\"property\":")
       out.string(property.name)
+      // Only for a name qualified with its module (another type has its type's name): other names print as they
+      // did, and `module` is what tells such a property's module apart from a type's outer type in its name.
+      if let module = property.qualifyingModule {
+        out.raw(",\"module\":")
+        out.string(module)
+      }
       out.raw(",\"reads\":")
       out.number(s.reads)
       out.raw(",\"trackedReads\":")
@@ -644,6 +650,10 @@ enum ReportPrinter {
       let s = objects.statistics
       out.raw("{\"type\":")
       out.string(objects.type)
+      if let module = objects.qualifyingModule {
+        out.raw(",\"module\":")
+        out.string(module)
+      }
       out.raw(",\"created\":")
       out.number(s.created)
       out.raw(",\"freed\":")

@@ -17,13 +17,30 @@ public struct TraceDefinitions: Sendable {
   public private(set) var scopes = ScopeTable(retaining: retainedScopes)
   public static let retainedScopes = 1 << 16
   public var symbols = SymbolTable() {
-    didSet { if hasPrivateTypes { namePrivateTypes() } }
+    didSet {
+      typeNamesInSeveralModules = Self.typeNamesInSeveralModules(symbols)
+      if !typeNamesInSeveralModules.isEmpty { hasSharedNames = true }
+      if hasPrivateTypes || hasSharedNames { nameSharedTypes() }
+    }
   }
   /// Whether a type defined is private or local (`(unknown context at $…)` in its reflected name): only then can two
-  /// types print the same name and need their files (`namePrivateTypes`).
+  /// types print the same name and need their files (`nameSharedTypes`).
   private var hasPrivateTypes = false
   /// Private types whose display name another type has too, whose discriminator no property's symbol gave yet.
   private var unnamedPrivateTypes: Set<UInt32> = []
+  /// A type id of each display name without modules (`Model`), the first defined: a second type of one of these
+  /// names (`ModA.Model` and `ModB.Model`) sets `hasSharedNames`.
+  private var typesByPlainName: [String: UInt32] = [:]
+  /// Whether two types of the trace print the same name without their modules (`nameSharedTypes`).
+  private var hasSharedNames = false
+  /// The names of types (`Model`, `ListView.Model`, `Box` for `Box<Int>`) whose properties the symbol table says
+  /// two modules declare: known when the trace is opened (the table is written last and read first), so a type
+  /// defined before the other module's is qualified from the first line that names it (`timeline` prints as it
+  /// reads).
+  private var typeNamesInSeveralModules: Set<String> = []
+  /// The types whose display name `nameSharedTypes` qualified with their module (`ModA.Model`), each with the name
+  /// it has without it (`Model`).
+  private var moduleQualifiedTypes: [UInt32: String] = [:]
 
   public init() {}
 
@@ -32,11 +49,15 @@ public struct TraceDefinitions: Sendable {
     // Every chunk that uses a type restates it: the same name changes nothing.
     if types[id] == reflected { return }
     types[id] = reflected
-    typeDisplayNames[id] = (reflected, Self.removingModules(reflected))
-    if reflected.contains(Self.unknownContext) {
-      hasPrivateTypes = true
-      namePrivateTypes()
+    let plain = Self.removingModules(reflected)
+    typeDisplayNames[id] = (reflected, plain)
+    if let other = typesByPlainName[plain], other != id {
+      hasSharedNames = true
+    } else {
+      typesByPlainName[plain] = id
     }
+    if reflected.contains(Self.unknownContext) { hasPrivateTypes = true }
+    if hasPrivateTypes || hasSharedNames { nameSharedTypes() }
   }
 
   static let unknownContext = "(unknown context at $"
@@ -45,7 +66,7 @@ public struct TraceDefinitions: Sendable {
   public mutating func defineProperty(_ id: UInt32, _ property: PropertyDefinition) {
     properties[id] = property
     // A property of a private type that needs its file in its name and has none yet: its symbol may say it now.
-    if unnamedPrivateTypes.contains(property.rootType) { namePrivateTypes() }
+    if unnamedPrivateTypes.contains(property.rootType) { nameSharedTypes() }
   }
 
   /// Gives each private type whose display name another type of the trace also has the name of its file:
@@ -55,9 +76,11 @@ public struct TraceDefinitions: Sendable {
   /// symbols (`(Model in _8AAE…)`) is the MD5 of its module's name and its file's base name
   /// (`PrivateNames.file(of:module:among:)`), checked against the files the trace's frames name. When none matches
   /// (a trace without stacks), the discriminator's first 8 digits stand for the file: `Model (file 8AAE29D3)`.
-  /// A private type no other type shares a name with is printed by its name alone (`Model`). Called as types and
-  /// symbols arrive; the names are those of the whole trace once both are read.
-  private mutating func namePrivateTypes() {
+  /// A private type no other type shares a name with is printed by its name alone (`Model`). Then types whose
+  /// names are still the same are qualified with their modules (`qualifyWithModules`). Called as types and symbols
+  /// arrive; the names are those of the whole trace once both are read.
+  private mutating func nameSharedTypes() {
+    defer { qualifyWithModules() }
     unnamedPrivateTypes = []
     var byName: [String: [UInt32]] = [:]
     for (id, names) in typeDisplayNames {
@@ -98,6 +121,84 @@ public struct TraceDefinitions: Sendable {
         typeDisplayNames[id]?.display = "\(plain) (\(file))"
       }
     }
+  }
+
+  /// Qualifies with its module the display name of each type another type of the trace prints the same name as:
+  /// `ModA.Model` and `ModB.Model` for two `@Observable public final class Model` of modules `ModA` and `ModB`,
+  /// which would otherwise print as two `Model`s (their properties as two `Model.count`, and a graph drew them as
+  /// one). The module is the first component of the recorded name (`String(reflecting:)`), known for certain. Where
+  /// the module does not tell them apart (`Box<ModA.Item>` and `Box<ModB.Item>`, both `Shelf.Box<Item>`), the
+  /// recorded name is printed whole (`Shelf.Box<ModA.Item>`). A name no other type has is printed as it was.
+  private mutating func qualifyWithModules() {
+    moduleQualifiedTypes = [:]
+    guard hasSharedNames || hasPrivateTypes else { return }
+    var byName: [String: [UInt32]] = [:]
+    for (id, names) in typeDisplayNames { byName[names.display, default: []].append(id) }
+    for (name, ids) in byName
+    where ids.count > 1 || typeNamesInSeveralModules.contains(Self.withoutGenericArguments(name)) {
+      var qualified: [UInt32: String] = [:]
+      for id in ids {
+        guard let reflected = typeDisplayNames[id]?.reflected, let dot = reflected.firstIndex(of: "."),
+          dot > reflected.startIndex
+        else { continue }
+        qualified[id] = "\(reflected[..<dot]).\(name)"
+      }
+      let counts = Dictionary(qualified.values.map { ($0, 1) }, uniquingKeysWith: +)
+      for (id, withModule) in qualified {
+        guard let reflected = typeDisplayNames[id]?.reflected else { continue }
+        if counts[withModule] == 1 {
+          typeDisplayNames[id]?.display = withModule
+        } else if reflected.contains(Self.unknownContext) {
+          // A private type's recorded name holds an address of that run, never printed; one whose module does not
+          // tell it apart is told apart by its file (`nameSharedTypes`), once its properties' symbols say it.
+          continue
+        } else {
+          typeDisplayNames[id]?.display = reflected
+        }
+        moduleQualifiedTypes[id] = name
+      }
+    }
+  }
+
+  /// The names of types whose properties `symbols` says two modules declare (private types, named by their
+  /// files, left out).
+  static func typeNamesInSeveralModules(_ symbols: SymbolTable) -> Set<String> {
+    var modules: [String: String] = [:]
+    var shared: Set<String> = []
+    for name in symbols.propertyNames.values where !PrivateNames.hasDiscriminator(name.type) && !name.module.isEmpty {
+      if let module = modules[name.type] {
+        if module != name.module { shared.insert(name.type) }
+      } else {
+        modules[name.type] = name.module
+      }
+    }
+    return shared
+  }
+
+  /// The module that declares type `id` (the first component of its recorded name), when its display name is
+  /// qualified with it because another type of the trace has the same name (`ModA` for `ModA.Model`); nil for a
+  /// type whose name is unique.
+  public func qualifyingModule(ofType id: UInt32) -> String? {
+    guard moduleQualifiedTypes[id] != nil, let reflected = types[id], let dot = reflected.firstIndex(of: ".") else {
+      return nil
+    }
+    return String(reflected[..<dot])
+  }
+
+  /// The module that declares property `id`'s type when the property's name is qualified with it
+  /// (`qualifyingModule(ofType:)`): `ModA` for `ModA.Model.count`; nil for a property whose name is unique.
+  public func qualifyingModule(ofProperty id: UInt32) -> String? {
+    guard let root = properties[id]?.rootType, let module = qualifyingModule(ofType: root),
+      propertyName(id).hasPrefix(module + ".")
+    else { return nil }
+    return module
+  }
+
+  /// Property `id`'s name without the module its type's name is qualified with (`Model.count` for
+  /// `ModA.Model.count`), or nil when it has none: the name the user may write for it, which now names several.
+  public func unqualifiedPropertyName(_ id: UInt32) -> String? {
+    guard let module = qualifyingModule(ofProperty: id) else { return nil }
+    return String(propertyName(id).dropFirst(module.count + 1))
   }
 
   /// Defines a scope as a chunk states it, forgetting the oldest one past `retainedScopes`.
@@ -158,6 +259,15 @@ public struct TraceDefinitions: Sendable {
       // printed as the type's display name (`Model`, or `Model (PrivB.swift)` when another type is a `Model`) and
       // the member's own (`secret`).
       guard PrivateNames.hasDiscriminator(name.type) || PrivateNames.hasDiscriminator(name.property) else {
+        // A type whose name is qualified with its module (`ModA.Model`): its property too (`ModA.Model.count`),
+        // when the symbol names that type (not a superclass that declares the property).
+        if let root = properties[id]?.rootType, let plain = moduleQualifiedTypes[root],
+          Self.withoutGenericArguments(plain) == name.type
+        {
+          let qualified = typeName(root)
+          // `earlierPropertyName` passes the earlier builds' names, which are never qualified.
+          if qualified != plain { return "\(qualified).\(name.property)" }
+        }
         if let property = properties[id],
           let rootTypeName = specializedTypeName(property.rootType, of: name.type, typeName: typeName)
         {
@@ -180,6 +290,10 @@ public struct TraceDefinitions: Sendable {
   public func shortPropertyName(_ id: UInt32) -> String {
     if let name = symbols.propertyNames[id] { return PrivateNames.withoutDiscriminators(name.property) }
     let qualified = propertyName(id)
+    // After the type's own name, which may hold dots of its own (`ModA.Model`, qualified with its module).
+    if let root = properties[id]?.rootType, qualified.hasPrefix(typeName(root) + ".") {
+      return String(qualified.dropFirst(typeName(root).count + 1))
+    }
     // After the type's name, which may hold dots inside its generic arguments (`Box<Demo.Item>`).
     var depth = 0
     for index in qualified.indices {
@@ -202,6 +316,22 @@ public struct TraceDefinitions: Sendable {
   /// `Outer<Int>.Inner` of `Outer.Inner`); nil when it has no generic arguments or is another type.
   func specializedTypeName(_ id: UInt32, of unspecialized: String) -> String? {
     specializedTypeName(id, of: unspecialized, typeName: { typeName($0) })
+  }
+
+  /// `Box<Int>` → `Box`, `Outer<Int>.Inner` → `Outer.Inner`: a type's name without its generic arguments.
+  static func withoutGenericArguments(_ name: String) -> String {
+    var depth = 0
+    var withoutArguments = ""
+    for character in name {
+      if character == "<" {
+        depth += 1
+      } else if character == ">" {
+        depth -= 1
+      } else if depth == 0 {
+        withoutArguments.append(character)
+      }
+    }
+    return withoutArguments
   }
 
   private func specializedTypeName(_ id: UInt32, of unspecialized: String, typeName: (UInt32) -> String) -> String? {

@@ -193,6 +193,17 @@ public struct RecordedObservation: Sendable {
       return nil
     }
     if let found = found.first { return found.statistics }
+    // Types of one name in two modules are named with their modules (`ModA.Model.count`): the name without its
+    // module is said to be theirs, not unknown.
+    let qualified = report.properties.filter { found in
+      found.qualifyingModule.map { found.name == "\($0).\(property)" } ?? false
+    }.map(\.name).sorted()
+    if !qualified.isEmpty {
+      location.fail(
+        "recordObservation: '\(property)' is named \(qualified.joined(separator: ", ")): types of one name in two "
+          + "modules are named with their module; look \(qualified.count == 1 ? "it" : "each") up by that name")
+      return nil
+    }
     if !knownProperties.contains(property) { unknown("property", property, knownProperties, location) }
     return nil
   }

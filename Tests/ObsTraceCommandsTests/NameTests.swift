@@ -139,35 +139,33 @@ struct PropertyNameTests {
     #expect(only.standardOutput.contains("run \(printed) (tracking, #4)"))
   }
 
-  @Test("a name two properties share (types of one name in two modules) is refused by check and baseline")
+  @Test(
+    "types of one name in two modules are named with their modules: check takes those names, refuses the name without them naming both, and baseline keys them apart"
+  )
   func ambiguousRefused() throws {
     let path = try NamedTrace.write()
     defer { try? FileManager.default.removeItem(atPath: path) }
+    // Before, both printed as Model.count: check refused the name, and baseline refused the trace.
     let check = Run.command(["check", path, "--max", "Model.count:writes<=5"])
     #expect(check.status == 2)
     #expect(
       check.standardError
-        == "obstrace check: --max 'Model.count:writes<=5' is ambiguous in \(path): it names Model.count of module "
-        + "Demo, Model.count of module Other\n")
+        == "obstrace check: --max 'Model.count:writes<=5' is ambiguous in \(path): it names Demo.Model.count, "
+        + "Other.Model.count, types of one name in several modules named with their module: "
+        + "--max 'Demo.Model.count:writes<=5'\n")
+    #expect(Run.command(["check", path, "--max", "Demo.Model.count:writes<=5"]).status == 0)
     // Another name of the same trace is checked as usual.
     #expect(Run.command(["check", path, "--max", "Box<String>.value:writes<=1"]).status == 0)
-    let empty = Paths.temporary("empty-baseline.json")
-    try "{\"schema\": \"obstrace.baseline/1\", \"properties\": {}, \"scopes\": {}}".write(
-      toFile: empty, atomically: true, encoding: .utf8)
-    let against = Run.command(["check", path, "--baseline", empty])
-    #expect(against.status == 2)
-    #expect(
-      against.standardError
-        == "obstrace check: \(path): 2 properties are named 'Model.count' (Model.count of module Demo, "
-        + "Model.count of module Other): a baseline keyed by name cannot tell them apart\n")
     let baseline = Run.command(["baseline", path])
-    #expect(baseline.status == 2)
-    #expect(baseline.standardOutput.isEmpty)
-    #expect(
-      baseline.standardError
-        == "obstrace baseline: \(path): 2 properties are named 'Model.count' (Model.count of module Demo, "
-        + "Model.count of module Other): a baseline keyed by name cannot tell them apart; rename one of the types\n")
+    #expect(baseline.status == 0, "\(baseline.standardError)")
+    #expect(baseline.standardOutput.contains("\"Demo.Model.count\": {"), "\(baseline.standardOutput)")
+    #expect(baseline.standardOutput.contains("\"Other.Model.count\": {"), "\(baseline.standardOutput)")
+    let saved = Paths.temporary("named-baseline.json")
+    try baseline.standardOutput.write(toFile: saved, atomically: true, encoding: .utf8)
+    let against = Run.command(["check", path, "--baseline", saved])
+    #expect(against.status == 0, "\(against.standardOutput)\(against.standardError)")
   }
+
 }
 
 /// Every name a command prints for a scope, a property or an object is taken back where another command takes that

@@ -75,6 +75,57 @@ struct NamingTests {
     #expect(definitions.shortPropertyName(5) == "<Int #5>")
   }
 
+  @Test("types of one name in two modules are named with their modules; a unique name is not")
+  func sameNameInTwoModules() {
+    var definitions = TraceDefinitions()
+    definitions.defineType(1, "ModA.Model")
+    definitions.defineType(3, "ModA.Solo")
+    #expect(definitions.typeName(1) == "Model")
+    definitions.defineType(2, "ModB.Model")
+    #expect((1...3).map { definitions.typeName($0) } == ["ModA.Model", "ModB.Model", "Solo"])
+    #expect((1...3).map { definitions.qualifyingModule(ofType: $0) } == ["ModA", "ModB", nil])
+    for id: UInt32 in 1...3 {
+      definitions.defineProperty(
+        id, PropertyDefinition(rootType: id, keyPathDescription: "\\Model.<computed 0x1 (Int)>", getterAddress: 0))
+    }
+    // Without symbols: the type as qualified, and what follows it.
+    #expect(definitions.propertyName(1) == "ModA.Model.<Int #1>")
+    #expect(definitions.shortPropertyName(1) == "<Int #1>")
+    definitions.symbols.propertyNames = [
+      1: PropertyName(module: "ModA", type: "Model", property: "count"),
+      2: PropertyName(module: "ModB", type: "Model", property: "count"),
+      3: PropertyName(module: "ModA", type: "Solo", property: "value"),
+    ]
+    #expect((1...3).map { definitions.propertyName($0) } == ["ModA.Model.count", "ModB.Model.count", "Solo.value"])
+    #expect((1...3).map { definitions.shortPropertyName($0) } == ["count", "count", "value"])
+    #expect((1...3).map { definitions.unqualifiedPropertyName($0) } == ["Model.count", "Model.count", nil])
+    #expect((1...3).map { definitions.qualifyingModule(ofProperty: $0) } == ["ModA", "ModB", nil])
+  }
+
+  @Test("the symbol table qualifies a type of a name two modules declare before the other type is defined")
+  func sameNameFromSymbols() {
+    var definitions = TraceDefinitions()
+    definitions.symbols.propertyNames = [
+      1: PropertyName(module: "ModA", type: "Model", property: "count"),
+      2: PropertyName(module: "ModB", type: "Model", property: "count"),
+      3: PropertyName(module: "ModA", type: "Solo", property: "value"),
+    ]
+    definitions.defineType(1, "ModA.Model")
+    definitions.defineType(3, "ModA.Solo")
+    #expect(definitions.typeName(1) == "ModA.Model")
+    #expect(definitions.typeName(3) == "Solo")
+  }
+
+  @Test("types the module does not tell apart are named by their whole recorded names")
+  func sameNameInOneModule() {
+    var definitions = TraceDefinitions()
+    definitions.defineType(1, "Shelf.Box<ModA.Item>")
+    definitions.defineType(2, "Shelf.Box<ModB.Item>")
+    definitions.defineType(3, "Shelf.Box<Swift.Int>")
+    #expect(
+      (1...3).map { definitions.typeName($0) } == ["Shelf.Box<ModA.Item>", "Shelf.Box<ModB.Item>", "Box<Int>"])
+  }
+
   @Test("the site of a stack is its first frame of user code")
   func site() {
     var definitions = TraceDefinitions()
