@@ -81,7 +81,9 @@ struct ModuleNameTests {
     #expect(!exported.contains("\"write Model.count\""))
 
     // check: the qualified name is a limit; the name without its module is ambiguous, and the error says the names.
-    let check = Run.command(["check", trace, "--max", "ModA.Model.count:writes<=1", "--max", "ModB.Model.count:writes<=1"])
+    let check = Run.command([
+      "check", trace, "--max", "ModA.Model.count:writes<=1", "--max", "ModB.Model.count:writes<=1",
+    ])
     #expect(check.status == 1, "\(check.standardError)")
     #expect(check.standardOutput.contains("limit ModA.Model.count:writes<=1: ok (1)"), "\(check.standardOutput)")
     #expect(check.standardOutput.contains("limit ModB.Model.count:writes<=1: EXCEEDED (2)"), "\(check.standardOutput)")

@@ -37,8 +37,9 @@ struct AmbiguousNameTests {
     }
     #expect(recorded.writes(of: "ObsTraceTests.Profile.name") == 1)
     #expect(recorded.writes(of: "ObsTraceFixtureModels.Profile.name") == 2)
-    #expect(recorded.report.properties.filter { $0.name.hasSuffix("Profile.name") }.map(\.name).sorted() == [
-      "ObsTraceFixtureModels.Profile.name", "ObsTraceTests.Profile.name",
-    ])
+    #expect(
+      recorded.report.properties.filter { $0.name.hasSuffix("Profile.name") }.map(\.name).sorted() == [
+        "ObsTraceFixtureModels.Profile.name", "ObsTraceTests.Profile.name",
+      ])
   }
 }
