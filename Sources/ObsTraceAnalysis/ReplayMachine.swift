@@ -52,6 +52,9 @@ public struct ReplayMachine {
     /// `Run.beganNewInstance`): such an instance is continued only while the recorder keeps it among its label's
     /// fired ones, and the replay forgets it when it has waited too long (`waitingKeptPerLabel`).
     var queued = false
+    /// The thread of its last run: a run is taken as another waiting instance's (`instanceReadAlike`) only when both
+    /// ran last on its own thread, where the recorder's context was surely the same.
+    var thread: UInt32 = 0
     /// A run of it fired again (`RepeatedFire`): the recorder queued it once per fire, so a later re-track may
     /// continue it from a second entry: it is never dropped (`dropEndedInstance`).
     var firedAgain = false
@@ -449,6 +452,14 @@ public struct ReplayMachine {
   /// instance here re-ran without a fire (an `Observations` iterator woken by another iterator's fire: they share
   /// one state; or a program running a scope again by itself).
   private var firedSinceRun = RecentTable<Bool>()
+  /// The most instances of one label that may wait for a run to be taken as another's than the recorder chose
+  /// (`instanceReadAlike`): a list's rows re-rendered at once, not a queue of thousands that each run would walk.
+  static let readAlikeChecked = 64
+  /// The instance the replay takes a recorded re-tracked instance for, where a run was taken as another waiting
+  /// instance's than the recorder chose (`instanceReadAlike`), and back: a permutation, by recorded id and by the
+  /// replay's, holding only the ids it moved (an id dropped with its instance, `dropEndedInstance`).
+  private var replayedInstanceOf: [UInt32: UInt32] = [:]
+  private var recordedInstanceOf: [UInt32: UInt32] = [:]
   /// One-shot tracking runs that fired, by scope, while Observation may still hold them (`FiredTracking`).
   /// A table by scope id (ids are handed out in increasing order, and a fired run is kept a short while: a window
   /// over the recent ones, `RecentTable`), mutated in place: a dictionary cost several hashes and `_modify`
@@ -606,6 +617,9 @@ public struct ReplayMachine {
       var instance = event.object != 0 ? event.object : event.key | 0x8000_0000
       if kind == .untraced, let untracedLabelName {
         instance = untracedInstance(label: event.key, recorded: instance, untracedLabelName)
+      }
+      if kind == .tracking, !replayedInstanceOf.isEmpty, let replayed = replayedInstanceOf[instance] {
+        instance = replayed
       }
       let fact = RunFact(
         scope: event.scope, label: event.key, kind: kind, instance: instance, parent: event.aux,
@@ -1308,6 +1322,11 @@ public struct ReplayMachine {
     if run.sequence != 0 {
       sequences[run.sequence]?.lastObjects = Set(run.reads.elements.map(\.object))
     }
+    if run.fact.kind == .tracking && !run.beganNewInstance && !run.reads.isEmpty && !awaitingRerun.isEmpty,
+      let other = instanceReadAlike(run, thread: event.thread)
+    {
+      takeAsRun(of: other, &run)
+    }
     let id = run.fact.instance
     var redundant = false
     var possiblyRedundant = false
@@ -1359,7 +1378,8 @@ public struct ReplayMachine {
     instances.withValue(
       id,
       default: Instance(
-        label: run.fact.label, lastRunBeginSequence: run.beginSequence, lastReads: run.reads, queued: queued)
+        label: run.fact.label, lastRunBeginSequence: run.beginSequence, lastReads: run.reads, queued: queued,
+        thread: run.fact.thread)
     ) { _ in }
     consumer.consume(
       .runEnded(
@@ -1396,10 +1416,91 @@ public struct ReplayMachine {
         instance, { $0.queued && !$0.firedAgain && $0.lastRunBeginSequence == beginSequence }) == true,
       var dropped = instances.remove(instance)
     else { return }
+    if !recordedInstanceOf.isEmpty, let recorded = recordedInstanceOf.removeValue(forKey: instance) {
+      replayedInstanceOf[recorded] = nil
+    }
     if spareReadLists.count < Self.spareReadListLimit, var spare = dropped.lastReads.takeElements() {
       spare.removeAll(keepingCapacity: true)
       spareReadLists.append(spare)
     }
+  }
+
+  /// The waiting instance whose last run read exactly what `run` (a re-tracking run that ends) read, where the
+  /// recorder gave the run another waiting instance of its label, whose last run read something else; nil when there
+  /// is none, or more than one, or the recorder's choice was exact.
+  ///
+  /// The recorder takes an instance as the run begins, before its reads are known: of the fired instances waiting in
+  /// the run's context, the one that fired first (`ScopeInstances`). List rows re-rendered in display order rather
+  /// than in the order their writes fired them are then each taken for another row: the row whose write changed
+  /// nothing was counted as the other row's run (which changed: not redundant), and that row's as a run that read
+  /// something new (tryout18's R1: `redundant 0` for a redundant run). Both instances must be `queued` (made by the
+  /// re-track rule: never an `Observations` iterator, a harness, a named or an untraced scope, whose instances the
+  /// recorder knows), have last run on this run's thread (the same context for certain), and no change handler of
+  /// the label may be running on the thread (a re-track from `onChange` continues that handler's instance, exactly).
+  /// Only while at most `readAlikeChecked` instances of the label wait: past that the recorder's choice stands, so
+  /// that no run walks thousands of them (a call re-tracked faster than its writes fire it, `waitingKeptPerLabel`).
+  @inline(never)
+  private func instanceReadAlike(_ run: Run, thread: UInt32) -> UInt32? {
+    let recorded = run.fact.instance
+    let label = run.fact.label
+    func readAlike(_ reads: OrderedKeySet) -> Bool {
+      reads.count == run.reads.count && run.reads.elements.allSatisfy { reads.contains($0) }
+    }
+    guard let queue = waitingQueues[label], queue.live > 0, queue.live <= Self.readAlikeChecked,
+      awaitingRerun.contains(recorded), let instance = instances[recorded],
+      instance.queued && instance.thread == thread && !readAlike(instance.lastReads)
+    else { return nil }
+    var found: UInt32?
+    for entry in queue.entries[queue.head...] where entry.instance != recorded {
+      guard awaitingRerun[entry.instance]?.ticket == entry.ticket, let waiting = instances[entry.instance],
+        waiting.queued && waiting.thread == thread && readAlike(waiting.lastReads)
+      else { continue }
+      // Two waiting instances read alike: which one this run continues is not known, and the recorder's stands.
+      if found != nil { return nil }
+      found = entry.instance
+    }
+    guard let found else { return nil }
+    var handlerRunning = false
+    firedTrackings.forEachEntry { _, fired in
+      if fired.handlers > 0 && fired.thread == thread && fired.fact.label == label { handlerRunning = true }
+    }
+    return handlerRunning ? nil : found
+  }
+
+  /// Takes the run that ends, which the recorder gave the instance `run.fact.instance`, as a run of `other` (see
+  /// `instanceReadAlike`): `other` leaves its label's queue, and the recorded instance takes its place there, still
+  /// waiting; from here the recorder's id of each is replayed as the other's.
+  @inline(never)
+  private mutating func takeAsRun(of other: UInt32, _ run: inout Run) {
+    let recorded = run.fact.instance
+    let label = run.fact.label
+    // `other` leaves the queue, and the recorded instance (which left it as the run began) takes its place.
+    let ticket = awaitingRerun[other]?.ticket ?? 0
+    waitingQueues.withExisting(label) { queue in
+      if let index = queue.entries[queue.head...].firstIndex(where: { $0.instance == other && $0.ticket == ticket }) {
+        queue.entries[index].instance = recorded
+      }
+    }
+    awaitingRerun.withExisting(other) { $0.ticket = 0 }
+    awaitingRerun.withExisting(recorded) { $0.ticket = ticket }
+    // What fired since the last run began: the run's own instance's is taken as the run begins.
+    let recordedFired = run.afterFire
+    run.afterFire = firedSinceRun[other] != nil
+    firedSinceRun[other] = nil
+    if recordedFired { firedSinceRun[recorded] = true }
+    // The recorder's ids of the two, swapped.
+    let recordedOfRun = recordedInstanceOf[recorded] ?? recorded
+    let recordedOfOther = recordedInstanceOf[other] ?? other
+    for (id, replayed) in [(recordedOfRun, other), (recordedOfOther, recorded)] {
+      if id == replayed {
+        replayedInstanceOf[id] = nil
+        recordedInstanceOf[replayed] = nil
+      } else {
+        replayedInstanceOf[id] = replayed
+        recordedInstanceOf[replayed] = id
+      }
+    }
+    run.fact.instance = other
   }
 
   /// Marks `instance` as fired and waiting to run again (if a run of it has ended: an instance is known from then):

@@ -19,6 +19,11 @@ final class RowList: @unchecked Sendable {
 }
 
 @Observable
+final class Counted: @unchecked Sendable {
+  var count = 0
+}
+
+@Observable
 class Shape: @unchecked Sendable {
   var name = ""
 }
@@ -217,6 +222,93 @@ struct RecordedObservationTests {
     #expect(recorded.instances(of: "Observer.observe") == 2)
     #expect(recorded.runs(of: "Observer.observe") == 8)
     #expect(recorded.invalidations(ofScope: "Observer.observe") == 6)
+  }
+
+  /// Two rows of one list, each one `withObservationTracking` call on its own object, written in the order given
+  /// (`+= 0` changes nothing), then re-rendered in display order, `a` then `b`. The recorder gives each re-render the
+  /// waiting instance that fired first, before its reads are known: with `b` written first, `a`'s re-render was
+  /// recorded as `b`'s instance and `b`'s as `a`'s, and a redundant run went uncounted (tryout18's R1). The replay
+  /// takes a run whose reads are exactly one other waiting instance's last reads as that instance's run. Two rounds:
+  /// in the second the recorder's ids of the two are each other's (the first round swapped them).
+  @Test(
+    "rows re-rendered in another order than their writes fired them: each run is judged against its own row",
+    arguments: [
+      // (writes in order: row, increment; the redundant runs)
+      ([("b", 1), ("a", 0)], 1),  // a's re-render is redundant (counted 0 before)
+      ([("b", 0), ("a", 1)], 1),  // b's re-render is redundant (counted 0 before)
+      ([("a", 0), ("b", 1)], 1),  // a's re-render is redundant: the recorder's order was right already
+      ([("b", 1), ("a", 1)], 0),  // both changed: nothing redundant
+    ] as [([(String, Int)], Int)])
+  func rowsInAnotherOrder(writes: [(String, Int)], redundant: Int) async throws {
+    let recorded = try await RecordingTestLock.shared {
+      try recordObservation {
+        let a = Counted()
+        let b = Counted()
+        func row(_ counted: Counted) {
+          withObservationTracking(named: "Counted.row") { _ = counted.count } onChange: {}
+        }
+        row(a)
+        row(b)
+        for _ in 0..<2 {
+          for (name, increment) in writes { (name == "a" ? a : b).count += increment }
+          row(a)
+          row(b)
+        }
+      }
+    }
+    #expect(recorded.noopWrites(of: "Counted.count") == 2 * writes.count { $0.1 == 0 })
+    #expect(recorded.instances(of: "Counted.row") == 2)
+    #expect(recorded.runs(of: "Counted.row") == 6)
+    #expect(recorded.redundantRuns(of: "Counted.row") == 2 * redundant)
+    #expect(recorded.findings(.redundantRun).count == (redundant > 0 ? 1 : 0))
+  }
+
+  @Test("tryout18's R1 as written: rows of one unnamed withObservationTracking call, re-rendered in display order")
+  func rowsInAnotherOrderAtCallSite() async throws {
+    let recorded = try await RecordingTestLock.shared {
+      try recordObservation {
+        let a = Counted()
+        let b = Counted()
+        func row(_ counted: Counted) { withObservationTracking { _ = counted.count } onChange: {} }
+        row(a)
+        row(b)
+        b.count += 1
+        a.count += 0
+        row(a)  // redundant: only a write that changed nothing came since its previous run
+        row(b)
+      }
+    }
+    let scopes = recorded.scopeLabels
+    #expect(scopes.count == 1)
+    if let scope = scopes.first {
+      #expect(recorded.instances(of: scope) == 2)
+      #expect(recorded.redundantRuns(of: scope) == 1)
+    }
+  }
+
+  @Test("two rows that read the same object: which waiting row a re-render is, nothing tells; the recorder's stands")
+  func rowsReadingAlike() async throws {
+    let recorded = try await RecordingTestLock.shared {
+      try recordObservation {
+        let shared = Counted()
+        let other = Counted()
+        func row(_ counted: Counted) {
+          withObservationTracking(named: "Counted.alike") { _ = counted.count } onChange: {}
+        }
+        row(shared)
+        row(shared)
+        row(other)
+        other.count += 1  // fires the third row first
+        shared.count += 0  // fires the first two
+        row(shared)  // recorded as the third row's instance: two waiting rows read alike, so it stays there
+        row(shared)
+        row(other)
+      }
+    }
+    #expect(recorded.instances(of: "Counted.alike") == 3)
+    #expect(recorded.runs(of: "Counted.alike") == 6)
+    // Not judged against a row it may not be: the recorder's choice is kept, read something new, not redundant.
+    #expect(recorded.redundantRuns(of: "Counted.alike") == 1)
   }
 
   @Test("a block's invalidations, runs and writes are counted exactly")
