@@ -53,7 +53,8 @@ public struct ReplayMachine {
     /// fired ones, and the replay forgets it when it has waited too long (`waitingKeptPerLabel`).
     var queued = false
     /// The thread of its last run: a run is taken as another waiting instance's (`instanceReadAlike`) only when both
-    /// ran last on its own thread, where the recorder's context was surely the same.
+    /// ran last on its own thread (the trace does not say a run's context; a thread is one, unless tasks or actors
+    /// take turns on it).
     var thread: UInt32 = 0
     /// A run of it fired again (`RepeatedFire`): the recorder queued it once per fire, so a later re-track may
     /// continue it from a second entry: it is never dropped (`dropEndedInstance`).
@@ -1435,8 +1436,9 @@ public struct ReplayMachine {
   /// nothing was counted as the other row's run (which changed: not redundant), and that row's as a run that read
   /// something new (tryout18's R1: `redundant 0` for a redundant run). Both instances must be `queued` (made by the
   /// re-track rule: never an `Observations` iterator, a harness, a named or an untraced scope, whose instances the
-  /// recorder knows), have last run on this run's thread (the same context for certain), and no change handler of
-  /// the label may be running on the thread (a re-track from `onChange` continues that handler's instance, exactly).
+  /// recorder knows), have last run on this run's thread (the context the recorder chose in, as far as the trace
+  /// tells), and no change handler of the label may be running on the thread (a re-track from `onChange` continues
+  /// that handler's instance, exactly).
   /// Only while at most `readAlikeChecked` instances of the label wait: past that the recorder's choice stands, so
   /// that no run walks thousands of them (a call re-tracked faster than its writes fire it, `waitingKeptPerLabel`).
   @inline(never)
