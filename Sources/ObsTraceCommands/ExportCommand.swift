@@ -17,7 +17,9 @@ enum ExportCommand: TraceCommand {
 
     A track per thread. Each scope run is a slice named by its scope (arguments: kind, scope and instance ids,
     what it read, whether it was redundant); each write a slice 'write Type.property' (object, site, whether it
-    changed the value, how many runs it invalidated); each read an instant 'read Type.property' (object, scope,
+    changed the value, how many runs it invalidated, whether they were wasted); a write through _modify that was
+    not compared has outcome 'not compared', its wasted and the redundant of the runs that rest on it 'not known:
+    ...', never false; each read an instant 'read Type.property' (object, scope,
     site); each fire an instant 'invalidate <scope>' inside the write that caused it (argument predicted: true
     when the scope is untraced, tracking ObsTrace does not own, whose fire the replay predicts from Observation's
     rules; 'fire after its sequence ended: <scope>' for an Observations loop's last value, which fires after the

@@ -17,8 +17,9 @@ enum GraphCommand: TraceCommand {
     nothing). Invalidations of an untraced scope (tracking ObsTrace does not own) are predicted from
     Observation's rules, not recorded: the label says how many ('invalidated 3 (3 predicted)'), and an edge of
     predicted ones only is dotted. A property with writes that changed nothing is filled red; a scope with
-    redundant runs (runs that read nothing that had really changed) is filled orange. Edge widths grow with
-    counts. Only the --top properties with the most invalidations, and the --top scopes with the most
+    redundant runs (runs that read nothing that had really changed) is filled orange. A count marked '≥' is a
+    least count: it rests on writes through _modify that were not compared, which may have changed nothing
+    (OBSTRACE_COMPARE=equatable compares the Equatable ones). Edge widths grow with counts. Only the --top properties with the most invalidations, and the --top scopes with the most
     invalidations (then runs) among theirs, are drawn; one node sums up the other properties, one the other
     scopes.
 
@@ -150,10 +151,15 @@ enum GraphCommand: TraceCommand {
       var property: UInt32
       var stack: UInt32
     }
-    var counts: [Key: (all: Int, unchanged: Int)] = [:]
+    /// Writes, those that changed nothing, and those through `_modify` not compared (which may have changed nothing:
+    /// a no-op count beside them is a least count, drawn with "≥", as the report prints it).
+    var counts: [Key: (all: Int, unchanged: Int, uncompared: Int)] = [:]
     /// Predicted invalidations (fires of untraced scopes) by (object, property, label), counted as the report
     /// counts invalidations (`ReplayStatistics`, `.fire`): of the replay's `invalidationEdges`, those predicted.
     var predicted: [Edge: Int] = [:]
+    /// Invalidations by writes through `_modify` not compared, by (object, property, label), counted as the report
+    /// counts a scope's `uncomparedInvalidations`: the wasted count of such an edge is a least count.
+    var uncomparedInvalidations: [Edge: Int] = [:]
 
     struct Edge: Hashable {
       var object: UInt32
@@ -165,8 +171,18 @@ enum GraphCommand: TraceCommand {
       switch entry {
       case .write(let write):
         let key = Key(object: write.key.object, property: write.key.property, stack: write.stack)
-        let previous = counts[key] ?? (0, 0)
-        counts[key] = (previous.all + 1, previous.unchanged + (write.outcome == .unchanged ? 1 : 0))
+        let previous = counts[key] ?? (0, 0, 0)
+        let uncompared = write.throughModify && write.outcome == .unknown
+        counts[key] = (
+          previous.all + 1, previous.unchanged + (write.outcome == .unchanged ? 1 : 0),
+          previous.uncompared + (uncompared ? 1 : 0)
+        )
+        if uncompared {
+          for fire in write.fired {
+            uncomparedInvalidations[
+              Edge(object: write.key.object, property: write.key.property, label: fire.label), default: 0] += 1
+          }
+        }
       case .fire(let fire):
         guard fire.predicted, !fire.afterSequenceEnded, let cause = fire.cause else { return }
         predicted[Edge(object: cause.object, property: cause.property, label: fire.label), default: 0] += 1
@@ -216,6 +232,7 @@ enum GraphCommand: TraceCommand {
     }
     var reads: [EdgeKey: Int] = [:]
     var invalidations: [EdgeKey: (all: Int, wasted: Int)] = [:]
+    var uncomparedInvalidations: [EdgeKey: Int] = [:]
     var predicted: [EdgeKey: Int] = [:]
     for (edge, count) in replay.readEdges {
       guard let node = propertyNode(object: edge.object, property: edge.property), let scopeName = scopeNode(edge.label)
@@ -232,14 +249,20 @@ enum GraphCommand: TraceCommand {
       {
         predicted[key, default: 0] += count
       }
+      if let count = writes.uncomparedInvalidations[
+        WriteTally.Edge(object: edge.object, property: edge.property, label: edge.label)]
+      {
+        uncomparedInvalidations[key, default: 0] += count
+      }
     }
     // Writes per property node and per (site, property node): the site edges, and the no-op fill.
-    var siteEdges: [EdgeKey: (all: Int, unchanged: Int)] = [:]
+    var siteEdges: [EdgeKey: (all: Int, unchanged: Int, uncompared: Int)] = [:]
     var siteLabels: [String: String] = [:]
-    var noopWrites: [String: Int] = [:]
+    var noopWrites: [String: (unchanged: Int, uncompared: Int)] = [:]
     for (key, counts) in writes.counts {
       guard let node = propertyNode(object: key.object, property: key.property) else { continue }
-      noopWrites[node, default: 0] += counts.unchanged
+      let noop = noopWrites[node] ?? (0, 0)
+      noopWrites[node] = (noop.unchanged + counts.unchanged, noop.uncompared + counts.uncompared)
       guard options.sites else { continue }
       let site: String
       if let frame = definitions.site(ofStack: key.stack) {
@@ -262,8 +285,10 @@ enum GraphCommand: TraceCommand {
         continue
       }
       let edge = EdgeKey(property: node, scope: site)
-      let previous = siteEdges[edge] ?? (0, 0)
-      siteEdges[edge] = (previous.all + counts.all, previous.unchanged + counts.unchanged)
+      let previous = siteEdges[edge] ?? (0, 0, 0)
+      siteEdges[edge] = (
+        previous.all + counts.all, previous.unchanged + counts.unchanged, previous.uncompared + counts.uncompared
+      )
     }
 
     // Large graphs: keep the properties with the most invalidations, sum up the rest in one node.
@@ -281,11 +306,14 @@ enum GraphCommand: TraceCommand {
     siteEdges = siteEdges.filter { kept.contains($0.key.property) }
 
     let propertyNames = kept.sorted()
-    var runs: [String: (all: Int, redundant: Int)] = [:]
+    var runs: [String: (all: Int, redundant: Int, possiblyRedundant: Int)] = [:]
     for (label, statistics) in replay.scopes {
       let name = definitions.labelName(label)
-      let previous = runs[name] ?? (0, 0)
-      runs[name] = (previous.all + statistics.runs, previous.redundant + statistics.redundantRuns)
+      let previous = runs[name] ?? (0, 0, 0)
+      runs[name] = (
+        previous.all + statistics.runs, previous.redundant + statistics.redundantRuns,
+        previous.possiblyRedundant + statistics.possiblyRedundantRuns
+      )
     }
     // And the scopes with the most invalidations (then runs) among those of the kept properties, the rest summed
     // up in one node: a trace of 10,000 scopes drew 10,000 ellipses and 20,000 edges whatever --top said, more
@@ -316,22 +344,28 @@ enum GraphCommand: TraceCommand {
         "  \(dotString("w:" + site)) [shape=note, style=filled, fillcolor=\"#eef2f7\", "
           + "label=\(dotString(siteLabels[site] ?? site))];")
     }
+    // A count that rests on writes through `_modify` not compared is a least count: "≥", as the report prints it,
+    // never a plain number that reads as known (a plain "0 redundant" or no label at all said none).
     for name in propertyNames {
-      let noop = noopWrites[name] ?? 0
-      if noop > 0 {
-        let label = dotName(name) + "\n\(noop) no-op write\(noop == 1 ? "" : "s")"
-        out.line(
-          "  \(dotString("p:" + name)) [shape=box, style=filled, fillcolor=\"#f8d0d0\", "
-            + "label=\(Formatting.json(label))];")
+      let noop = noopWrites[name] ?? (0, 0)
+      if noop.unchanged > 0 || noop.uncompared > 0 {
+        let label =
+          dotName(name)
+          + "\n\(noop.uncompared > 0 ? "≥" : "")\(noop.unchanged) no-op write\(noop.unchanged == 1 ? "" : "s")"
+          + (noop.uncompared > 0 ? " (\(noop.uncompared) not compared)" : "")
+        let fill = noop.unchanged > 0 ? "style=filled, fillcolor=\"#f8d0d0\", " : ""
+        out.line("  \(dotString("p:" + name)) [shape=box, \(fill)label=\(Formatting.json(label))];")
       } else {
         out.line("  \(dotString("p:" + name)) [shape=box, label=\(dotString(name))];")
       }
     }
     for name in scopeNames {
-      let counts = runs[name] ?? (0, 0)
+      let counts = runs[name] ?? (0, 0, 0)
       var label = dotName(name) + "\n\(counts.all) run\(counts.all == 1 ? "" : "s")"
+      if counts.redundant > 0 || counts.possiblyRedundant > 0 {
+        label += " (\(counts.possiblyRedundant > 0 ? "≥" : "")\(counts.redundant) redundant)"
+      }
       if counts.redundant > 0 {
-        label += " (\(counts.redundant) redundant)"
         out.line(
           "  \(dotString("s:" + name)) [shape=ellipse, style=filled, fillcolor=\"#fbd9a6\", "
             + "label=\(Formatting.json(label))];")
@@ -358,7 +392,9 @@ enum GraphCommand: TraceCommand {
     }
     for key in siteEdges.keys.sorted(by: { ($0.scope, $0.property) < ($1.scope, $1.property) }) {
       let counts = siteEdges[key]!
-      let noop = counts.unchanged > 0 ? " (\(counts.unchanged) no-op)" : ""
+      let noop =
+        counts.unchanged > 0 || counts.uncompared > 0
+        ? " (\(counts.uncompared > 0 ? "≥" : "")\(counts.unchanged) no-op)" : ""
       out.line(
         "  \(dotString("w:" + key.scope)) -> \(dotString("p:" + key.property)) "
           + "[color=\(counts.unchanged > 0 ? "red" : "steelblue"), label=\"wrote \(counts.all)\(noop)\", "
@@ -373,7 +409,10 @@ enum GraphCommand: TraceCommand {
     for key in invalidations.keys.sorted(by: { ($0.property, $0.scope) < ($1.property, $1.scope) }) {
       let counts = invalidations[key]!
       let guessed = predicted[key] ?? 0
-      let notes = (guessed > 0 ? ["\(guessed) predicted"] : []) + (counts.wasted > 0 ? ["\(counts.wasted) wasted"] : [])
+      let uncompared = uncomparedInvalidations[key] ?? 0
+      let notes =
+        (guessed > 0 ? ["\(guessed) predicted"] : [])
+        + (counts.wasted > 0 || uncompared > 0 ? ["\(uncompared > 0 ? "≥" : "")\(counts.wasted) wasted"] : [])
       let color = counts.wasted > 0 ? "red" : "black"
       out.line(
         "  \(dotString("p:" + key.property)) -> \(dotString("s:" + key.scope)) "

@@ -285,9 +285,10 @@ enum HTMLReport {
         let s = property.statistics
         return [
           .text(property.name), .number(s.reads), .number(s.trackedReads), .number(s.writes),
-          .number(s.noopWrites, bad: true), .number(s.uncomparedWrites, warn: true),
+          .number(s.noopWrites, bad: true, least: s.uncomparedWrites > 0), .number(s.uncomparedWrites, warn: true),
           .number(s.invalidations, predicted: s.predictedInvalidations),
-          .number(s.wastedInvalidations, bad: true), .number(s.coalescedWrites), .number(s.staleReads, bad: true),
+          .number(s.wastedInvalidations, bad: true, least: s.uncomparedWrites > 0), .number(s.coalescedWrites),
+          .number(s.staleReads, bad: true),
           .number(s.maximumFanOut),
         ]
       }, empty: "No property was read or written.")
@@ -311,8 +312,9 @@ enum HTMLReport {
         let s = scope.statistics
         return [
           .text(scope.label), .text(s.kind.description), .number(s.instances), .number(s.runs),
-          .number(s.invalidations, predicted: s.predictedInvalidations), .number(s.wastedInvalidations, bad: true),
-          .number(s.redundantRuns, bad: true),
+          .number(s.invalidations, predicted: s.predictedInvalidations),
+          .number(s.wastedInvalidations, bad: true, least: s.uncomparedInvalidations > 0),
+          .number(s.redundantRuns, bad: true, least: s.possiblyRedundantRuns > 0),
           .number(s.unexplainedInvalidations, bad: true),
           .text(scope.reads.prefix(4).joined(separator: ", ") + (scope.reads.count > 4 ? ", …" : "")),
         ]
@@ -347,8 +349,19 @@ enum HTMLReport {
       let open = s.wastedInvalidations > 0 || s.redundantRuns > 0 ? " open" : ""
       html += "<details class=\"scope\"\(open)>\n<summary><code>\(escape(scope.label))</code> "
       html += "<span class=\"count\">\(s.kind), \(s.runs) run\(s.runs == 1 ? "" : "s")"
-      if s.redundantRuns > 0 { html += ", <b class=\"bad\">\(s.redundantRuns) redundant</b>" }
-      if s.wastedInvalidations > 0 { html += ", <b class=\"bad\">\(s.wastedInvalidations) wasted</b>" }
+      // Least counts (they rest on writes through `_modify` not compared) with "≥", as every table prints them.
+      let leastRedundant = s.possiblyRedundantRuns > 0 ? "≥" : ""
+      let leastWasted = s.uncomparedInvalidations > 0 ? "≥" : ""
+      if s.redundantRuns > 0 {
+        html += ", <b class=\"bad\">\(leastRedundant)\(s.redundantRuns) redundant</b>"
+      } else if s.possiblyRedundantRuns > 0 {
+        html += ", ≥0 redundant"
+      }
+      if s.wastedInvalidations > 0 {
+        html += ", <b class=\"bad\">\(leastWasted)\(s.wastedInvalidations) wasted</b>"
+      } else if s.uncomparedInvalidations > 0 {
+        html += ", ≥0 wasted"
+      }
       html += "</span></summary>\n<div class=\"columns\">\n<div>\n<h3>Read</h3>\n<ul class=\"bars\">\n"
       let maximum = max(1, detail.runs)
       for (property, count) in detail.reads.sorted(by: { ($1.value, $0.key) < ($0.value, $1.key) }) {
@@ -370,6 +383,9 @@ enum HTMLReport {
           html += "predicted, not recorded)</span>"
         }
         if counts.wasted > 0 { html += " (\(counts.wasted) changed nothing)" }
+        if counts.uncompared > 0 {
+          html += " <span class=\"warn\">(\(counts.uncompared) not compared: may have changed nothing)</span>"
+        }
         html += "</li>\n"
       }
       if causes.isEmpty { html += "<li class=\"empty\">no write invalidated it</li>\n" }
@@ -381,7 +397,9 @@ enum HTMLReport {
         for run in detail.firstRuns {
           html += "<tr\(run.redundant ? " class=\"redundant\"" : "")><td class=\"n\">"
           html += "\(Formatting.milliseconds(run.time))</td><td>T\(run.thread)</td><td>#\(run.scope)"
-          html += "\(run.redundant ? " <b class=\"bad\">redundant</b>" : "")</td>"
+          html += "\(run.redundant ? " <b class=\"bad\">redundant</b>" : "")"
+          html +=
+            "\(run.possiblyRedundant ? " <span class=\"warn\">redundant if the writes not compared changed nothing</span>" : "")</td>"
           html += "<td>\(run.reads.isEmpty ? "nothing" : run.reads.map(escape).joined(separator: ", "))</td></tr>\n"
         }
         html += "</tbody></table>\n"
@@ -443,7 +461,8 @@ enum HTMLReport {
     case text(String)
     /// A count; `bad` ones are highlighted when not zero, `warn` ones in the colour of a warning; `predicted`: how
     /// many of it were predicted, not recorded, said after it when not zero.
-    case number(Int, bad: Bool = false, warn: Bool = false, predicted: Int = 0)
+    /// `least`: the count is a least one (it rests on writes through `_modify` not compared), printed with "≥".
+    case number(Int, bad: Bool = false, warn: Bool = false, predicted: Int = 0, least: Bool = false)
   }
 
   /// The line under a table cut at its limit: how many rows are left out, and the command that shows them.
@@ -467,9 +486,9 @@ enum HTMLReport {
       for cell in row {
         switch cell {
         case .text(let text): html += "<td>\(escape(text))</td>"
-        case .number(let value, let bad, let warn, let predicted):
+        case .number(let value, let bad, let warn, let predicted, let least):
           html += "<td class=\"n\(bad && value > 0 ? " bad" : "")\(warn && value > 0 ? " warn" : "")"
-          html += "\(value == 0 ? " zero" : "")\">\(value)"
+          html += "\(value == 0 && !least ? " zero" : "")\">\(least ? "≥" : "")\(value)"
           if predicted > 0 { html += " <span class=\"predicted\">(\(predicted) predicted)</span>" }
           html += "</td>"
         }
@@ -550,7 +569,7 @@ enum HTMLReport {
     .ln.predicted { border-top:2px dotted #000; }
     .predicted { color:var(--muted); font-weight:normal; font-style:italic; }
     .finding .evidence { margin:4px 0; color:var(--muted); font-size:13px; }
-    td.warn { color:var(--warn); font-weight:600; }
+    td.warn { color:var(--warn); font-weight:600; } span.warn { color:var(--warn); }
     .figure { overflow:auto; text-align:center; }
     svg.graph { max-width:100%; height:auto; }
     table { border-collapse:collapse; width:100%; font-size:13px; }
@@ -586,7 +605,7 @@ enum HTMLReport {
           var numeric = th.classList.contains("n");
           rows.sort(function (a, b) {
             var x = a.cells[column].textContent, y = b.cells[column].textContent;
-            var order = numeric ? parseFloat(x) - parseFloat(y) : x.localeCompare(y);
+            var order = numeric ? parseFloat(x.replace("≥", "")) - parseFloat(y.replace("≥", "")) : x.localeCompare(y);
             return down ? -order : order;
           });
           table.querySelectorAll("th").forEach(function (h) { h.classList.remove("sorted-up", "sorted-down"); });

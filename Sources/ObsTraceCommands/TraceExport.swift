@@ -69,6 +69,14 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
   /// without keeping a table; fire flows are numbered from 2³³. (Below 2⁵³: JSON readers keep them exact.)
   private var nextFlow: UInt64 = 1 << 33
   static func runFlow(_ scope: UInt32) -> UInt64 { 1 << 32 | UInt64(scope) }
+
+  /// A run's `redundant` when it would be redundant if the writes through `_modify` not compared before it changed
+  /// nothing (`RunEndedFact.possiblyRedundant`), as the timeline and the report say it.
+  static var possiblyRedundant: String {
+    "not known: redundant if the writes not compared since its previous run changed nothing"
+  }
+  /// A write's `wasted` when it went through `_modify`, was not compared, and invalidated something.
+  static var notKnownWasted: String { "not known: not compared" }
   private(set) var lastTime: UInt64 = 0
   // Names resolved once per id: resolving (symbols, module prefixes) costs more than writing an event.
   private var propertyNames: [UInt32: String] = [:]
@@ -155,7 +163,9 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
     case .runEnded(let ended):
       var arguments: [(String, ExportEvent.Value)] = [
         ("read", .string(ended.reads.map { object($0) }.joined(separator: ", "))),
-        ("redundant", .flag(ended.redundant)),
+        // A run that is redundant only if writes through `_modify` not compared changed nothing is not known to be
+        // either: said as such, not `false` (scopeq7's leftover).
+        ("redundant", ended.possiblyRedundant ? .string(Self.possiblyRedundant) : .flag(ended.redundant)),
       ]
       if ended.run.kind == .observations {
         arguments.append(
@@ -203,16 +213,21 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
       try begin(event, .write(write.key))
     case .write(let write):
       let outcome: String
+      // A write through `_modify` not compared may have changed nothing: its outcome, and whether what it
+      // invalidated was wasted, are not known (a setter's write is a change: the macro skips an equal value).
+      let notCompared = write.throughModify && write.outcome == .unknown
       switch write.outcome {
       case .changed: outcome = "changed"
       case .unchanged: outcome = "unchanged"
-      case .unknown: outcome = "set"
+      case .unknown: outcome = notCompared ? "not compared" : "set"
       }
+      let wasted: ExportEvent.Value =
+        notCompared && !write.fired.isEmpty
+        ? .string(Self.notKnownWasted) : .flag(write.outcome == .unchanged && !write.fired.isEmpty)
       try end(
         .write(write.key), thread: write.thread, time: write.endTime,
         arguments: [
-          ("outcome", .string(outcome)), ("invalidated", .number(UInt64(write.fired.count))),
-          ("wasted", .flag(write.outcome == .unchanged && !write.fired.isEmpty)),
+          ("outcome", .string(outcome)), ("invalidated", .number(UInt64(write.fired.count))), ("wasted", wasted),
         ],
         flowsIn: write.fired.compactMap {
           matcher == nil || keptRuns[$0.scope] != nil ? Self.runFlow($0.scope) : nil

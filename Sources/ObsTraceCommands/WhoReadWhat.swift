@@ -13,6 +13,8 @@ final class WhoReadWhat {
     var scope: UInt32
     var reads: [String]
     var redundant: Bool
+    /// Redundant if the writes through `_modify` not compared since its previous run changed nothing: not known.
+    var possiblyRedundant: Bool
   }
 
   struct Invalidation: Hashable {
@@ -26,9 +28,23 @@ final class WhoReadWhat {
     /// Property name → runs that read it.
     var reads: [String: Int] = [:]
     /// (property, site) → (invalidations, of which by writes that changed nothing, of which predicted: the scope is
-    /// untraced, and the replay predicted its fire from Observation's rules).
-    var invalidatedBy: [Invalidation: (all: Int, wasted: Int, predicted: Int)] = [:]
+    /// untraced, and the replay predicted its fire from Observation's rules; of which by writes through `_modify`
+    /// not compared, which may have changed nothing: `wasted` is then a least count).
+    var invalidatedBy: [Invalidation: Counts] = [:]
     var firstRuns: [Run] = []
+  }
+
+  struct Counts {
+    var all = 0
+    var wasted = 0
+    var predicted = 0
+    var uncompared = 0
+
+    static func + (a: Counts, b: Counts) -> Counts {
+      Counts(
+        all: a.all + b.all, wasted: a.wasted + b.wasted, predicted: a.predicted + b.predicted,
+        uncompared: a.uncompared + b.uncompared)
+    }
   }
 
   /// A run as it came, named later: `order` places it among the runs of labels that print alike.
@@ -37,6 +53,7 @@ final class WhoReadWhat {
     var run: RunFact
     var reads: [PropertyKey]
     var redundant: Bool
+    var possiblyRedundant: Bool
   }
 
   private struct ReadCount {
@@ -54,7 +71,7 @@ final class WhoReadWhat {
   private struct Tally {
     var runs = 0
     var reads: [UInt32: ReadCount] = [:]
-    var invalidatedBy: [Cause: (all: Int, wasted: Int, predicted: Int)] = [:]
+    var invalidatedBy: [Cause: Counts] = [:]
     var firstRuns: [KeptRun] = []
   }
 
@@ -78,18 +95,23 @@ final class WhoReadWhat {
           Self.countOnce(&tally.reads[read.property, default: ReadCount()], run: order)
         }
         if tally.firstRuns.count < runsKept {
-          tally.firstRuns.append(KeptRun(order: order, run: ended.run, reads: ended.reads, redundant: ended.redundant))
+          tally.firstRuns.append(
+            KeptRun(
+              order: order, run: ended.run, reads: ended.reads, redundant: ended.redundant,
+              possiblyRedundant: ended.possiblyRedundant))
         }
       }
     case .write(let write):
       guard !write.fired.isEmpty else { return }
       let cause = Cause(property: write.key.property, stack: write.stack)
       let wasted = write.outcome == .unchanged ? 1 : 0
+      let uncompared = write.throughModify && write.outcome == .unknown ? 1 : 0
       for fire in write.fired {
         let predicted = write.predicted.contains(fire.scope) ? 1 : 0
         Self.update(&tallies[fire.label, default: Tally()]) { tally in
-          let previous = tally.invalidatedBy[cause] ?? (0, 0, 0)
-          tally.invalidatedBy[cause] = (previous.all + 1, previous.wasted + wasted, previous.predicted + predicted)
+          tally.invalidatedBy[cause, default: Counts()] =
+            tally.invalidatedBy[cause, default: Counts()]
+            + Counts(all: 1, wasted: wasted, predicted: predicted, uncompared: uncompared)
         }
       }
     default:
@@ -126,10 +148,7 @@ final class WhoReadWhat {
       }
       for (cause, counts) in tally.invalidatedBy {
         let key = Invalidation(property: definitions.propertyName(cause.property), site: site(cause.stack))
-        let previous = scope.invalidatedBy[key] ?? (0, 0, 0)
-        scope.invalidatedBy[key] = (
-          previous.all + counts.all, previous.wasted + counts.wasted, previous.predicted + counts.predicted
-        )
+        scope.invalidatedBy[key] = (scope.invalidatedBy[key] ?? Counts()) + counts
       }
       scopes[name] = scope
       kept[name, default: []].append(contentsOf: tally.firstRuns)
@@ -141,7 +160,7 @@ final class WhoReadWhat {
           reads: kept.reads.map { key in
             "\(definitions.typeName(ofObject: key.object))#\(key.object).\(definitions.shortPropertyName(key.property))"
           },
-          redundant: kept.redundant)
+          redundant: kept.redundant, possiblyRedundant: kept.possiblyRedundant)
       }
     }
     return scopes
