@@ -67,6 +67,21 @@ struct LeastCountViewsTests {
     #expect(
       unknown.writes == ["not compared / not known: not compared", "not compared / not known: not compared"],
       "\(unknown)")
+    // Perfetto's protobuf carries the same arguments, read back by Perfetto's own trace processor.
+    let trace = try UncomparedCheckTests.record("trivial", "least-export-perfetto.trc")
+    let output = Paths.temporary("least-export.pftrace")
+    #expect(Run.command(["export", trace, "--format", "perfetto", "-o", output]).status == 0)
+    let parsed = try Run.program(
+      Paths.root + "/.build/python/bin/python", [Paths.root + "/scripts/perfetto-summary", output])
+    let summary = try #require(
+      try JSONSerialization.jsonObject(with: Data(parsed.standardOutput.utf8)) as? [String: Any])
+    let slices = try #require(summary["sliceArguments"] as? [String: [[String: Any]]])
+    let runs = slices["TodoList.body"] ?? []
+    #expect(runs.count == 3 && runs.first?["redundant"] as? Bool == false, "\(runs)")
+    #expect(runs.dropFirst().map { $0["redundant"] as? String } == [possibly, possibly], "\(runs)")
+    #expect(
+      slices["write TodoStore.items"]?.map { "\($0["wasted"] ?? "-")" }
+        == Array(repeating: "not known: not compared", count: 2))
     let compared = try Self.exported(try UncomparedCheckTests.record("equatable", "least-export-compared.trc"))
     #expect(compared.runs == ["false", "true", "false"], "\(compared)")
     #expect(compared.writes == ["unchanged / true", "changed / false"], "\(compared)")
