@@ -25,7 +25,7 @@ struct RecentTable<Value> {
   /// Entries in the array.
   private var live = 0
   /// Entries outside the array: before its window (long-lived) or far past its end.
-  private var outside: [UInt32: Value] = [:]
+  private var outside = IDMap<Value>()
 
   /// Entries in the table.
   var count: Int { live + outside.count }
@@ -62,7 +62,7 @@ struct RecentTable<Value> {
     var index = Int(id) &- base
     if index < 0 || index >= values.count {
       guard let placed = place(id) else {
-        outside[id] = value
+        outside.insert(id, value)
         return
       }
       index = placed
@@ -102,8 +102,7 @@ struct RecentTable<Value> {
   private mutating func withOutside<Result>(
     _ id: UInt32, default value: () -> Value, _ body: (inout Value) -> Result
   ) -> Result {
-    if outside[id] == nil { outside[id] = value() }
-    return body(&outside[id]!)
+    outside.withValue(id, default: value, body)
   }
 
   /// Removes the entry of `id` and returns it (`remove`, as `DenseTable` names it).
@@ -112,7 +111,23 @@ struct RecentTable<Value> {
 
   /// Calls `body` with each entry in id order (the array's and the dictionary's, merged).
   func forEachEntry(_ body: (UInt32, Value) throws -> Void) rethrows {
-    try values.forEachEntry(base: base, outside: outside, body)
+    if outside.isEmpty { return try values.forEachEntry(base: base, outside: [:], body) }
+    // The entries outside before each slot's come first (as `Array.forEachEntry` merges a dictionary's).
+    let sorted = outside.sortedEntries()
+    var next = 0
+    for index in values.indices {
+      guard let value = values[index] else { continue }
+      let id = base + index
+      while next < sorted.count && Int(sorted[next].key) < id {
+        try body(sorted[next].key, sorted[next].value)
+        next += 1
+      }
+      try body(UInt32(id), value)
+    }
+    while next < sorted.count {
+      try body(sorted[next].key, sorted[next].value)
+      next += 1
+    }
   }
 
   /// The ids with an entry, in increasing order: a walk of the whole table, for the end of a replay.
@@ -139,8 +154,8 @@ struct RecentTable<Value> {
   mutating func withExisting<Result>(_ id: UInt32, _ body: (inout Value) -> Result) -> Result? {
     let index = Int(id) &- base
     if index >= 0 && index < values.count { return values.withWrapped(at: index, body) }
-    guard !outside.isEmpty, outside[id] != nil else { return nil }
-    return body(&outside[id]!)
+    guard !outside.isEmpty else { return nil }
+    return outside.withExisting(id, body)
   }
 
   /// Removes the entry of `id` and returns it, if there is one (moved out, not copied).
@@ -191,7 +206,7 @@ struct RecentTable<Value> {
       let cut = Swift.min(values.count, Swift.max(values.count / 2, index + 1 - limit / 2))
       for slot in 0..<cut {
         if let value = values[slot].take() {
-          outside[UInt32(base + slot)] = value
+          outside.insert(UInt32(base + slot), value)
           live -= 1
         }
       }

@@ -444,7 +444,7 @@ public struct ReplayMachine {
   public private(set) var runsOfForgottenInstances: [UInt32: Int] = [:]
   /// The instances forgotten last, at most `recentlyForgottenKept` (with the times each is in `forgottenOrder`), so
   /// that a run that continues one is a run of it, not a new instance.
-  private var recentlyForgotten: [UInt32: Int] = [:]
+  private var recentlyForgotten = IDMap<Int>()
   /// `recentlyForgotten`'s instances in the order forgotten: a ring, `forgottenNext` its oldest once full.
   private var forgottenOrder: [UInt32] = []
   private var forgottenNext = 0
@@ -1590,11 +1590,13 @@ public struct ReplayMachine {
       forgottenOrder.append(instance)
     } else {
       let oldest = forgottenOrder[forgottenNext]
-      if let times = recentlyForgotten[oldest] { recentlyForgotten[oldest] = times > 1 ? times - 1 : nil }
+      if let times = recentlyForgotten[oldest] {
+        if times > 1 { recentlyForgotten.insert(oldest, times - 1) } else { recentlyForgotten.removeValue(forKey: oldest) }
+      }
       forgottenOrder[forgottenNext] = instance
       forgottenNext = (forgottenNext + 1) % Self.recentlyForgottenKept
     }
-    recentlyForgotten[instance, default: 0] += 1
+    recentlyForgotten.withValue(instance, default: { 0 }) { $0 += 1 }
     guard var forgotten = instances.removeValue(instance) else { return }
     if listsCoalescedWrites {
       for key in forgotten.lastReads.elements {
