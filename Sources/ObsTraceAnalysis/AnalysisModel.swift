@@ -21,6 +21,9 @@ public struct PropertyKey: Hashable, Sendable, Comparable {
 /// Counts for one property (by property id, over all objects of its type).
 public struct PropertyStatistics: Sendable, Equatable {
   public var reads = 0
+  /// Accesses outside any scope at the end of the recording (`ReadFact.atEnd`), not in `reads`: each was a read,
+  /// or the access of a `_modify` whose willSet the recording did not reach.
+  public var accessesAtEnd = 0
   /// Reads while a tracking scope of ObsTrace's was open.
   public var trackedReads = 0
   public var writes = 0

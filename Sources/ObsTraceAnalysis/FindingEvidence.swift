@@ -51,6 +51,8 @@ public struct FindingEvidence: ReplayConsumer {
     return counts
   }
   private var untrackedReadCounts: [SiteKey: Int] = [:]
+  /// Accesses outside any scope at the end of the recording (`ReadFact.atEnd`), by site: not in `untrackedReads`.
+  private(set) var accessesAtEnd: [SiteKey: Int] = [:]
   /// Untracked reads of one site in a row, not yet added to `untrackedReadCounts` (one hash per run of reads, not
   /// per read: a loop reads one property at one site millions of times).
   private var pendingUntrackedReads: (site: SiteKey, count: Int)?
@@ -79,6 +81,11 @@ public struct FindingEvidence: ReplayConsumer {
   @inline(__always)
   public mutating func consume(_ fact: ReplayFact) {
     switch fact {
+    case .read(let read) where read.atEnd:
+      // Stated again at the end: taken out of the untracked reads it was counted in, and kept apart.
+      let site = SiteKey(property: read.key.property, stack: read.stack)
+      uncountOwnAccess(site)
+      Self.add(1, at: site, in: &accessesAtEnd)
     case .read(let read):
       noteTypeThread(read.type, read.thread)
       if read.stale { Self.add(1, at: SiteKey(property: read.key.property, stack: read.stack), in: &staleReads) }
@@ -139,8 +146,8 @@ public struct FindingEvidence: ReplayConsumer {
     }
   }
 
-  /// Takes back the untracked read a `_modify` write made of its own property (`WriteBeganFact.ownAccess`), at its
-  /// site: in the pending run when no other site's read came in between (one thread, as a rule), else in the
+  /// Takes back the untracked read a `_modify` write made of its own property (`WriteBeganFact.ownAccess`), or an
+  /// access stated again at the end (`ReadFact.atEnd`), at its site: in the pending run when no other site's read came in between (one thread, as a rule), else in the
   /// counts (another thread read elsewhere in between).
   private mutating func uncountOwnAccess(_ site: SiteKey) {
     if let pending = pendingUntrackedReads, pending.site == site, pending.count > 0 {

@@ -310,14 +310,32 @@ enum Findings {
       anomalies, firstUndefined: trace?.firstUndefinedReference, redefinitions: trace?.redefinitions ?? 0,
       firstRedefinition: trace?.firstRedefinition)
     findings += forgottenInstanceFindings(replay, definitions)
-    for (key, count) in mergedBySite(evidence.untrackedReads, +) {
+    // Reads, and accesses at the end of the recording (`ReadFact.atEnd`), by site.
+    var untracked = evidence.untrackedReads.mapValues { (reads: $0, atEnd: 0) }
+    for (key, atEnd) in evidence.accessesAtEnd { untracked[key, default: (0, 0)].atEnd += atEnd }
+    for (key, counts) in mergedBySite(untracked, { ($0.reads + $1.reads, $0.atEnd + $1.atEnd) }) {
       let property = definitions.propertyName(key.property)
+      let (count, atEnd) = counts
+      // The last access of a thread the recording may have cut: a read, or a `_modify`'s start (ReadFact.atEnd).
+      let end =
+        "\(atEnd) access\(atEnd == 1 ? "" : "es") of \(property) outside any tracking scope at the end of the "
+        + "recording: \(atEnd == 1 ? "a read" : "each a read"), or the start of a write through _modify that the "
+        + "recording did not reach"
       findings.append(
         Finding(
           kind: .untrackedRead, property: property, scope: nil, site: site(key.stack), count: count,
-          message: "\(count) read\(count == 1 ? "" : "s") of \(property) outside any tracking scope",
+          message: count == 0
+            ? end
+            : "\(count) read\(count == 1 ? "" : "s") of \(property) outside any tracking scope"
+              + (atEnd == 0 ? "" : ", and " + end),
           hint: "information: such reads subscribe nothing (an action, a test assertion, a re-read)",
-          evidence: "accesses recorded with no scope of ObsTrace's open on their thread", location: location(key.stack))
+          evidence: "accesses recorded with no scope of ObsTrace's open on their thread"
+            + (atEnd == 0
+              ? ""
+              : "; \(atEnd == 1 ? "one was its thread's" : "\(atEnd) were their threads'") last event, on a thread "
+                + "running at the stop or in a trace cut short, so the willSet that would follow the access of a "
+                + "_modify may be missing"),
+          location: location(key.stack))
       )
     }
     return sorted(findings)

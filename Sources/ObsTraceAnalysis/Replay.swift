@@ -71,6 +71,13 @@ public struct Replay {
     set { machine.startedWhileRunning = newValue }
   }
 
+  /// Which threads the recording may have ended before their next event (`ReplayMachine.endCut`): set before
+  /// `finish` (`replay(_:)` of a reader sets it from the trace).
+  public var endCut: ReplayMachine.EndCut {
+    get { machine.endCut }
+    set { machine.endCut = newValue }
+  }
+
   /// Names untraced scopes' labels as they print (`ReplayMachine.untracedLabelName`): their runs are then one instance
   /// per call site. Set before the first event.
   public mutating func namingUntracedLabels(_ labelName: @escaping (UInt32) -> String) {

@@ -92,6 +92,12 @@ public struct ReadFact: Sendable, Equatable {
   /// before its didSet): it may have seen the old value.
   public var racing: Bool = false
   public var stack: UInt32
+  /// Stated again at the end of the replay (`ReplayMachine.finish`), not a new read: this read outside any scope
+  /// was the last event of its thread, and the recording may have ended before that thread's next event (the
+  /// thread was running at the stop, or the trace was cut: `ReplayMachine.EndCut`). It may have been the access a
+  /// `_modify` makes before its willSet, which the recording did not reach: consumers take back the read they
+  /// counted (`read` first stated it) and say it as an access at the end of the recording.
+  public var atEnd: Bool = false
 }
 
 public struct WriteBeganFact: Sendable, Equatable {

@@ -40,7 +40,31 @@ public struct ReplayMachine {
   struct UntrackedAccess {
     var key: PropertyKey
     var stack: UInt32
+    var time: UInt64
   }
+
+  /// Which threads' last events the recording may have ended before their next one: a read outside any scope that
+  /// is such a thread's last event may be the access of a `_modify` whose willSet was not recorded
+  /// (`ReadFact.atEnd`). Set by the caller before `finish`, from the trace's footer and damage.
+  public enum EndCut: Sendable, Equatable {
+    /// The trace is whole and no thread was running at the stop: every thread's last event is its last.
+    case none
+    /// The threads listed were running when the recording stopped (the footer's `runningAtStop`).
+    case threads(Set<UInt32>)
+    /// The trace was cut (truncated, damaged, chunks or events missing): any thread's end may be lost.
+    case all
+
+    func cuts(_ thread: UInt32) -> Bool {
+      switch self {
+      case .none: false
+      case .threads(let threads): threads.contains(thread)
+      case .all: true
+      }
+    }
+  }
+
+  /// See `EndCut`; `.none` unless set.
+  public var endCut = EndCut.none
 
   /// One instance of a scope (a view's node, an observer, an iterator): its runs follow each other.
   struct Instance {
@@ -929,7 +953,7 @@ public struct ReplayMachine {
     }
     let scope = event.scope
     // The thread's last event now (`lastThread` is this event's).
-    if scope == 0 { lastThreadUntrackedAccess = UntrackedAccess(key: key, stack: event.stack) }
+    if scope == 0 { lastThreadUntrackedAccess = UntrackedAccess(key: key, stack: event.stack, time: event.time) }
     consumer.consume(
       .read(
         ReadFact(
@@ -1685,6 +1709,7 @@ public struct ReplayMachine {
   /// is a run too, as `export` draws it up to the trace's end. Then states the writes whose didSet is not in the
   /// trace (`finishOpenWrites`). Call once, after the last event.
   public mutating func finish<Consumer: ReplayConsumer>(into consumer: inout Consumer) {
+    if endCut != .none { stateAccessesAtEnd(&consumer) }
     // Inner runs first: an outer run's reads then include theirs, as when they end in the program.
     for scope in runs.ids.reversed() {
       guard let (ended, thread) = runs.withExisting(scope, { ($0.ended, $0.fact.thread) }), !ended else { continue }
@@ -1695,6 +1720,24 @@ public struct ReplayMachine {
       endingAtTraceEnd = false
     }
     if !openWrites.isEmpty { finishOpenWrites(&consumer) }
+  }
+
+  /// The reads outside any scope that are the last events of threads the recording may have cut (`endCut`), each
+  /// stated again as `ReadFact.atEnd`, in thread order: the access of a `_modify` comes before its willSet, and a
+  /// recording that ended between the two holds an access that reads like the program's read but may not be one.
+  private mutating func stateAccessesAtEnd<Consumer: ReplayConsumer>(_ consumer: inout Consumer) {
+    var last: [(thread: UInt32, access: UntrackedAccess)] = []
+    if let access = lastThreadUntrackedAccess { last.append((lastThread, access)) }
+    untrackedAccessLast.forEachEntry { thread, access in last.append((thread, access)) }
+    for (thread, access) in last.sorted(by: { $0.thread < $1.thread }) where endCut.cuts(thread) {
+      consumer.consume(
+        .read(
+          ReadFact(
+            time: access.time, thread: thread, key: access.key, type: 0, scope: 0, label: 0, stale: false,
+            stack: access.stack, atEnd: true)))
+    }
+    lastThreadUntrackedAccess = nil
+    untrackedAccessLast = DenseTable<UntrackedAccess>()
   }
 
   /// The writes whose didSet is not in the trace (the recording stopped inside them: `exit` from an observer the

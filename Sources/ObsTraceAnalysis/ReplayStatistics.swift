@@ -81,6 +81,12 @@ public struct ReplayStatistics: ReplayConsumer {
   @inline(__always)
   public mutating func consume(_ fact: ReplayFact) {
     switch fact {
+    case .read(let read) where read.atEnd:
+      // Stated again at the end, counted when first stated: not known to be a read of the program.
+      properties.withValue(read.key.property, default: PropertyStatistics()) {
+        $0.reads -= 1
+        $0.accessesAtEnd += 1
+      }
     case .read(let read):
       properties.withValue(read.key.property, default: PropertyStatistics()) {
         $0.reads += 1

@@ -52,7 +52,7 @@ public struct TimeOrderedFacts {
     switch fact {
     case .runEnded(let ended): ended.run.time
     case .write(let write): write.time
-    case .read(let read): read.stale ? read.time : nil
+    case .read(let read): read.stale || read.atEnd ? read.time : nil
     case .fire(let fire): fire.cause == nil || fire.afterSequenceEnded ? fire.time : nil
     case .cancel(let cancel): cancel.reason == .fired ? nil : cancel.time
     case .anomaly(let anomaly): anomaly.time
@@ -125,7 +125,7 @@ public struct TimeOrderedFacts {
       if ended && write.time == earliestOpen { findEarliestOpen() }
       (time, thread) = (write.time, write.thread)
     case .read(let read):
-      guard read.stale else { return }
+      guard read.stale || read.atEnd else { return }
       (time, thread) = (read.time, read.thread)
     case .fire(let fire):
       guard fire.cause == nil || fire.afterSequenceEnded else { return }

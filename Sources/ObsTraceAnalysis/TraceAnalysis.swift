@@ -268,8 +268,23 @@ public enum TraceAnalysis {
     machine.untracedLabelName = { [unowned reader] in reader.definitions.labelName($0) }
     machine.startedWhileRunning = reader.header.startedWhileRunning
     forEachEventInTimeOrder(reader) { machine.consume($0, into: &consumer) }
+    machine.endCut = endCut(of: reader)
     machine.finish(into: &consumer)
     return machine
+  }
+
+  /// Which threads the recording may have ended before their next event, from a reader that has read every event:
+  /// all of them when the trace was cut (truncated, damaged, chunks or recorded events missing, events stored too
+  /// late for the final drain), else those the footer lists as running at the stop (none: the trace is whole and
+  /// every other thread had exited, or was the one that stopped).
+  public static func endCut(of reader: TraceReader) -> ReplayMachine.EndCut {
+    if reader.truncated || !reader.damage.isEmpty || !reader.readsEveryRecordedEvent
+      || (reader.footer?.lostAtStop ?? 0) > 0
+    {
+      return .all
+    }
+    let running = reader.footer?.runningAtStop ?? []
+    return running.isEmpty ? .none : .threads(Set(running))
   }
 
   /// The trace's events in time order across threads (`TimeOrderedEvents`), as every replay reads them. The merge
@@ -457,6 +472,7 @@ extension Replay {
         for event in events { consume(event) }
       }
     }
+    endCut = TraceAnalysis.endCut(of: reader)
     finish()
   }
 }

@@ -308,13 +308,21 @@ enum ReportPrinter {
         // At least: a write not compared may have changed nothing (tryout18's R3: these printed a plain 0).
         let least = s.uncomparedWrites > 0 ? "≥" : ""
         table.add([
-          property.name, "\(s.reads)", "\(s.trackedReads)", "\(s.writes)", least + "\(s.noopWrites)",
+          property.name, "\(s.reads)" + (s.accessesAtEnd > 0 ? " (+\(s.accessesAtEnd) at end)" : ""),
+          "\(s.trackedReads)", "\(s.writes)", least + "\(s.noopWrites)",
           "\(s.invalidations)" + (s.predictedInvalidations > 0 ? " (\(s.predictedInvalidations) predicted)" : ""),
           least + "\(s.wastedInvalidations)", "\(s.coalescedWrites)",
         ])
       }
       table.render(into: &out, more: report.properties.count - top)
       if let line = comparisonLine(report) { out.line(line) }
+      let atEnd = report.properties.prefix(top).reduce(0) { $0 + $1.statistics.accessesAtEnd }
+      if atEnd > 0 {
+        out.line(
+          "  at end: \(atEnd) access\(atEnd == 1 ? "" : "es") outside any scope at the end of the recording, not "
+            + "counted as reads: \(atEnd == 1 ? "a read" : "each a read"), or the start of a write through _modify "
+            + "that the recording did not reach")
+      }
       let least = report.properties.prefix(top).filter { $0.statistics.uncomparedWrites > 0 }
       if !least.isEmpty {
         let names = least.prefix(4).map(\.name).joined(separator: ", ") + (least.count > 4 ? ", …" : "")
@@ -557,6 +565,11 @@ enum ReportPrinter {
       }
       out.raw(",\"reads\":")
       out.number(s.reads)
+      // Only when there are some: accesses at the end of the recording, not counted in `reads` (ReadFact.atEnd).
+      if s.accessesAtEnd > 0 {
+        out.raw(",\"accessesAtEnd\":")
+        out.number(s.accessesAtEnd)
+      }
       out.raw(",\"trackedReads\":")
       out.number(s.trackedReads)
       out.raw(",\"writes\":")

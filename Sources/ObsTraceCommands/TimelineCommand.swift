@@ -360,6 +360,14 @@ final class TimelinePrinter {
       appendSite(write.stack)
       // A didSet the trace lost leaves a write that looks unfinished.
       if write.unfinished { markIfLost() }
+    case .read(let read) where read.atEnd:
+      guard matches(time: read.time, thread: read.thread, keys: CollectionOfOne(read.key), label: nil) else { return }
+      appendPrefix(read.time, read.thread)
+      writer.append("access of ")
+      appendObject(read.key)
+      writer.append(" outside any scope, its thread's last event at the end of the recording: a read, or the start")
+      writer.append(" of a write through _modify that the recording did not reach")
+      appendSite(read.stack)
     case .read(let read):
       guard read.stale, matches(time: read.time, thread: read.thread, keys: CollectionOfOne(read.key), label: nil)
       else { return }

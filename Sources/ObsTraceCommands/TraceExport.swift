@@ -135,6 +135,8 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
     // threads' facts may come in between (they are emitted meanwhile: viewers order each track by time).
     if !pendingReads.isEmpty, let pending = pendingReads.removeValue(forKey: Self.thread(of: fact)) {
       if case .writeBegan(let write) = fact, write.ownAccess {
+      } else if case .read(let read) = fact, read.atEnd {
+        // The same access, stated again at the end: exported below as an access, not as a read.
       } else {
         try emit(pending)
       }
@@ -186,12 +188,17 @@ struct TraceExport<Writer: ExportWriter>: ReplayConsumer {
       }
       var event = ExportEvent(
         phase: .instant, thread: read.thread, time: read.time,
-        name: "read " + propertyName(read.key.property), category: read.stale ? "stale read" : "read")
+        name: (read.atEnd ? "access " : "read ") + propertyName(read.key.property),
+        category: read.atEnd ? "access at end" : read.stale ? "stale read" : "read")
       event.arguments = [("object", .string(objectName(read.key.object)))]
       if read.scope != 0 { event.arguments.append(("scope", .string(labelName(read.label)))) }
       if read.stale { event.arguments.append(("stale", .flag(true))) }
       if let site = site(read.stack) { event.arguments.append(("site", .string(site))) }
-      if read.scope == 0 {
+      if read.atEnd {
+        event.arguments.append(
+          ("at end of recording", .string("a read, or the start of a write through _modify that the recording did not reach")))
+        try emit(event)
+      } else if read.scope == 0 {
         pendingReads[read.thread] = event
       } else {
         try emit(event)
