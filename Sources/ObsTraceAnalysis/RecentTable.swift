@@ -111,23 +111,7 @@ struct RecentTable<Value> {
 
   /// Calls `body` with each entry in id order (the array's and the dictionary's, merged).
   func forEachEntry(_ body: (UInt32, Value) throws -> Void) rethrows {
-    if outside.isEmpty { return try values.forEachEntry(base: base, outside: [:], body) }
-    // The entries outside before each slot's come first (as `Array.forEachEntry` merges a dictionary's).
-    let sorted = outside.sortedEntries()
-    var next = 0
-    for index in values.indices {
-      guard let value = values[index] else { continue }
-      let id = base + index
-      while next < sorted.count && Int(sorted[next].key) < id {
-        try body(sorted[next].key, sorted[next].value)
-        next += 1
-      }
-      try body(UInt32(id), value)
-    }
-    while next < sorted.count {
-      try body(sorted[next].key, sorted[next].value)
-      next += 1
-    }
+    try values.forEachEntry(base: base, sorted: outside.isEmpty ? [] : outside.sortedEntries(), body)
   }
 
   /// The ids with an entry, in increasing order: a walk of the whole table, for the end of a replay.

@@ -214,18 +214,19 @@ extension Array {
   public func forEachEntry<Wrapped>(
     base: Int, outside: [UInt32: Wrapped], _ body: (UInt32, Wrapped) throws -> Void
   ) rethrows where Element == Wrapped? {
-    if outside.isEmpty {
-      for index in indices {
-        if let value = self[index] { try body(UInt32(base + index), value) }
-      }
-      return
-    }
-    let sorted = outside.sorted { $0.key < $1.key }
+    try forEachEntry(base: base, sorted: outside.isEmpty ? [] : outside.sorted { $0.key < $1.key }, body)
+  }
+
+  /// The same walk, the ids outside the slots given already sorted by id (`RecentTable`'s `IDMap` sorts its own).
+  @inlinable
+  public func forEachEntry<Wrapped>(
+    base: Int, sorted: [(key: UInt32, value: Wrapped)], _ body: (UInt32, Wrapped) throws -> Void
+  ) rethrows where Element == Wrapped? {
     var next = 0
     for index in indices {
       guard let value = self[index] else { continue }
       let id = base + index
-      // The dictionary's ids before this slot come first.
+      // The sorted ids before this slot come first.
       while next < sorted.count && Int(sorted[next].key) < id {
         try body(sorted[next].key, sorted[next].value)
         next += 1
